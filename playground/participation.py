@@ -1,0 +1,99 @@
+"""Algorithm 1 (SPEC.md §1, Participation) as a pure function, and floor arbitration."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from playground import domain
+from playground.settings import ProactivitySettings
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A thought with its current motivation score."""
+
+    thought_id: int
+    system: int
+    score: float
+
+
+def relation(turn_type: domain.TurnType | None, me: str) -> str:
+    """How the latest utterance's turn type relates to ``me``: open, allocated-self or allocated-other."""
+    if turn_type is None or turn_type.kind == "open" or not turn_type.addressee:
+        return "open"
+    return "allocated-self" if turn_type.addressee.casefold() == me.casefold() else "allocated-other"
+
+
+def decide(
+    *,
+    agent: str,
+    step: int,
+    trigger: domain.TriggerKind,
+    thoughts: Sequence[Scored],
+    turn_type: domain.TurnType | None,
+    settings: ProactivitySettings,
+    rng: random.Random,
+) -> domain.Decision:
+    """Decide whether ``agent`` speaks, and with which thought.
+
+    - Open turn: the best thought if its score ≥ imThreshold; otherwise, with probability
+      system1Prob, a System-1 thought; otherwise silence.
+    - Allocated to this agent: speak with the best thought.
+    - Allocated to someone else: speak (interrupt) only if the best score ≥ interruptThreshold.
+
+    The rng is consulted only on the System-1 branch, so seeded runs stay reproducible.
+    """
+    rel = relation(turn_type, agent)
+    base = {"agent": agent, "step": step, "trigger": trigger, "turn_type": rel}
+    if not thoughts:
+        return domain.Decision(**base, action="silent", reason="no thoughts to express")
+    best = max(thoughts, key=lambda s: (s.score, -s.thought_id))
+    if rel == "allocated-self":
+        return domain.Decision(
+            **base, action="speak", thought_id=best.thought_id, score=best.score, reason=f"addressed by name; answers with its best thought ({best.score:.2f})"
+        )
+    if rel == "allocated-other":
+        thr = settings.interrupt_threshold
+        who = turn_type.addressee if turn_type else "?"
+        if best.score >= thr:
+            return domain.Decision(
+                **base, action="speak", thought_id=best.thought_id, score=best.score, threshold=thr,
+                reason=f"turn belongs to {who}, but best score {best.score:.2f} ≥ interruptThreshold {thr:g}: interrupts",
+            )
+        return domain.Decision(
+            **base, action="silent", score=best.score, threshold=thr, reason=f"turn belongs to {who}; best score {best.score:.2f} < interruptThreshold {thr:g}"
+        )
+    thr = settings.im_threshold
+    if best.score >= thr:
+        return domain.Decision(
+            **base, action="speak", thought_id=best.thought_id, score=best.score, threshold=thr, reason=f"best score {best.score:.2f} ≥ imThreshold {thr:g}"
+        )
+    system1 = [s for s in thoughts if s.system == 1]
+    if system1 and settings.system1_prob > 0:
+        draw = rng.random()
+        if draw < settings.system1_prob:
+            pick = max(system1, key=lambda s: (s.score, -s.thought_id))
+            return domain.Decision(
+                **base, action="speak", thought_id=pick.thought_id, score=pick.score, threshold=thr,
+                reason=f"best score {best.score:.2f} < imThreshold {thr:g}; System-1 reply drawn (p={settings.system1_prob:g})",
+            )
+        return domain.Decision(
+            **base, action="silent", score=best.score, threshold=thr,
+            reason=f"best score {best.score:.2f} < imThreshold {thr:g}; no System-1 reply drawn (p={settings.system1_prob:g})",
+        )
+    return domain.Decision(**base, action="silent", score=best.score, threshold=thr, reason=f"best score {best.score:.2f} < imThreshold {thr:g}")
+
+
+def arbitrate(wanting: Sequence[domain.Decision], turn_type: domain.TurnType | None) -> domain.Decision | None:
+    """Who takes the floor among agents that decided to speak: the allocated agent, else the highest score.
+
+    Ties go to the agent listed first (the caller orders agents deterministically).
+    """
+    if not wanting:
+        return None
+    for d in wanting:
+        if d.turn_type == "allocated-self":
+            return d
+    return max(wanting, key=lambda d: d.score or 0.0)

@@ -1,0 +1,68 @@
+"""The thought reservoir: an agent's thoughts, kept until expressed or deleted (retention)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from playground import domain, events
+from playground.memory import Pool
+
+
+class ThoughtReservoir:
+    """Holds an agent's thoughts and their vectors.
+
+    Unexpressed thoughts stay retrievable: when one becomes salient again it is re-scored
+    (retention) and offered as a stimulus for new thoughts (evolution).
+    """
+
+    def __init__(self, agent: str, emit: Callable[[events.BaseEvent], None]) -> None:
+        self.agent = agent
+        self._emit = emit
+        self.thoughts: dict[int, domain.Thought] = {}
+        self._vec: dict[int, np.ndarray] = {}
+
+    def __contains__(self, thought_id: int) -> bool:
+        return thought_id in self.thoughts
+
+    def get(self, thought_id: int) -> domain.Thought:
+        try:
+            return self.thoughts[thought_id]
+        except KeyError:
+            raise KeyError(f"{self.agent} has no thought {thought_id}") from None
+
+    def add(self, thought: domain.Thought, vector: np.ndarray) -> None:
+        self.thoughts[thought.id] = thought
+        self._vec[thought.id] = vector
+        self._emit(events.ThoughtFormed(thought=thought))
+
+    def update(self, thought: domain.Thought) -> None:
+        self.thoughts[thought.id] = thought
+
+    def delete(self, thought_id: int) -> None:
+        self.get(thought_id)
+        del self.thoughts[thought_id]
+        del self._vec[thought_id]
+        self._emit(events.ThoughtDeleted(agent=self.agent, thought_id=thought_id))
+
+    def unexpressed(self) -> list[domain.Thought]:
+        return [t for t in self.thoughts.values() if t.expressed_in is None]
+
+    def pool(self, *, exclude: set[int] = frozenset()) -> Pool:  # type: ignore[assignment]
+        """Unexpressed thoughts as a retrieval pool (weight 1)."""
+        keep = [t for t in self.unexpressed() if t.id not in exclude]
+        if not keep:
+            return Pool.empty()
+        return Pool(
+            refs=[t.ref for t in keep],
+            texts=[t.text for t in keep],
+            vectors=np.stack([self._vec[t.id] for t in keep]),
+            weights=np.ones(len(keep), np.float32),
+            taus=np.array([t.last_access for t in keep], np.int64),
+        )
+
+    def touch(self, ids: list[int], t: int) -> None:
+        for i in ids:
+            if i in self.thoughts:
+                self.thoughts[i] = self.thoughts[i].model_copy(update={"last_access": t})

@@ -1,0 +1,442 @@
+"""The shared room: participants, transcript, triggers and turn-taking on asyncio.
+
+Every message triggers all other agents concurrently (bounded); a silent step (simulation) or N
+seconds of silence (real time) is an ``on_pause`` trigger. Work for a trigger is abandoned when a
+newer trigger arrives, so no agent speaks from an outdated state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+from collections.abc import Awaitable, Iterable
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+
+from playground import domain, errors, events, participation
+from playground.agent import Agent, TriggerWork
+from playground.clock import Clock, SystemClock
+from playground.cognition.base import Cognition, Context
+from playground.embedding.cache import CachingEmbedder
+from playground.memory import Pool
+from playground.settings import ProactivitySettings, Settings
+
+T = TypeVar("T")
+RECENT = 8
+FATAL = (errors.LLMUnreachable, errors.LLMAuthError, errors.LLMRateLimited, errors.LLMTimeout, errors.LLMServerError)
+
+
+@dataclass
+class Human:
+    """A person in the room (their messages trigger the agents; they do not think in the engine)."""
+
+    name: str
+    kind: domain.ParticipantKind = "human"
+    last_spoke: int = 0
+    turns: int = 0
+
+
+class RunControl:
+    """Play / pause / single step / stop for a simulation (the asyncio form of a step controller)."""
+
+    def __init__(self) -> None:
+        self._go = asyncio.Event()
+        self._go.set()
+        self._steps: int | None = None
+        self.stopped = False
+
+    def play(self) -> None:
+        self._steps = None
+        self._go.set()
+
+    def pause(self) -> None:
+        self._go.clear()
+
+    def step(self) -> None:
+        self._steps = 1
+        self._go.set()
+
+    def stop(self) -> None:
+        self.stopped = True
+        self._go.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._go.is_set()
+
+    async def wait_for_step_permission(self) -> bool:
+        """Wait until the next step may run; False once stopped."""
+        await self._go.wait()
+        if self.stopped:
+            return False
+        if self._steps is not None:
+            self._steps -= 1
+            if self._steps <= 0:
+                self._steps = None
+                self._go.clear()
+        return True
+
+
+class Room:
+    """Agents (and humans) sharing one conversation.
+
+    Args:
+        cognition: the mind every agent uses (offline engine or an LLM).
+        embedder: cached embedder for retrieval and saliency.
+        settings: room, engine and proactivity settings.
+        bus: where every event is published.
+        session_id: stamped on every event.
+        clock: timestamps and sleeps.
+    """
+
+    def __init__(
+        self, *, cognition: Cognition, embedder: CachingEmbedder, settings: Settings, bus: events.EventBus, session_id: str, clock: Clock | None = None
+    ) -> None:
+        self.cognition = cognition
+        self.embedder = embedder
+        self.settings = settings
+        self.bus = bus
+        self.session_id = session_id
+        self.clock = clock or SystemClock()
+        self.seed = settings.engine.seed
+        self.participants: dict[str, Agent | Human] = {}
+        self.messages: list[domain.Message] = []
+        self.step = 0
+        self.generation = 0
+        self.status = "created"
+        self._seq = itertools.count(1)
+        self._memory_ids = itertools.count(1)
+        self._thought_ids = itertools.count(1)
+        self._understood: dict[int, tuple[str, domain.TurnType]] = {}
+        self._msg_vec: dict[int, np.ndarray] = {}
+        self._unprocessed = False
+        self._arrived = asyncio.Event()
+        self._sem = asyncio.Semaphore(settings.room.agent_concurrency)
+        self._states: dict[str, str] = {}
+        self._stopped = False
+        self._colors = itertools.count()
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def emit(self, event: events.BaseEvent) -> None:
+        """Stamp an event with session, sequence, step and time, then publish it."""
+        stamped = event.model_copy(update={"session_id": self.session_id, "seq": next(self._seq), "step": self.step, "at": self.clock.now_iso()})
+        self.bus.publish(stamped)
+
+    def record_usage(self, usage: domain.Usage) -> None:
+        self.emit(events.UsageRecorded(usage=usage))
+
+    def _set_state(self, name: str, state: str) -> None:
+        if self._states.get(name) != state:
+            self._states[name] = state
+            self.emit(events.ParticipantStateChanged(name=name, state=state))  # type: ignore[arg-type]
+
+    # -- participants ----------------------------------------------------------------------------
+
+    @property
+    def agents(self) -> list[Agent]:
+        return [p for p in self.participants.values() if isinstance(p, Agent)]
+
+    def agent(self, name: str) -> Agent:
+        p = self.participants.get(name)
+        if not isinstance(p, Agent):
+            raise KeyError(f"no AI participant named {name!r}")
+        return p
+
+    def start(self, *, engine: str, model: str, condition: str = "inner-thoughts", logprobs_supported: bool | None = None) -> None:
+        self.status = "running"
+        self.emit(events.SessionStarted(engine=engine, model=model, seed=self.seed, condition=condition,
+                                        settings=self.settings.snapshot(), logprobs_supported=logprobs_supported))
+
+    async def add_agent(self, persona: domain.Persona, proactivity: ProactivitySettings | None = None) -> Agent:
+        """Add an AI participant and load its persona into long-term memory."""
+        if persona.name in self.participants:
+            raise errors.PlaygroundError(f"a participant named {persona.name!r} is already in the room")
+        proactivity = proactivity or self.settings_proactivity()
+        agent = Agent(persona, proactivity, cognition=self.cognition, embedder=self.embedder, memory_ids=self._memory_ids,
+                      room_settings=self.settings.room, seed=self.seed, emit=self.emit)
+        self.participants[agent.name] = agent
+        self.emit(events.ParticipantJoined(name=agent.name, participant_kind="ai", persona=persona,
+                                           proactivity=proactivity.model_dump(), color_index=next(self._colors)))
+        await agent.load_persona()
+        self._set_state(agent.name, "idle")
+        return agent
+
+    def settings_proactivity(self) -> ProactivitySettings:
+        from playground.settings import PRESETS
+
+        return PRESETS[self.settings.preset]
+
+    def add_human(self, name: str) -> Human:
+        if not name.strip() or name in self.participants:
+            raise errors.PlaygroundError(f"cannot join as {name!r}: the name is empty or already taken")
+        human = Human(name=name)
+        self.participants[name] = human
+        self.emit(events.ParticipantJoined(name=name, participant_kind="human", color_index=next(self._colors)))
+        return human
+
+    def remove_participant(self, name: str) -> None:
+        if self.participants.pop(name, None) is not None:
+            self.generation += 1
+            self.emit(events.ParticipantLeft(name=name))
+
+    # -- messages --------------------------------------------------------------------------------
+
+    async def post(self, speaker: str, text: str, *, thought: domain.Thought | None = None, interruption: bool = False,
+                   origin: str = "", notify: bool = True) -> domain.Message:
+        """Append a message to the transcript and publish it."""
+        p = self.participants.get(speaker)
+        if p is None:
+            raise errors.PlaygroundError(f"{speaker!r} is not in the room")
+        text = text.strip()
+        if not text:
+            raise errors.PlaygroundError("cannot post an empty message")
+        vec = await self.embedder.embed_one(text)  # before any state changes: cancellation here leaves no trace
+        msg = domain.Message(id=len(self.messages) + 1, speaker=speaker, text=text, step=self.step, at=self.clock.now_iso(), kind=p.kind,
+                             thought_id=thought.id if thought else None, system=thought.system if thought else None,
+                             interruption=interruption, origin=origin or ("human" if p.kind == "human" else self.cognition.name))
+        self.messages.append(msg)
+        self._msg_vec[msg.id] = vec
+        p.last_spoke = self.step
+        p.turns += 1
+        self._unprocessed = True
+        self.emit(events.MessagePosted(message=msg))
+        if notify:
+            self._arrived.set()
+        return msg
+
+    async def post_human_message(self, name: str, text: str) -> domain.Message:
+        """A human speaks: any work on older triggers becomes stale."""
+        if not isinstance(self.participants.get(name), Human):
+            raise errors.PlaygroundError(f"{name!r} has not joined as a human participant")
+        self.generation += 1
+        return await self.post(name, text)
+
+    async def force_express(self, agent_name: str, thought_id: int) -> domain.Message:
+        """Make an agent say one of its thoughts now, whatever its score."""
+        agent = self.agent(agent_name)
+        thought = agent.reservoir.get(thought_id)
+        self.generation += 1
+        ctx = self._context(agent, self.messages[-1] if self.messages else None, "new_message", None)
+        self._set_state(agent.name, "speaking")
+        try:
+            text = await agent.articulate(ctx, thought)
+            msg = await self.post(agent.name, text, thought=thought)
+            agent.expressed(thought.id, msg.id, self.step)
+            self.emit(events.ThoughtExpressed(agent=agent.name, thought_id=thought.id, message_id=msg.id, forced=True))
+        finally:
+            self._set_state(agent.name, "idle")
+        return msg
+
+    def delete_thought(self, agent_name: str, thought_id: int) -> None:
+        self.agent(agent_name).reservoir.delete(thought_id)
+
+    # -- understanding an utterance (once per message, shared by all agents) ----------------------
+
+    async def _understand(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
+        if msg.id not in self._understood:
+            names = list(self.participants)
+            recent = self.messages[max(0, msg.id - RECENT): msg.id - 1]
+            interp, turn = await asyncio.gather(self.cognition.interpret(msg, recent, names), self.cognition.predict_turn_type(msg, recent, names))
+            if msg.id not in self._understood:
+                self._understood[msg.id] = (interp, turn)
+                await self.embedder.embed_one(interp)
+                self.emit(events.MessageInterpreted(interpretation=domain.Interpretation(message_id=msg.id, text=interp, origin=self.cognition.name)))
+                self.emit(events.TurnTypePredicted(turn_type=turn))
+        return self._understood[msg.id]
+
+    def _message_pool(self) -> Pool:
+        if not self.messages:
+            return Pool.empty()
+        return Pool(refs=[m.ref for m in self.messages], texts=[f"{m.speaker}: {m.text}" for m in self.messages],
+                    vectors=np.stack([self._msg_vec[m.id] for m in self.messages]), weights=np.ones(len(self.messages), np.float32),
+                    taus=np.array([m.step for m in self.messages], np.int64))
+
+    def _context(self, agent: Agent, latest: domain.Message | None, trigger: domain.TriggerKind, understood: tuple[str, domain.TurnType] | None,
+                 silent_steps: int = 0) -> Context:
+        return Context(agent=agent.name, persona=agent.persona, participants=list(self.participants), recent=self.messages[-RECENT:],
+                       latest=latest, trigger=trigger, step=self.step, interpretation=understood[0] if understood else "",
+                       turn_type=understood[1] if understood else None, own_turns=agent.turns, total_turns=len(self.messages),
+                       silent_steps=silent_steps)
+
+    # -- one trigger -----------------------------------------------------------------------------
+
+    async def _bounded(self, aws: Iterable[Awaitable[T]], who: list[Agent]) -> list[T | None]:
+        """Run one stage for several agents concurrently; an agent whose mind fails sits this trigger out."""
+
+        async def one(aw: Awaitable[T]) -> T:
+            async with self._sem:
+                return await aw
+
+        results = await asyncio.gather(*(one(a) for a in aws), return_exceptions=True)
+        out: list[T | None] = []
+        for agent, r in zip(who, results, strict=True):
+            if isinstance(r, asyncio.CancelledError):
+                raise r
+            if isinstance(r, FATAL):
+                raise r
+            if isinstance(r, errors.PlaygroundError):
+                self.emit(events.ErrorOccurred(where=f"{agent.name}", message=str(r), error_type=type(r).__name__))
+                out.append(None)
+            elif isinstance(r, BaseException):
+                raise r
+            else:
+                out.append(r)
+        return out
+
+    async def step_once(self, *, silent_steps: int = 0) -> domain.Message | None:
+        """Process one trigger: a new message if one arrived since the last trigger, else a pause.
+
+        Returns the message an agent posted, or None when everyone stayed silent.
+        """
+        self.step += 1
+        self.generation += 1
+        gen = self.generation
+        latest = self.messages[-1] if self.messages else None
+        trigger: domain.TriggerKind = "new_message" if self._unprocessed else "pause"
+        self._unprocessed = False
+        self.emit(events.TriggerFired(trigger=trigger, message_id=latest.id if latest else None, generation=gen))
+        if latest is None:
+            return None
+        listeners = [a for a in self.agents if not (trigger == "new_message" and a.name == latest.speaker)]
+        try:
+            for a in listeners:
+                self._set_state(a.name, "thinking")
+            understood = await self._understand(latest)
+            u = self._msg_vec[latest.id]
+            u_interp = self.embedder.cached(understood[0])
+            pool = self._message_pool()
+            works = [TriggerWork(self._context(a, latest, trigger, understood, silent_steps)) for a in listeners]
+            for a, w in zip(listeners, works, strict=True):
+                a.retrieve(w, pool, u, u_interp)
+            # An agent whose thought formation failed still re-scores its retained thoughts.
+            await self._bounded((a.form(w) for a, w in zip(listeners, works, strict=True)), listeners)
+            active = list(zip(listeners, works, strict=True))
+            for a, w in active:
+                a.adopt(w, self._thought_ids)
+            ratings = await self._bounded((a.evaluate(w) for a, w in active), [a for a, _ in active])
+            decisions: list[tuple[Agent, TriggerWork, domain.Decision]] = []
+            for (a, w), r in zip(active, ratings, strict=True):
+                if r is None:
+                    decisions.append((a, w, domain.Decision(agent=a.name, step=self.step, trigger=trigger, action="silent",
+                                                            reason="could not evaluate its thoughts (see error)")))
+                    continue
+                a.score(w, r)
+                decisions.append((a, w, a.decide(w)))
+            winner = participation.arbitrate([d for _, _, d in decisions if d.action == "speak"], understood[1])
+            for a, _, d in decisions:
+                if d.action == "speak" and d is not winner:
+                    why = "was addressed" if winner and winner.turn_type == "allocated-self" else f"scored higher ({(winner.score or 0):.2f})"
+                    d = d.model_copy(update={"action": "silent", "reason": f"{d.reason}; lost the floor to {winner.agent if winner else '?'}, who {why}"})
+                self.emit(events.DecisionMade(decision=d))
+                self._set_state(a.name, "wants_to_speak" if d is winner else "idle")
+            if winner is None or gen != self.generation:
+                return None
+            agent = self.agent(winner.agent)
+            work = next(w for a, w, _ in decisions if a is agent)
+            thought = agent.reservoir.get(winner.thought_id or 0)
+            self._set_state(agent.name, "speaking")
+            text = await agent.articulate(work.ctx, thought)
+            if gen != self.generation:
+                return None  # a newer trigger arrived while articulating: this answer is stale
+            msg = await self.post(agent.name, text, thought=thought, interruption=winner.turn_type == "allocated-other", notify=False)
+            agent.expressed(thought.id, msg.id, self.step)
+            self.emit(events.ThoughtExpressed(agent=agent.name, thought_id=thought.id, message_id=msg.id))
+            self._arrived.set()
+            return msg
+        finally:
+            for a in listeners:
+                if a.name in self.participants:
+                    self._set_state(a.name, "idle")
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def finish(self, status: str, reason: str) -> None:
+        if self.status in ("finished", "interrupted", "failed"):
+            return
+        self.status = status
+        self.emit(events.SessionFinished(status=status, reason=reason))  # type: ignore[arg-type]
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._arrived.set()
+
+    async def run_simulation(self, *, icebreaker: str | None = None, initiator: str | None = None, control: RunControl | None = None) -> str:
+        """Run until max turns, repeated silence, or stop. Returns the final status.
+
+        Raises:
+            LLMError: when the server cannot be used; the session is marked failed first.
+        """
+        s = self.settings.room
+        if not self.agents:
+            raise errors.PlaygroundError("add at least one AI participant before running")
+        try:
+            if icebreaker and not self.messages:
+                rng = random.Random(f"{self.seed}:room")
+                initiator = initiator or rng.choice([a.name for a in self.agents])
+                await self.post(initiator, icebreaker, origin="icebreaker")
+            silent = 0
+            while True:
+                if len(self.messages) >= s.max_turns:
+                    self.finish("finished", f"reached {s.max_turns} turns")
+                    break
+                if silent >= s.max_silent_steps:
+                    self.finish("finished", f"{silent} silent steps in a row")
+                    break
+                if self._stopped or (control and not await control.wait_for_step_permission()):
+                    self.finish("interrupted", "stopped by the user")
+                    break
+                msg = await self.step_once(silent_steps=silent)
+                silent = 0 if msg else silent + 1
+        except asyncio.CancelledError:
+            self.finish("interrupted", "cancelled")
+            raise
+        except errors.PlaygroundError as exc:
+            self.emit(events.ErrorOccurred(where="simulation", message=str(exc), error_type=type(exc).__name__))
+            self.finish("failed", str(exc))
+            raise
+        return self.status
+
+    async def run_realtime(self) -> None:
+        """Real time: each message triggers the agents; after ``pause_seconds`` of silence on_pause fires.
+
+        Pauses stop firing after ``max_silent_steps`` in a row until someone speaks again. A trigger
+        that arrives while agents think cancels their work. Errors are reported and the room goes on.
+        """
+        s = self.settings.room
+        pauses = 0
+        while not self._stopped:
+            timeout = s.pause_seconds if pauses < s.max_silent_steps and self.messages else None
+            try:
+                await asyncio.wait_for(self._arrived.wait(), timeout=timeout)
+            except TimeoutError:
+                pass
+            if self._stopped:
+                break
+            is_new = self._arrived.is_set()
+            self._arrived.clear()
+            if not self.messages:
+                continue
+            pauses = 0 if is_new else pauses + 1
+            task = asyncio.create_task(self.step_once(silent_steps=pauses))
+            waiter = asyncio.create_task(self._arrived.wait())
+            try:
+                await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+            if not task.done():
+                task.cancel()  # superseded by a newer message
+                with suppress(asyncio.CancelledError):
+                    await task
+                continue
+            exc = task.exception()
+            if isinstance(exc, errors.PlaygroundError):
+                self.emit(events.ErrorOccurred(where="room", message=str(exc), error_type=type(exc).__name__))
+            elif exc is not None:
+                raise exc
+        self.finish("finished", "stopped")
+

@@ -1,0 +1,73 @@
+"""Open the session database: WAL, foreign keys on, migrations applied, dead runs marked interrupted."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+
+from playground import errors
+from playground.storage.schema import MIGRATIONS
+
+DEFAULT_DB = Path("sessions") / "playground.db"
+
+
+def open_database(path: str | Path = DEFAULT_DB) -> sqlite_utils.Database:
+    """Open (creating if needed) a session database.
+
+    Raises:
+        PlaygroundError: the file is not a usable SQLite database; nothing is overwritten.
+    """
+    path = Path(path)
+    try:
+        if path.parent and not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=10)
+        db = sqlite_utils.Database(conn)
+        db.execute("PRAGMA foreign_keys = ON")
+        db.enable_wal()
+        db.execute("PRAGMA synchronous = NORMAL")
+        _migrate(db)
+        mark_dead_sessions(db)
+    except sqlite3.DatabaseError as exc:
+        raise errors.PlaygroundError(f"{path}: not a usable session database ({exc})") from exc
+    except OSError as exc:
+        raise errors.PlaygroundError(f"{path}: cannot open the session database ({exc})") from exc
+    return db
+
+
+def _migrate(db: sqlite_utils.Database) -> None:
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise errors.PlaygroundError(f"the database schema (version {version}) is newer than this app understands ({len(MIGRATIONS)})")
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        with db.conn:
+            db.conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def mark_dead_sessions(db: sqlite_utils.Database) -> int:
+    """Sessions still 'running' whose process is gone become 'interrupted'. Returns how many."""
+    host = socket.gethostname()
+    dead = [
+        sid for sid, pid, h in db.execute("SELECT id, pid, host FROM sessions WHERE status = 'running'").fetchall()
+        if pid != os.getpid() and (h != host or not pid or not _alive(pid))
+    ]
+    with db.conn:
+        for sid in dead:
+            db.execute(
+                "UPDATE sessions SET status = 'interrupted', end_reason = 'the process ended before the session finished' WHERE id = ?", [sid]
+            )
+    return len(dead)

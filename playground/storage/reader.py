@@ -1,0 +1,70 @@
+"""SessionReader: read saved sessions back (for `playground sessions`, `show`, replay and the GUI)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlite_utils
+
+from playground import errors
+
+JSON_COLUMNS = {"config", "persona", "proactivity", "stimuli", "distribution", "reasons_for", "reasons_against", "heuristics"}
+
+
+def _row(cursor_row: tuple[Any, ...], names: list[str]) -> dict[str, Any]:
+    out = {}
+    for name, value in zip(names, cursor_row, strict=True):
+        if name in JSON_COLUMNS and isinstance(value, str):
+            value = json.loads(value)
+        out[name] = value
+    return out
+
+
+class SessionReader:
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.db = db
+
+    def _query(self, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+        cur = self.db.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        return [_row(r, names) for r in cur.fetchall()]
+
+    def list_sessions(self, *, limit: int = 200) -> list[dict[str, Any]]:
+        return self._query(
+            "SELECT s.id, s.created_at, s.status, s.engine, s.model, s.seed, s.condition, s.calls,"
+            " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages,"
+            " (SELECT group_concat(name, ', ') FROM participants p WHERE p.session_id = s.id) AS participants"
+            " FROM sessions s ORDER BY s.created_at DESC LIMIT ?",
+            [limit],
+        )
+
+    def load(self, session_id: str) -> dict[str, Any]:
+        """Everything about one session; keys ``session``, ``participants``, ``memories``, ``messages``,
+        ``thoughts`` (each with its ``evaluations``) and ``decisions``.
+
+        Raises:
+            SessionNotFound: no such id (a unique prefix of an id is accepted).
+        """
+        rows = self._query("SELECT * FROM sessions WHERE id = ?", [session_id])
+        if not rows:
+            rows = self._query("SELECT * FROM sessions WHERE id LIKE ? ORDER BY created_at", [session_id + "%"])
+            if len(rows) != 1:
+                raise errors.SessionNotFound(f"no session {session_id!r} in this database" + (" (ambiguous prefix)" if rows else ""))
+        session = rows[0]
+        sid = session["id"]
+        thoughts = self._query("SELECT * FROM thoughts WHERE session_id = ? ORDER BY id", [sid])
+        evaluations = self._query("SELECT * FROM evaluations WHERE session_id = ? ORDER BY id", [sid])
+        by_thought: dict[int, list[dict[str, Any]]] = {}
+        for ev in evaluations:
+            by_thought.setdefault(ev["thought_id"], []).append(ev)
+        for t in thoughts:
+            t["evaluations"] = by_thought.get(t["id"], [])
+        return {
+            "session": session,
+            "participants": self._query("SELECT * FROM participants WHERE session_id = ? ORDER BY joined_at, rowid", [sid]),
+            "memories": self._query("SELECT * FROM memories WHERE session_id = ? ORDER BY id", [sid]),
+            "messages": self._query("SELECT * FROM messages WHERE session_id = ? ORDER BY id", [sid]),
+            "thoughts": thoughts,
+            "decisions": self._query("SELECT * FROM decisions WHERE session_id = ? ORDER BY id", [sid]),
+        }

@@ -1,0 +1,143 @@
+"""The database schema, as ordered migrations keyed by ``PRAGMA user_version``."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: the initial schema (documented in docs/schema.md)
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        updated_at TEXT,
+        finished_at TEXT,
+        status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'interrupted', 'failed')),
+        end_reason TEXT,
+        engine TEXT NOT NULL,
+        model TEXT NOT NULL,
+        seed INTEGER,
+        condition TEXT,
+        preset TEXT,
+        logprobs_supported INTEGER,
+        config TEXT NOT NULL,
+        pid INTEGER,
+        host TEXT,
+        calls INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        embedding_calls INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE participants (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        persona_id TEXT,
+        persona TEXT,
+        proactivity TEXT,
+        color_index INTEGER,
+        joined_at TEXT NOT NULL,
+        left_at TEXT,
+        PRIMARY KEY (session_id, name)
+    );
+    CREATE TABLE memories (
+        session_id TEXT NOT NULL,
+        id INTEGER NOT NULL,
+        agent TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        weight REAL NOT NULL,
+        created_step INTEGER NOT NULL,
+        last_access INTEGER NOT NULL,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, id),
+        FOREIGN KEY (session_id, agent) REFERENCES participants(session_id, name) ON DELETE CASCADE
+    );
+    CREATE TABLE messages (
+        session_id TEXT NOT NULL,
+        id INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        speaker TEXT NOT NULL,
+        speaker_kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        interpretation TEXT,
+        turn_type TEXT,
+        addressee TEXT,
+        thought_id INTEGER,
+        system INTEGER,
+        interruption INTEGER NOT NULL DEFAULT 0,
+        origin TEXT,
+        posted_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, id),
+        FOREIGN KEY (session_id, speaker) REFERENCES participants(session_id, name) ON DELETE CASCADE
+    );
+    CREATE TABLE thoughts (
+        session_id TEXT NOT NULL,
+        id INTEGER NOT NULL,
+        agent TEXT NOT NULL,
+        text TEXT NOT NULL,
+        system INTEGER NOT NULL,
+        stimuli TEXT NOT NULL,
+        saliency REAL,
+        score REAL,
+        rating INTEGER,
+        distribution TEXT,
+        reasons_for TEXT,
+        reasons_against TEXT,
+        heuristics TEXT,
+        method TEXT,
+        created_step INTEGER NOT NULL,
+        evaluated_step INTEGER,
+        expressed_in INTEGER,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        origin TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, id),
+        FOREIGN KEY (session_id, agent) REFERENCES participants(session_id, name) ON DELETE CASCADE,
+        FOREIGN KEY (session_id, expressed_in) REFERENCES messages(session_id, id)
+    );
+    CREATE TABLE evaluations (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        thought_id INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        rating INTEGER NOT NULL,
+        distribution TEXT NOT NULL,
+        expected REAL NOT NULL,
+        silence_factor REAL NOT NULL,
+        score REAL NOT NULL,
+        method TEXT NOT NULL,
+        retained INTEGER NOT NULL,
+        reasons_for TEXT NOT NULL,
+        reasons_against TEXT NOT NULL,
+        heuristics TEXT,
+        evaluated_at TEXT NOT NULL,
+        FOREIGN KEY (session_id, thought_id) REFERENCES thoughts(session_id, id) ON DELETE CASCADE
+    );
+    CREATE TABLE decisions (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        step INTEGER NOT NULL,
+        trigger TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        action TEXT NOT NULL,
+        thought_id INTEGER,
+        score REAL,
+        threshold REAL,
+        turn_type TEXT,
+        reason TEXT NOT NULL,
+        decided_at TEXT NOT NULL,
+        FOREIGN KEY (session_id, agent) REFERENCES participants(session_id, name) ON DELETE CASCADE
+    );
+    CREATE TABLE events (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        step INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    CREATE INDEX decisions_session ON decisions(session_id, step);
+    CREATE INDEX evaluations_session ON evaluations(session_id, thought_id);
+    """,
+]

@@ -1,0 +1,859 @@
+"""A deterministic, OpenAI-compatible HTTP server for tests and benchmarks.
+
+``FakeLLMServer`` listens on ``127.0.0.1`` (a random free port) and is served
+from a daemon thread, so the *real* ``openai.AsyncOpenAI`` client can talk to
+it over loopback::
+
+    with FakeLLMServer(latency=0.05) as srv:
+        client = openai.AsyncOpenAI(base_url=srv.base_url, api_key="k", max_retries=0)
+        ...
+
+The server knows nothing about the application's prompts.  It fabricates
+replies generically:
+
+* ``POST /v1/chat/completions`` - a ``json_schema`` response format yields an
+  instance of the requested schema; ``json_object`` yields ``{"text": ...}``;
+  otherwise a short sentence built from the last user message.  ``max_tokens``
+  of 1 (a capability probe) yields ``"OK"``.  Token logprobs are fabricated
+  for the whole content when requested; digit tokens ``1``-``5`` carry a
+  proper distribution over the five digits.
+* ``POST /v1/embeddings`` - deterministic, unit-length bag-of-words vectors.
+* ``GET /v1/models`` - a single ``fake-model``.
+
+Everything is deterministic given ``seed`` and the request.  Failure
+injection (``fail_next``), hangs (``hang_next``), an artificial ``latency``,
+API-key checking and non-compliant JSON modes are available for testing the
+client's error handling.  Only the standard library is used.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import math
+import re
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from socketserver import TCPServer
+from typing import Any
+
+__all__ = ["FakeLLMServer"]
+
+MODEL_ID = "fake-model"
+EMBEDDING_DIM = 384
+
+#: Tokenizer for logprobs: every digit is its own token; the concatenation of
+#: all tokens is exactly the input (the four alternatives cover every char).
+_TOKEN_RE = re.compile(r"\d|[^\W\d]+|\s+|[^\w\s]")
+_WORD_RE = re.compile(r"[^\W\d_]+")  # letters only, for building phrases
+_EMB_WORD_RE = re.compile(r"\w+")
+
+_FALLBACK_WORDS = ["idea", "thought", "playground", "notion", "picture", "detail", "topic", "point"]
+_STOP_WORDS = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "are",
+        "but",
+        "not",
+        "you",
+        "your",
+        "with",
+        "this",
+        "that",
+        "from",
+        "have",
+        "has",
+        "was",
+        "were",
+        "what",
+        "when",
+        "which",
+        "who",
+        "will",
+        "would",
+        "about",
+        "into",
+        "than",
+        "then",
+        "them",
+        "they",
+        "their",
+        "there",
+        "these",
+        "those",
+        "its",
+        "our",
+        "out",
+        "all",
+        "any",
+        "can",
+        "please",
+    ]
+)
+_FILLER_TOKENS = [
+    " the",
+    " a",
+    ",",
+    ".",
+    " and",
+    " of",
+    " to",
+    " is",
+    " it",
+    " in",
+    "\n",
+    " that",
+    " this",
+    " for",
+    " on",
+    " with",
+    " as",
+    " was",
+    " but",
+    " so",
+    " be",
+    " at",
+    " or",
+    " by",
+]
+_DIGITS = "12345"
+_DIGIT_TOP_P = 0.6
+
+_ERROR_TYPES = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_denied", None),
+    404: ("invalid_request_error", "not_found"),
+    408: ("timeout", None),
+    409: ("conflict", None),
+    422: ("invalid_request_error", None),
+    429: ("rate_limit_exceeded", "rate_limit_exceeded"),
+}
+
+_PROBE_CONTENT = "OK"
+_MALFORMED_CONTENT = "I think the answer is probably four, but let me know."
+
+
+# --------------------------------------------------------------------------
+# Deterministic helpers
+# --------------------------------------------------------------------------
+
+
+def _hash_int(*parts: Any) -> int:
+    """Stable integer hash of ``parts`` (sha256; never Python's salted hash)."""
+    text = "\x1f".join(str(p) for p in parts)
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+
+
+def _text_of(content: Any) -> str:
+    """Text of a message ``content`` (a string or a list of content parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        chunks = []
+        for part in content:
+            if isinstance(part, str):
+                chunks.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                chunks.append(part["text"])
+        return " ".join(chunks)
+    return str(content)
+
+
+def _last_user_text(messages: list[Any]) -> str:
+    """Text of the last ``user`` message (falling back to the last message)."""
+    dict_messages = [m for m in messages if isinstance(m, dict)]
+    for message in reversed(dict_messages):
+        if message.get("role") == "user":
+            return _text_of(message.get("content"))
+    return _text_of(dict_messages[-1].get("content")) if dict_messages else ""
+
+
+def _name_words(name: str) -> list[str]:
+    """Split a property name (snake_case or camelCase) into lowercase words."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
+    return [w.lower() for w in _WORD_RE.findall(spaced.replace("_", " "))]
+
+
+def tokenize(content: str) -> list[str]:
+    """Split ``content`` into logprob tokens; ``"".join(tokens) == content``."""
+    return _TOKEN_RE.findall(content)
+
+
+def _error_body(status: int, message: str | None = None) -> dict[str, Any]:
+    """An OpenAI-style error JSON body for ``status``."""
+    err_type, code = _ERROR_TYPES.get(
+        status, ("server_error" if status >= 500 else "invalid_request_error", None)
+    )
+    if message is None:
+        message = {
+            401: "Incorrect API key provided.",
+            429: "Rate limit reached for requests. Please try again later.",
+        }.get(status, f"Injected error (HTTP {status}).")
+    return {"error": {"message": message, "type": err_type, "param": None, "code": code}}
+
+
+# --------------------------------------------------------------------------
+# JSON-schema instance generation
+# --------------------------------------------------------------------------
+
+
+class _SchemaFaker:
+    """Builds a deterministic instance of a JSON schema for one request."""
+
+    MAX_DEPTH = 8
+
+    def __init__(self, root: dict[str, Any], prompt: str, seed: int) -> None:
+        self.root = root
+        self.prompt = prompt
+        self.seed = seed
+        words = [w.lower() for w in _WORD_RE.findall(prompt)]
+        content_words = [w for w in words if len(w) > 2 and w not in _STOP_WORDS]
+        self.words = content_words or words or list(_FALLBACK_WORDS)
+
+    def h(self, path: str) -> int:
+        return _hash_int(self.seed, self.prompt, path)
+
+    def resolve(self, schema: Any, _seen: int = 0) -> dict[str, Any]:
+        """Follow local ``$ref`` pointers and merge ``allOf`` branches."""
+        if not isinstance(schema, dict):
+            return {}
+        if "$ref" in schema:
+            if _seen >= 32:  # a cycle of bare references
+                return {k: v for k, v in schema.items() if k != "$ref"}
+            target = self.resolve(self._pointer(schema["$ref"]), _seen + 1)
+            return {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        if isinstance(schema.get("allOf"), list):
+            merged: dict[str, Any] = {}
+            for sub in schema["allOf"]:
+                merged.update(self.resolve(sub, _seen + 1))
+            merged.update({k: v for k, v in schema.items() if k != "allOf"})
+            return merged
+        return schema
+
+    def _pointer(self, ref: str) -> Any:
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return {}
+        node: Any = self.root
+        for raw in ref[1:].split("/"):
+            if not raw:
+                continue
+            key = raw.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict):
+                node = node.get(key, {})
+            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                node = node[int(key)]
+            else:
+                return {}
+        return node
+
+    def build(self, schema: Any, path: str = "$", name: str = "", depth: int = 0) -> Any:
+        """Return a value valid for ``schema`` at JSON ``path``."""
+        schema = self.resolve(schema)
+        if "const" in schema:
+            return schema["const"]
+        if isinstance(schema.get("enum"), list) and schema["enum"]:
+            options = schema["enum"]
+            return options[self.h(path + "#enum") % len(options)]
+        for key in ("anyOf", "oneOf"):
+            options = schema.get(key)
+            if isinstance(options, list) and options:
+                resolved = [self.resolve(o) for o in options]
+                non_null = [o for o in resolved if o.get("type") != "null"]
+                if depth >= self.MAX_DEPTH and len(non_null) < len(resolved):
+                    return None  # stop recursive structures
+                chosen = non_null[0] if non_null else resolved[0]
+                base = {k: v for k, v in schema.items() if k != key}
+                return self.build({**base, **chosen}, path, name, depth)
+
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            non_null = [t for t in kind if t != "null"]
+            kind = non_null[0] if non_null else "null"
+        if kind is None:
+            if "properties" in schema:
+                kind = "object"
+            elif "items" in schema or "prefixItems" in schema:
+                kind = "array"
+            else:
+                kind = "string"
+
+        if kind == "object":
+            props = schema.get("properties") or {}
+            return {
+                key: self.build(sub, f"{path}.{key}", key, depth + 1) for key, sub in props.items()
+            }
+        if kind == "array":
+            return self._array(schema, path, name, depth)
+        if kind == "integer":
+            return self._integer(schema, path, name)
+        if kind == "number":
+            return self._number(schema, name)
+        if kind == "boolean":
+            return bool(self.h(path + "#bool") % 2)
+        if kind == "null":
+            return None
+        return self._string(schema, path, name)
+
+    def _array(self, schema: dict[str, Any], path: str, name: str, depth: int) -> list[Any]:
+        min_items = schema.get("minItems")
+        max_items = schema.get("maxItems")
+        if isinstance(min_items, int):
+            count = max(min_items, 1) if depth < self.MAX_DEPTH else min_items
+        else:
+            count = 2 if depth < self.MAX_DEPTH else 0
+        if isinstance(max_items, int):
+            count = min(count, max_items)
+        prefix = schema.get("prefixItems") if isinstance(schema.get("prefixItems"), list) else []
+        items = schema.get("items", {})
+        if not isinstance(items, dict):
+            items = {}
+        out = []
+        for i in range(count):
+            sub = prefix[i] if i < len(prefix) else items
+            out.append(self.build(sub, f"{path}[{i}]", name, depth + 1))
+        return out
+
+    def _integer(self, schema: dict[str, Any], path: str, name: str) -> int:
+        lo = schema.get("minimum")
+        hi = schema.get("maximum")
+        if isinstance(schema.get("exclusiveMinimum"), (int, float)) and not isinstance(
+            schema["exclusiveMinimum"], bool
+        ):
+            lo = math.floor(schema["exclusiveMinimum"]) + 1
+        if isinstance(schema.get("exclusiveMaximum"), (int, float)) and not isinstance(
+            schema["exclusiveMaximum"], bool
+        ):
+            hi = math.ceil(schema["exclusiveMaximum"]) - 1
+        lo = math.ceil(lo) if isinstance(lo, (int, float)) else None
+        hi = math.floor(hi) if isinstance(hi, (int, float)) else None
+        if lo is None and hi is None:
+            lo, hi = 1, 5
+        elif lo is None:
+            lo = hi - 4
+        elif hi is None:
+            hi = lo + 4
+        if "rating" in name.lower():
+            r_lo, r_hi = max(lo, 1), min(hi, 5)
+            if r_lo <= r_hi:
+                lo, hi = r_lo, r_hi
+        if hi < lo:
+            hi = lo
+        return lo + self.h(path + "#int") % (hi - lo + 1)
+
+    @staticmethod
+    def _number(schema: dict[str, Any], name: str) -> float:
+        value = 0.5
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        if "rating" in name.lower():
+            lo = 1 if lo is None else max(lo, 1)
+            hi = 5 if hi is None else min(hi, 5)
+        if isinstance(lo, (int, float)) and value < lo:
+            value = float(lo)
+        if isinstance(hi, (int, float)) and value > hi:
+            value = float(hi)
+        return value
+
+    def _string(self, schema: dict[str, Any], path: str, name: str) -> str:
+        fmt = schema.get("format")
+        if fmt == "date-time":
+            return "2024-01-01T00:00:00Z"
+        if fmt == "date":
+            return "2024-01-01"
+        if fmt == "email":
+            return "someone@example.com"
+        if fmt in ("uri", "url"):
+            return "https://example.com/"
+        if fmt == "uuid":
+            return "00000000-0000-4000-8000-000000000000"
+        text = self.phrase(path, name)
+        max_len = schema.get("maxLength")
+        min_len = schema.get("minLength")
+        if isinstance(max_len, int) and len(text) > max_len:
+            text = text[:max_len].rstrip() or text[:max_len]
+        if isinstance(min_len, int) and len(text) < min_len:
+            text = (text + " " + "x" * min_len)[: max(min_len, len(text))]
+        return text
+
+    def phrase(self, path: str, name: str) -> str:
+        """4-12 words: the property name's words plus words of the prompt."""
+        h = self.h(path + "#str")
+        count = 4 + h % 9
+        head = [w for w in _name_words(name) if w not in ("items", "item")][:2]
+        start = (h >> 8) % len(self.words)
+        body = [self.words[(start + i) % len(self.words)] for i in range(count - len(head))]
+        return " ".join(head + body)
+
+
+# --------------------------------------------------------------------------
+# HTTP plumbing
+# --------------------------------------------------------------------------
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """Threaded HTTP server with a generous backlog and no reverse DNS."""
+
+    daemon_threads = True
+    request_queue_size = 128
+    fake: FakeLLMServer
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind calls socket.getfqdn(), which can stall for
+        # seconds on machines without working DNS; skip it.
+        TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = port
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet: client disconnects (timeouts, shutdown) are expected."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Routes HTTP requests to the owning ``FakeLLMServer``."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server_version = "FakeLLM/1.0"
+    sys_version = ""
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        """Silence the default per-request logging."""
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake._track(self.connection, True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except OSError:
+            pass
+        finally:
+            self.server.fake._track(self.connection, False)
+
+    # -- I/O ------------------------------------------------------------
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            chunks = []
+            while True:
+                size_line = self.rfile.readline(65537)
+                size = int(size_line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline(65537)
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        """Send ``payload`` as a JSON response (errors from gone clients are ignored)."""
+        data = json.dumps(payload).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+
+    # -- verbs ----------------------------------------------------------
+
+    def do_GET(self) -> None:  # noqa: N802
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/v1/models":
+            self.send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "test"}],
+                },
+            )
+        elif path == f"/v1/models/{MODEL_ID}":
+            self.send_json(
+                200, {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "test"}
+            )
+        else:
+            self.send_json(404, _error_body(404, f"Unknown path: GET {self.path}"))
+
+    def do_POST(self) -> None:  # noqa: N802
+        raw = self._read_body()
+        path = self.path.split("?", 1)[0].rstrip("/")
+        self.server.fake._handle_post(self, path, raw)
+
+    def _not_found(self) -> None:
+        if self.command != "GET":
+            self._read_body()
+        self.send_json(404, _error_body(404, f"Unknown path: {self.command} {self.path}"))
+
+    do_PUT = do_DELETE = do_PATCH = _not_found  # noqa: N815
+
+
+# --------------------------------------------------------------------------
+# The server
+# --------------------------------------------------------------------------
+
+
+class FakeLLMServer:
+    """Deterministic OpenAI-compatible server on 127.0.0.1 (see module docs)."""
+
+    def __init__(
+        self,
+        *,
+        latency: float = 0.0,
+        logprobs: bool = True,
+        response_format_mode: str = "honour",
+        api_key: str | None = None,
+        seed: int = 0,
+    ) -> None:
+        if response_format_mode not in ("honour", "ignore", "malformed_once"):
+            raise ValueError(f"unknown response_format_mode: {response_format_mode!r}")
+        self.latency = latency
+        self.logprobs = logprobs
+        self.response_format_mode = response_format_mode
+        self.api_key = api_key
+        self.seed = seed
+        #: Every JSON body POSTed (any path), in arrival order, with a "_path" key.
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._failures: list[tuple[int, float | None]] = []
+        self._hangs: list[float] = []
+        self._responder: Callable[[dict[str, Any]], str | None] | None = None
+        self._chat_calls = 0
+        self._embedding_calls = 0
+        self._malformed_done = False
+        self._stopping = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>/v1`` (only valid after :meth:`start`)."""
+        if self._httpd is None:
+            raise RuntimeError("FakeLLMServer is not started")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def start(self) -> FakeLLMServer:
+        """Bind a free port and serve from a daemon thread; returns ``self``."""
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+        httpd.fake = self
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"FakeLLMServer:{httpd.server_address[1]}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Shut the server down, drop open connections and join the thread."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        self._stopping.set()  # wakes any latency / hang sleeps
+        httpd.shutdown()
+        httpd.server_close()
+        with self._lock:
+            conns = list(self._connections)
+        for conn in conns:  # keep-alive handler threads would otherwise linger
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        if thread is not None:
+            thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- test controls ----------------------------------------------------
+
+    def fail_next(self, status: int, count: int = 1, *, retry_after: float | None = None) -> None:
+        """Answer the next ``count`` chat/embedding POSTs with HTTP ``status``."""
+        with self._lock:
+            self._failures.extend([(status, retry_after)] * count)
+
+    def hang_next(self, seconds: float, count: int = 1) -> None:
+        """Delay the next ``count`` chat/embedding POSTs by ``seconds``."""
+        with self._lock:
+            self._hangs.extend([seconds] * count)
+
+    def set_responder(self, fn: Callable[[dict[str, Any]], str | None] | None) -> None:
+        """Override chat content: ``fn(body)`` returning a string wins; ``None`` falls through."""
+        self._responder = fn
+
+    @property
+    def chat_calls(self) -> int:
+        """Number of /chat/completions requests received (including failed ones)."""
+        with self._lock:
+            return self._chat_calls
+
+    @property
+    def embedding_calls(self) -> int:
+        """Number of /embeddings requests received (including failed ones)."""
+        with self._lock:
+            return self._embedding_calls
+
+    # -- internals --------------------------------------------------------
+
+    def _track(self, conn: socket.socket, add: bool) -> None:
+        with self._lock:
+            if add:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+    def _handle_post(self, handler: _Handler, path: str, raw: bytes) -> None:
+        try:
+            body = json.loads(raw.decode("utf-8")) if raw else {}
+            bad_json = not isinstance(body, dict)
+        except (UnicodeDecodeError, ValueError):
+            body, bad_json = {}, True
+        record = dict(body) if not bad_json else {"_raw": raw.decode("utf-8", "replace")}
+        record["_path"] = path
+        is_chat = path == "/v1/chat/completions"
+        is_emb = path == "/v1/embeddings"
+        with self._lock:
+            self.requests.append(record)
+            if is_chat:
+                self._chat_calls += 1
+                call_no = self._chat_calls
+            elif is_emb:
+                self._embedding_calls += 1
+                call_no = self._embedding_calls
+            else:
+                call_no = 0
+
+        if (
+            self.api_key is not None
+            and handler.headers.get("Authorization") != f"Bearer {self.api_key}"
+        ):
+            handler.send_json(401, _error_body(401))
+            return
+        if not (is_chat or is_emb):
+            handler.send_json(404, _error_body(404, f"Unknown path: POST {handler.path}"))
+            return
+
+        with self._lock:
+            hang = self._hangs.pop(0) if self._hangs else None
+            failure = self._failures.pop(0) if self._failures else None
+        if hang:
+            self._stopping.wait(hang)
+        if failure is not None:
+            status, retry_after = failure
+            headers = {}
+            if retry_after is not None:
+                headers["Retry-After"] = f"{retry_after:g}"
+            handler.send_json(status, _error_body(status), headers)
+            return
+        if bad_json:
+            handler.send_json(
+                400, _error_body(400, "We could not parse the JSON body of your request.")
+            )
+            return
+
+        if is_emb:
+            handler.send_json(200, self._embeddings(body))
+            return
+        if self.latency > 0:
+            self._stopping.wait(self.latency)
+        handler.send_json(200, self._chat(body, call_no), {"x-request-id": f"req_{call_no}"})
+
+    # -- embeddings -------------------------------------------------------
+
+    @staticmethod
+    def embed(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
+        """Unit-length bag-of-words hashing vector for ``text``."""
+        vec = [0.0] * dim
+        for word in _EMB_WORD_RE.findall(text.lower()):
+            digest = hashlib.md5(word.encode("utf-8")).digest()
+            for k in range(3):
+                idx = int.from_bytes(digest[4 * k : 4 * k + 4], "big") % dim
+                vec[idx] += 1.0 if digest[12 + k] & 1 else -1.0
+        norm = math.sqrt(sum(v * v for v in vec))
+        if norm == 0.0:
+            vec[0], norm = 1.0, 1.0
+        return [v / norm for v in vec]
+
+    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+        inputs = body.get("input", "")
+        if not isinstance(inputs, list) or (inputs and isinstance(inputs[0], int)):
+            inputs = [inputs]
+        texts = [
+            i
+            if isinstance(i, str)
+            else " ".join(str(t) for t in i)
+            if isinstance(i, list)
+            else str(i)
+            for i in inputs
+        ]
+        dim = body.get("dimensions")
+        dim = (
+            dim if isinstance(dim, int) and not isinstance(dim, bool) and dim > 0 else EMBEDDING_DIM
+        )
+        base64_mode = body.get("encoding_format") == "base64"
+        data = []
+        for index, text in enumerate(texts):
+            vec: Any = self.embed(text, dim)
+            if base64_mode:  # the openai client asks for this by default and decodes float32
+                vec = base64.b64encode(struct.pack(f"<{dim}f", *vec)).decode("ascii")
+            data.append({"object": "embedding", "index": index, "embedding": vec})
+        n = sum(len(t.split()) for t in texts)
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", MODEL_ID),
+            "usage": {"prompt_tokens": n, "total_tokens": n},
+        }
+
+    # -- chat -------------------------------------------------------------
+
+    def _content(self, body: dict[str, Any]) -> str:
+        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        prompt = _last_user_text(messages)
+        responder = self._responder
+        if responder is not None:
+            custom = responder(body)
+            if isinstance(custom, str):
+                return custom
+        if body.get("max_tokens") == 1 or body.get("max_completion_tokens") == 1:
+            return _PROBE_CONTENT
+        fmt = body.get("response_format")
+        fmt_type = fmt.get("type") if isinstance(fmt, dict) else None
+        faker = _SchemaFaker({}, prompt, self.seed)
+        if fmt_type == "json_schema":
+            spec = fmt.get("json_schema") or {}
+            schema = (
+                spec.get("schema") if isinstance(spec.get("schema"), dict) else {"type": "object"}
+            )
+            faker.root = schema
+            instance = faker.build(schema)
+            if self.response_format_mode == "malformed_once":
+                with self._lock:
+                    first, self._malformed_done = not self._malformed_done, True
+                if first:
+                    return _MALFORMED_CONTENT
+            return self._wrap_json(instance)
+        sentence = self._sentence(faker)
+        if fmt_type == "json_object":
+            return self._wrap_json({"text": sentence})
+        return sentence
+
+    def _wrap_json(self, instance: Any) -> str:
+        if self.response_format_mode == "ignore":
+            return (
+                "Sure! Here is what you asked for:\n```json\n"
+                + json.dumps(instance, indent=2)
+                + "\n```\nHope that helps."
+            )
+        return json.dumps(instance)
+
+    @staticmethod
+    def _sentence(faker: _SchemaFaker) -> str:
+        """A 9-14 word sentence using words of the last user message."""
+        h = faker.h("#sentence")
+        count = 1 + h % 6
+        start = (h >> 8) % len(faker.words)
+        words = " ".join(faker.words[(start + i) % len(faker.words)] for i in range(count))
+        return f"Honestly, the part about {words} sounds great to me."
+
+    @staticmethod
+    def _token_logprobs(content: str, top_n: int) -> list[dict[str, Any]]:
+        entries = []
+        for tok in tokenize(content):
+            if tok in _DIGITS:
+                d = int(tok)
+                weights = {k: 0.5 ** abs(k - d) for k in range(1, 6) if k != d}
+                total = sum(weights.values())
+                probs = {str(k): (1 - _DIGIT_TOP_P) * w / total for k, w in weights.items()}
+                probs[tok] = _DIGIT_TOP_P
+                ranked = sorted(probs.items(), key=lambda kv: (-kv[1], kv[0]))
+                top = [
+                    {"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+                    for t, p in ranked
+                ]
+                entries.append(
+                    {
+                        "token": tok,
+                        "logprob": math.log(_DIGIT_TOP_P),
+                        "bytes": list(tok.encode()),
+                        "top_logprobs": top[:top_n],
+                    }
+                )
+            else:
+                top = [{"token": tok, "logprob": -0.01, "bytes": list(tok.encode())}]
+                fillers = [f for f in _FILLER_TOKENS if f != tok][: max(top_n - 1, 0)]
+                top += [
+                    {"token": f, "logprob": -6.0 - 0.5 * i, "bytes": list(f.encode())}
+                    for i, f in enumerate(fillers)
+                ]
+                entries.append(
+                    {
+                        "token": tok,
+                        "logprob": -0.01,
+                        "bytes": list(tok.encode()),
+                        "top_logprobs": top[:top_n],
+                    }
+                )
+        return entries
+
+    def _chat(self, body: dict[str, Any], call_no: int) -> dict[str, Any]:
+        content = self._content(body)
+        tokens = tokenize(content)
+        logprobs = None
+        if body.get("logprobs") is True and self.logprobs:
+            top_n = body.get("top_logprobs") or 0
+            top_n = top_n if isinstance(top_n, int) and top_n > 0 else 0
+            logprobs = {"content": self._token_logprobs(content, top_n), "refusal": None}
+        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        prompt_tokens = sum(
+            len(_text_of(m.get("content")).split()) for m in messages if isinstance(m, dict)
+        )
+        return {
+            "id": f"chatcmpl-{call_no}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", MODEL_ID),
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": logprobs,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": len(tokens),
+                "total_tokens": prompt_tokens + len(tokens),
+            },
+        }

@@ -65,19 +65,24 @@ class Agent:
         self.last_spoke = 0
         self.turns = 0
         self._wm_tau: dict[int, int] = {}
+        self._messages_seen: list[domain.Message] = []
 
     def rng(self, step: int, purpose: str) -> random.Random:
         """A generator that depends only on seed, agent, step and purpose: no scheduling effects."""
         return random.Random(f"{self._seed}:{self.name}:{step}:{purpose}")
 
     async def load_persona(self) -> None:
-        rows: list[tuple[domain.MemoryKind, str, float]] = [("fact", f, 1.0) for f in self.persona.facts]
+        rows: list[tuple[domain.MemoryKind, str, float]] = [
+            ("fact", f, 1.0) for f in self.persona.facts
+        ]
         rows += [(m.kind, m.text, m.weight) for m in self.persona.memories]
         await self.memory.add_many(rows)
 
     # -- retrieval -------------------------------------------------------------------------------
 
-    def retrieve(self, work: TriggerWork, messages: memory.Pool, u: np.ndarray, u_interp: np.ndarray | None) -> None:
+    def retrieve(
+        self, work: TriggerWork, messages: memory.Pool, u: np.ndarray, u_interp: np.ndarray | None
+    ) -> None:
         """Find salient long-term memories, utterances and earlier thoughts; refresh their τ."""
         t = work.ctx.step
         s = self._settings
@@ -87,26 +92,56 @@ class Agent:
             texts=messages.texts,
             vectors=messages.vectors,
             weights=messages.weights,
-            taus=np.array([self._wm_tau.get(int(r.split(":")[1]), int(tau)) for r, tau in zip(messages.refs, messages.taus, strict=True)], np.int64),
+            taus=np.array(
+                [
+                    self._wm_tau.get(int(r.split(":")[1]), int(tau))
+                    for r, tau in zip(messages.refs, messages.taus, strict=True)
+                ],
+                np.int64,
+            ),
         )
         found: list[domain.Stimulus] = []
         for pool in (self.memory.pool(), wm, self.reservoir.pool()):
-            for i, sal in memory.salient(pool, u, u_interp, t, threshold=s.saliency_threshold, decay=s.memory_decay, limit=STIMULUS_LIMIT):
+            for i, sal in memory.salient(
+                pool,
+                u,
+                u_interp,
+                t,
+                threshold=s.saliency_threshold,
+                decay=s.memory_decay,
+                limit=STIMULUS_LIMIT,
+            ):
                 if pool.refs[i] != latest:
-                    found.append(domain.Stimulus(ref=pool.refs[i], text=pool.texts[i], saliency=round(sal, 4)))
+                    found.append(
+                        domain.Stimulus(
+                            ref=pool.refs[i], text=pool.texts[i], saliency=round(sal, 4)
+                        )
+                    )
         found.sort(key=lambda st: -st.saliency)
         found = found[:STIMULUS_LIMIT]
         rng = self.rng(t, "creativity")
-        if self.memory.items and rng.random() < s.creativity:
-            # "Creativity": pull in one random long-term memory even if it is not salient.
+        none_salient = not any(st.ref.startswith("memory:") for st in found)
+        if self.memory.items and (rng.random() < s.creativity or none_salient):
+            # "Creativity": pull in one random long-term memory even if it is not salient (always when
+            # nothing in long-term memory was), so an agent can bring something of its own.
             pool = self.memory.pool()
             taken = {st.ref for st in found}
             options = [i for i, r in enumerate(pool.refs) if r not in taken]
             if options:
                 i = rng.choice(options)
-                sal = scoring.saliency(float(pool.vectors[i] @ u), float(pool.vectors[i] @ u_interp) if u_interp is not None else -1.0,
-                                       float(pool.weights[i]), t, int(pool.taus[i]), s.memory_decay)
-                found.append(domain.Stimulus(ref=pool.refs[i], text=pool.texts[i], saliency=round(sal, 4), random=True))
+                sal = scoring.saliency(
+                    float(pool.vectors[i] @ u),
+                    float(pool.vectors[i] @ u_interp) if u_interp is not None else -1.0,
+                    float(pool.weights[i]),
+                    t,
+                    int(pool.taus[i]),
+                    s.memory_decay,
+                )
+                found.append(
+                    domain.Stimulus(
+                        ref=pool.refs[i], text=pool.texts[i], saliency=round(sal, 4), random=True
+                    )
+                )
         refs = [st.ref for st in found]
         self.memory.touch([r for r in refs if r.startswith("memory:")], t)
         for r in refs:
@@ -121,9 +156,15 @@ class Agent:
 
     async def form(self, work: TriggerWork) -> None:
         p = self.proactivity
-        drafts = await self.cognition.form_thoughts(work.ctx, work.stimuli, system1=p.system1_count, system2=p.system2_count)
+        drafts = await self.cognition.form_thoughts(
+            work.ctx, work.stimuli, system1=p.system1_count, system2=p.system2_count
+        )
         drafts = [d for d in drafts if d.text.strip()]
-        vecs = await self._embedder.embed([d.text for d in drafts]) if drafts else np.zeros((0, 384), np.float32)
+        vecs = (
+            await self._embedder.embed([d.text for d in drafts])
+            if drafts
+            else np.zeros((0, 384), np.float32)
+        )
         work.drafts = list(zip(drafts, vecs, strict=True))
 
     def adopt(self, work: TriggerWork, ids: Iterator[int]) -> None:
@@ -136,8 +177,15 @@ class Agent:
             stimuli = [r for r in dict.fromkeys(draft.stimuli) if r in known or r in recent]
             sal = max((known[r].saliency for r in stimuli if r in known), default=0.0)
             thought = domain.Thought(
-                id=next(ids), agent=self.name, text=_shorten(draft.text), system=1 if draft.system == 1 else 2, stimuli=stimuli,
-                saliency=round(sal, 4), created_step=work.ctx.step, last_access=work.ctx.step, origin=self.cognition.name,
+                id=next(ids),
+                agent=self.name,
+                text=_shorten(draft.text),
+                system=1 if draft.system == 1 else 2,
+                stimuli=stimuli,
+                saliency=round(sal, 4),
+                created_step=work.ctx.step,
+                last_access=work.ctx.step,
+                origin=self.cognition.name,
             )
             self.reservoir.add(thought, vec)
             work.new.append(thought)
@@ -147,7 +195,9 @@ class Agent:
     def to_evaluate(self, work: TriggerWork) -> list[domain.Thought]:
         """New thoughts plus retained ones that became salient again."""
         new_ids = {t.id for t in work.new}
-        retained = [self.reservoir.get(i) for i in work.retained if i in self.reservoir and i not in new_ids]
+        retained = [
+            self.reservoir.get(i) for i in work.retained if i in self.reservoir and i not in new_ids
+        ]
         return work.new + retained
 
     async def evaluate(self, work: TriggerWork) -> list[Rating]:
@@ -163,38 +213,76 @@ class Agent:
             expected = scoring.expected_rating(r.distribution)
             score = round(expected * d_p, 4)
             ev = domain.Evaluation(
-                thought_id=thought.id, step=t, rating=r.rating, distribution=r.distribution, reasons_for=r.reasons_for,
-                reasons_against=r.reasons_against, heuristics=r.heuristics, expected=round(expected, 4), silence_factor=round(d_p, 4),
-                score=score, method=r.method,
+                thought_id=thought.id,
+                step=t,
+                rating=r.rating,
+                distribution=r.distribution,
+                reasons_for=r.reasons_for,
+                reasons_against=r.reasons_against,
+                heuristics=r.heuristics,
+                expected=round(expected, 4),
+                silence_factor=round(d_p, 4),
+                score=score,
+                method=r.method,
             )
             current = self.reservoir.get(thought.id)
             if thought.id not in new_ids:
                 stim = {st.ref: st.saliency for st in work.stimuli}
-                current = current.model_copy(update={"saliency": stim.get(thought.ref, current.saliency)})
+                current = current.model_copy(
+                    update={"saliency": stim.get(thought.ref, current.saliency)}
+                )
             self.reservoir.update(current.model_copy(update={"score": score}))
             work.scored.append(participation.Scored(thought.id, thought.system, score))
-            self._emit(events.ThoughtEvaluated(agent=self.name, evaluation=ev, retained=thought.id not in new_ids, step=t))
+            self._emit(
+                events.ThoughtEvaluated(
+                    agent=self.name, evaluation=ev, retained=thought.id not in new_ids, step=t
+                )
+            )
 
     # -- participation ---------------------------------------------------------------------------
 
     def decide(self, work: TriggerWork) -> domain.Decision:
         return participation.decide(
-            agent=self.name, step=work.ctx.step, trigger=work.ctx.trigger, thoughts=work.scored, turn_type=work.ctx.turn_type,
-            settings=self.proactivity, rng=self.rng(work.ctx.step, "system1"),
+            agent=self.name,
+            step=work.ctx.step,
+            trigger=work.ctx.trigger,
+            thoughts=work.scored,
+            turn_type=work.ctx.turn_type,
+            settings=self.proactivity,
+            rng=self.rng(work.ctx.step, "system1"),
         )
 
     async def articulate(self, ctx: Context, thought: domain.Thought) -> str:
-        stimuli = [st for st in self._stimuli_of(thought)]
-        return await self.cognition.articulate(ctx, thought, stimuli, proactive_tone=self.proactivity.proactive_tone)
+        self._messages_seen = ctx.recent
+        stimuli = self._stimuli_of(thought)
+        return await self.cognition.articulate(
+            ctx, thought, stimuli, proactive_tone=self.proactivity.proactive_tone
+        )
 
-    def _stimuli_of(self, thought: domain.Thought) -> list[domain.Stimulus]:
-        out = []
+    def _stimuli_of(self, thought: domain.Thought, depth: int = 2) -> list[domain.Stimulus]:
+        """The memories, messages and thoughts a thought came from; an evolved thought also brings its roots."""
+        out: list[domain.Stimulus] = []
+        by_id = {m.id: m for m in self._messages_seen}
         for ref in thought.stimuli:
             kind, _, num = ref.partition(":")
             if kind == "memory" and int(num) in self.memory.items:
-                out.append(domain.Stimulus(ref=ref, text=self.memory.items[int(num)].text, saliency=thought.saliency))
+                out.append(
+                    domain.Stimulus(
+                        ref=ref, text=self.memory.items[int(num)].text, saliency=thought.saliency
+                    )
+                )
+            elif kind == "message" and int(num) in by_id:
+                m = by_id[int(num)]
+                out.append(
+                    domain.Stimulus(
+                        ref=ref, text=f"{m.speaker}: {m.text}", saliency=thought.saliency
+                    )
+                )
             elif kind == "thought" and int(num) in self.reservoir:
-                out.append(domain.Stimulus(ref=ref, text=self.reservoir.get(int(num)).text, saliency=thought.saliency))
+                root = self.reservoir.get(int(num))
+                out.append(domain.Stimulus(ref=ref, text=root.text, saliency=thought.saliency))
+                if depth > 0:
+                    out.extend(self._stimuli_of(root, depth - 1))
         return out
 
     def expressed(self, thought_id: int, message_id: int, step: int) -> None:

@@ -23,25 +23,58 @@ log = logging.getLogger("playground")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="playground", description="Inner Thoughts agents in a shared chat room.")
+    p = argparse.ArgumentParser(
+        prog="playground", description="Inner Thoughts agents in a shared chat room."
+    )
     sub = p.add_subparsers(dest="command")
 
     sim = sub.add_parser("simulate", help="run one conversation headless and save it")
     sim.add_argument("--agents", type=int, default=4, help="number of AI participants (default 4)")
-    sim.add_argument("--turns", type=int, default=15, help="messages to post, the icebreaker included (default 15)")
+    sim.add_argument(
+        "--turns",
+        type=int,
+        default=15,
+        help="messages to post, the icebreaker included (default 15)",
+    )
     sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--preset", default="simulation", choices=list(PRESETS), help="proactivity preset for every agent")
-    sim.add_argument("--engine", choices=["offline", "openai"], help="default: openai if a key or base URL is set, else offline")
+    sim.add_argument(
+        "--preset",
+        default="simulation",
+        choices=list(PRESETS),
+        help="proactivity preset for every agent",
+    )
+    sim.add_argument(
+        "--engine",
+        choices=["offline", "openai"],
+        help="default: openai if a key or base URL is set, else offline",
+    )
     sim.add_argument("--model", help="chat model (OpenAI-compatible engine)")
-    sim.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (else $OPENAI_BASE_URL)")
+    sim.add_argument(
+        "--base-url",
+        help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (else $OPENAI_BASE_URL)",
+    )
     sim.add_argument("--api-key", help="API key (else $OPENAI_API_KEY); never stored")
-    sim.add_argument("--evaluation-mode", choices=["batched", "per-thought"], help="one evaluation call per agent (default) or per thought")
-    sim.add_argument("--embeddings", choices=["local", "remote"], help="local MiniLM (default) or the server's /embeddings")
+    sim.add_argument(
+        "--evaluation-mode",
+        choices=["batched", "per-thought"],
+        help="one evaluation call per agent (default) or per thought",
+    )
+    sim.add_argument(
+        "--embeddings",
+        choices=["local", "remote"],
+        help="local MiniLM (default) or the server's /embeddings",
+    )
     sim.add_argument("--timeout", type=float, help="seconds per LLM call")
-    sim.add_argument("--max-silent-steps", type=int, help="stop after this many silent steps in a row")
-    sim.add_argument("--personas", default=str(personas.DEFAULT_DIR), help="directory of persona files")
+    sim.add_argument(
+        "--max-silent-steps", type=int, help="stop after this many silent steps in a row"
+    )
+    sim.add_argument(
+        "--personas", default=str(personas.DEFAULT_DIR), help="directory of persona files"
+    )
     sim.add_argument("--icebreaker", help="first message (default: a random icebreaker)")
-    sim.add_argument("--db", default=str(DEFAULT_DB), help=f"session database (default {DEFAULT_DB})")
+    sim.add_argument(
+        "--db", default=str(DEFAULT_DB), help=f"session database (default {DEFAULT_DB})"
+    )
     sim.add_argument("--quiet", action="store_true", help="print only the session id")
 
     ls = sub.add_parser("sessions", help="list saved sessions")
@@ -65,9 +98,15 @@ class TranscriptPrinter:
 
     def __call__(self, e: Any) -> None:
         if e.kind == "session_started":
-            print(f"Session {e.session_id} · engine: {e.engine} · model: {e.model} · seed {e.seed}", file=self.out)
+            print(
+                f"Session {e.session_id} · engine: {e.engine} · model: {e.model} · seed {e.seed}",
+                file=self.out,
+            )
             if e.engine == "offline engine":
-                print("(offline engine: no language model; thoughts and replies come from templates over real embeddings)", file=self.out)
+                print(
+                    "(offline engine: no language model; thoughts and replies come from templates over real embeddings)",
+                    file=self.out,
+                )
         elif e.kind == "thought_formed":
             self.thoughts[e.thought.id] = e.thought
         elif e.kind == "thought_evaluated":
@@ -78,14 +117,23 @@ class TranscriptPrinter:
         elif e.kind == "message_posted":
             m = e.message
             mark = " [interrupts]" if m.interruption else ""
-            print(f"\n[{m.id:>2}/{self.turns}] {m.speaker}{mark}: {m.text}", file=self.out, flush=True)
+            print(
+                f"\n[{m.id:>2}/{self.turns}] {m.speaker}{mark}: {m.text}", file=self.out, flush=True
+            )
             if m.thought_id is not None and m.thought_id in self.thoughts:
                 t = self.thoughts[m.thought_id]
                 ev = self.scores.get(t.id)
-                score = f"score {ev.score:.2f} ({ev.method}, rating {ev.rating})" if ev else "no score"
-                print(f"        thought #{t.id} (System {t.system}, {score}): {t.text}", file=self.out)
+                score = (
+                    f"score {ev.score:.2f} ({ev.method}, rating {ev.rating})" if ev else "no score"
+                )
+                print(
+                    f"        thought #{t.id} (System {t.system}, {score}): {t.text}", file=self.out
+                )
                 if t.stimuli:
-                    print(f"        stimuli: {', '.join(t.stimuli)} · origin: {m.origin}", file=self.out)
+                    print(
+                        f"        stimuli: {', '.join(t.stimuli)} · origin: {m.origin}",
+                        file=self.out,
+                    )
         elif e.kind == "error_occurred":
             print(f"  ! {e.where}: {e.message}", file=self.err, flush=True)
         elif e.kind == "session_finished":
@@ -93,30 +141,57 @@ class TranscriptPrinter:
 
 
 async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    settings = load_settings(os.environ, {
-        "engine": args.engine, "model": args.model, "base_url": args.base_url, "api_key": args.api_key, "seed": args.seed,
-        "preset": args.preset, "max_turns": args.turns, "evaluation_mode": args.evaluation_mode, "embeddings": args.embeddings,
-        "timeout": args.timeout, "max_silent_steps": args.max_silent_steps,
-    })
+    settings = load_settings(
+        os.environ,
+        {
+            "engine": args.engine,
+            "model": args.model,
+            "base_url": args.base_url,
+            "api_key": args.api_key,
+            "seed": args.seed,
+            "preset": args.preset,
+            "max_turns": args.turns,
+            "evaluation_mode": args.evaluation_mode,
+            "embeddings": args.embeddings,
+            "timeout": args.timeout,
+            "max_silent_steps": args.max_silent_steps,
+        },
+    )
     if args.agents < 1:
         raise errors.SettingsError(f"--agents: must be at least 1 (got {args.agents})")
     library = personas.load_personas(args.personas)
     if args.agents > len(library):
-        raise errors.SettingsError(f"--agents: {args.agents} asked but {args.personas} has only {len(library)} personas")
+        raise errors.SettingsError(
+            f"--agents: {args.agents} asked but {args.personas} has only {len(library)} personas"
+        )
     icebreaker = args.icebreaker
     if not icebreaker:
         import random
 
-        icebreaker = random.Random(f"{args.seed}:icebreaker").choice(personas.load_icebreakers(args.personas))
+        icebreaker = random.Random(f"{args.seed}:icebreaker").choice(
+            personas.load_icebreakers(args.personas)
+        )
     db = open_database(args.db)
-    print("Loading the embedding model…" if settings.engine.engine == "offline" or settings.engine.embeddings == "local" else "Connecting…", file=err, flush=True)
+    print(
+        "Loading the embedding model…"
+        if settings.engine.engine == "offline" or settings.engine.embeddings == "local"
+        else "Connecting…",
+        file=err,
+        flush=True,
+    )
     engine = await factory.build_engine(settings)
     bus = events.EventBus()
-    printer = TranscriptPrinter(out if not args.quiet else open(os.devnull, "w"), err if not args.quiet else open(os.devnull, "w"), args.turns)  # noqa: SIM115
-    bus.subscribe(printer)
+    if not args.quiet:
+        bus.subscribe(TranscriptPrinter(out, err, args.turns))
     room = None
     try:
-        room, _ = await factory.create_room(settings, engine, db=db, personas=factory.pick_personas(library, args.agents, args.seed), bus=bus)
+        room, _ = await factory.create_room(
+            settings,
+            engine,
+            db=db,
+            personas=factory.pick_personas(library, args.agents, args.seed),
+            bus=bus,
+        )
         await room.run_simulation(icebreaker=icebreaker)
     finally:
         if room is not None and room.status == "running":
@@ -124,7 +199,10 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         await engine.close()
         if room is not None and not args.quiet and engine.client is not None:
             u = engine.client.usage
-            print(f"LLM use: {u.calls} chat calls, {u.prompt_tokens + u.completion_tokens} tokens, {u.embedding_calls} embedding calls", file=out)
+            print(
+                f"LLM use: {u.calls} chat calls, {u.prompt_tokens + u.completion_tokens} tokens, {u.embedding_calls} embedding calls",
+                file=out,
+            )
         if room is not None:
             print(room.session_id, file=out, flush=True)
         db.close()
@@ -137,10 +215,16 @@ def list_sessions(args: argparse.Namespace, out: TextIO) -> int:
     if not rows:
         print(f"No sessions in {args.db}.", file=out)
         return 0
-    print(f"{'id':<22} {'created (UTC)':<20} {'status':<12} {'msgs':>4}  {'engine':<18} participants", file=out)
+    print(
+        f"{'id':<22} {'created (UTC)':<20} {'status':<12} {'msgs':>4}  {'engine':<18} participants",
+        file=out,
+    )
     for r in rows:
         engine = "offline" if r["engine"] == "offline engine" else r["model"]
-        print(f"{r['id']:<22} {r['created_at'][:19]:<20} {r['status']:<12} {r['messages']:>4}  {engine[:18]:<18} {r['participants'] or ''}", file=out)
+        print(
+            f"{r['id']:<22} {r['created_at'][:19]:<20} {r['status']:<12} {r['messages']:>4}  {engine[:18]:<18} {r['participants'] or ''}",
+            file=out,
+        )
     return 0
 
 
@@ -152,34 +236,53 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         print(file=out)
         return 0
     s = data["session"]
-    print(f"Session {s['id']} · {s['status']} ({s['end_reason'] or ''}) · engine {s['engine']} · model {s['model']} · seed {s['seed']}", file=out)
+    print(
+        f"Session {s['id']} · {s['status']} ({s['end_reason'] or ''}) · engine {s['engine']} · model {s['model']} · seed {s['seed']}",
+        file=out,
+    )
     print(f"Participants: {', '.join(p['name'] for p in data['participants'])}", file=out)
     thoughts = {t["id"]: t for t in data["thoughts"]}
     for m in data["messages"]:
         tt = f" → {m['addressee']}" if m["turn_type"] == "allocated" else ""
         print(f"\n[{m['id']:>2}] {m['speaker']}{tt}: {m['text']}", file=out)
         if m["interpretation"]:
-            print(textwrap.indent(textwrap.fill(f"(read as: {m['interpretation']})", 96), "      "), file=out)
+            print(
+                textwrap.indent(textwrap.fill(f"(read as: {m['interpretation']})", 96), "      "),
+                file=out,
+            )
         t = thoughts.get(m["thought_id"])
         if t:
-            print(f"      thought #{t['id']} (System {t['system']}, score {t['score'] or 0:.2f}, {t['method']}): {t['text']}", file=out)
-    print(f"\n{len(data['thoughts'])} thoughts, {len(data['decisions'])} decisions, {s['calls']} LLM calls", file=out)
+            print(
+                f"      thought #{t['id']} (System {t['system']}, score {t['score'] or 0:.2f}, {t['method']}): {t['text']}",
+                file=out,
+            )
+    print(
+        f"\n{len(data['thoughts'])} thoughts, {len(data['decisions'])} decisions, {s['calls']} LLM calls",
+        file=out,
+    )
     return 0
 
 
 def launch_gui(argv: Sequence[str]) -> int:
     eps = entry_points(group="playground.gui")
     if not eps:
-        print("The GUI is not installed yet; try `playground simulate` (see `playground --help`).", file=sys.stderr)
+        print(
+            "The GUI is not installed yet; try `playground simulate` (see `playground --help`).",
+            file=sys.stderr,
+        )
         return 2
     return int(next(iter(eps)).load()(list(argv)) or 0)
 
 
-def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout
     err = err or sys.stderr
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=err)
+    logging.basicConfig(
+        level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=err
+    )
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if not argv:

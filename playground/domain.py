@@ -10,7 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-MemoryKind = Literal["fact", "objective", "interest", "knowledge", "experience", "utterance", "thought"]
+MemoryKind = Literal[
+    "fact", "objective", "interest", "knowledge", "experience", "utterance", "thought"
+]
 PERSONA_MEMORY_KINDS = ("objective", "interest", "knowledge", "experience")
 ParticipantKind = Literal["ai", "human", "simulated"]
 TriggerKind = Literal["new_message", "pause"]

@@ -95,7 +95,10 @@ class ThoughtEvaluated(BaseEvent):
     kind: Literal["thought_evaluated"] = "thought_evaluated"
     agent: str
     evaluation: domain.Evaluation
-    retained: bool = Field(False, description="True when an older thought was re-scored because it became salient again.")
+    retained: bool = Field(
+        False,
+        description="True when an older thought was re-scored because it became salient again.",
+    )
 
 
 class ThoughtExpressed(BaseEvent):

@@ -58,7 +58,9 @@ def make_chat_client(settings: Settings) -> ChatClient:
     return ChatClient(client, llm)
 
 
-async def build_engine(settings: Settings, *, embedder: CachingEmbedder | None = None, probe: bool = True) -> Engine:
+async def build_engine(
+    settings: Settings, *, embedder: CachingEmbedder | None = None, probe: bool = True
+) -> Engine:
     """Build the configured mind.
 
     Args:
@@ -72,7 +74,9 @@ async def build_engine(settings: Settings, *, embedder: CachingEmbedder | None =
         from playground.cognition.offline import OfflineCognition
 
         emb = embedder or local_embedder()
-        return Engine(OfflineCognition(emb, seed=settings.engine.seed), emb, None, "offline engine", "offline")
+        return Engine(
+            OfflineCognition(emb, seed=settings.engine.seed), emb, None, "offline engine", "offline"
+        )
     from playground.cognition.llm import LLMCognition
 
     client = make_chat_client(settings)
@@ -82,7 +86,13 @@ async def build_engine(settings: Settings, *, embedder: CachingEmbedder | None =
         emb = CachingEmbedder(OpenAIEmbedder(client, settings.llm.embedding_model))
     else:
         emb = embedder or local_embedder()
-    engine = Engine(LLMCognition(client, evaluation_mode=settings.engine.evaluation_mode), emb, client, f"OpenAI-compatible ({client.where})", settings.llm.model)
+    engine = Engine(
+        LLMCognition(client, evaluation_mode=settings.engine.evaluation_mode),
+        emb,
+        client,
+        f"OpenAI-compatible ({client.where})",
+        settings.llm.model,
+    )
     if probe:
         try:
             engine.logprobs_supported = await client.probe()
@@ -117,14 +127,26 @@ async def create_room(
 ) -> tuple[Room, SessionRecorder | None]:
     """A started room with the given agents; when ``db`` is given, every event is recorded into it."""
     bus = bus or events.EventBus()
-    room = Room(cognition=engine.cognition, embedder=engine.embedder, settings=settings, bus=bus, session_id=new_session_id(), clock=clock)
+    room = Room(
+        cognition=engine.cognition,
+        embedder=engine.embedder,
+        settings=settings,
+        bus=bus,
+        session_id=new_session_id(),
+        clock=clock,
+    )
     recorder = None
     if db is not None:
         recorder = SessionRecorder(db)
         recorder.attach(bus)
     if engine.client is not None:
         engine.client.on_usage = room.record_usage
-    room.start(engine=engine.label, model=engine.model, condition=condition, logprobs_supported=engine.logprobs_supported)
+    room.start(
+        engine=engine.label,
+        model=engine.model,
+        condition=condition,
+        logprobs_supported=engine.logprobs_supported,
+    )
     for persona in personas:
         await room.add_agent(persona, PRESETS[settings.preset])
     return room, recorder

@@ -23,10 +23,21 @@ class Pool:
 
     @classmethod
     def empty(cls, dim: int = 384) -> Pool:
-        return cls([], [], np.zeros((0, dim), np.float32), np.zeros(0, np.float32), np.zeros(0, np.int64))
+        return cls(
+            [], [], np.zeros((0, dim), np.float32), np.zeros(0, np.float32), np.zeros(0, np.int64)
+        )
 
 
-def salient(pool: Pool, u: np.ndarray, u_interp: np.ndarray | None, t: int, *, threshold: float, decay: float, limit: int) -> list[tuple[int, float]]:
+def salient(
+    pool: Pool,
+    u: np.ndarray,
+    u_interp: np.ndarray | None,
+    t: int,
+    *,
+    threshold: float,
+    decay: float,
+    limit: int,
+) -> list[tuple[int, float]]:
     """Indices and saliencies of rows above ``threshold``, highest first, at most ``limit``."""
     if not pool.refs:
         return []
@@ -41,7 +52,13 @@ def salient(pool: Pool, u: np.ndarray, u_interp: np.ndarray | None, t: int, *, t
 class MemoryStore:
     """An agent's long-term memories with cached embeddings; every change is published."""
 
-    def __init__(self, agent: str, embedder: CachingEmbedder, ids: Iterator[int], emit: Callable[[events.BaseEvent], None]) -> None:
+    def __init__(
+        self,
+        agent: str,
+        embedder: CachingEmbedder,
+        ids: Iterator[int],
+        emit: Callable[[events.BaseEvent], None],
+    ) -> None:
         self.agent = agent
         self._embedder = embedder
         self._ids = ids
@@ -53,20 +70,40 @@ class MemoryStore:
     def __len__(self) -> int:
         return len(self.items)
 
-    async def add(self, kind: domain.MemoryKind, text: str, *, weight: float = 1.0, step: int = 0) -> domain.MemoryItem:
+    async def add(
+        self, kind: domain.MemoryKind, text: str, *, weight: float = 1.0, step: int = 0
+    ) -> domain.MemoryItem:
         vec = await self._embedder.embed_one(text)
-        item = domain.MemoryItem(id=next(self._ids), kind=kind, text=text, weight=weight, created_step=step, last_access=step)
+        item = domain.MemoryItem(
+            id=next(self._ids),
+            kind=kind,
+            text=text,
+            weight=weight,
+            created_step=step,
+            last_access=step,
+        )
         self.items[item.id] = item
         self._vec[item.id] = vec
         self._pool = None
         self._emit(events.MemoryChanged(agent=self.agent, change="added", memory=item))
         return item
 
-    async def add_many(self, rows: list[tuple[domain.MemoryKind, str, float]], *, step: int = 0) -> list[domain.MemoryItem]:
-        await self._embedder.embed([text for _, text, _ in rows])  # one batch; add() then hits the cache
+    async def add_many(
+        self, rows: list[tuple[domain.MemoryKind, str, float]], *, step: int = 0
+    ) -> list[domain.MemoryItem]:
+        await self._embedder.embed(
+            [text for _, text, _ in rows]
+        )  # one batch; add() then hits the cache
         return [await self.add(kind, text, weight=weight, step=step) for kind, text, weight in rows]
 
-    async def edit(self, memory_id: int, *, text: str | None = None, weight: float | None = None, kind: domain.MemoryKind | None = None) -> domain.MemoryItem:
+    async def edit(
+        self,
+        memory_id: int,
+        *,
+        text: str | None = None,
+        weight: float | None = None,
+        kind: domain.MemoryKind | None = None,
+    ) -> domain.MemoryItem:
         old = self._get(memory_id)
         changes: dict[str, object] = {}
         if text is not None and text != old.text:

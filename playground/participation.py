@@ -23,7 +23,9 @@ def relation(turn_type: domain.TurnType | None, me: str) -> str:
     """How the latest utterance's turn type relates to ``me``: open, allocated-self or allocated-other."""
     if turn_type is None or turn_type.kind == "open" or not turn_type.addressee:
         return "open"
-    return "allocated-self" if turn_type.addressee.casefold() == me.casefold() else "allocated-other"
+    return (
+        "allocated-self" if turn_type.addressee.casefold() == me.casefold() else "allocated-other"
+    )
 
 
 def decide(
@@ -52,23 +54,40 @@ def decide(
     best = max(thoughts, key=lambda s: (s.score, -s.thought_id))
     if rel == "allocated-self":
         return domain.Decision(
-            **base, action="speak", thought_id=best.thought_id, score=best.score, reason=f"addressed by name; answers with its best thought ({best.score:.2f})"
+            **base,
+            action="speak",
+            thought_id=best.thought_id,
+            score=best.score,
+            reason=f"addressed by name; answers with its best thought ({best.score:.2f})",
         )
     if rel == "allocated-other":
         thr = settings.interrupt_threshold
         who = turn_type.addressee if turn_type else "?"
         if best.score >= thr:
             return domain.Decision(
-                **base, action="speak", thought_id=best.thought_id, score=best.score, threshold=thr,
+                **base,
+                action="speak",
+                thought_id=best.thought_id,
+                score=best.score,
+                threshold=thr,
                 reason=f"turn belongs to {who}, but best score {best.score:.2f} ≥ interruptThreshold {thr:g}: interrupts",
             )
         return domain.Decision(
-            **base, action="silent", score=best.score, threshold=thr, reason=f"turn belongs to {who}; best score {best.score:.2f} < interruptThreshold {thr:g}"
+            **base,
+            action="silent",
+            score=best.score,
+            threshold=thr,
+            reason=f"turn belongs to {who}; best score {best.score:.2f} < interruptThreshold {thr:g}",
         )
     thr = settings.im_threshold
     if best.score >= thr:
         return domain.Decision(
-            **base, action="speak", thought_id=best.thought_id, score=best.score, threshold=thr, reason=f"best score {best.score:.2f} ≥ imThreshold {thr:g}"
+            **base,
+            action="speak",
+            thought_id=best.thought_id,
+            score=best.score,
+            threshold=thr,
+            reason=f"best score {best.score:.2f} ≥ imThreshold {thr:g}",
         )
     system1 = [s for s in thoughts if s.system == 1]
     if system1 and settings.system1_prob > 0:
@@ -76,17 +95,32 @@ def decide(
         if draw < settings.system1_prob:
             pick = max(system1, key=lambda s: (s.score, -s.thought_id))
             return domain.Decision(
-                **base, action="speak", thought_id=pick.thought_id, score=pick.score, threshold=thr,
+                **base,
+                action="speak",
+                thought_id=pick.thought_id,
+                score=pick.score,
+                threshold=thr,
                 reason=f"best score {best.score:.2f} < imThreshold {thr:g}; System-1 reply drawn (p={settings.system1_prob:g})",
             )
         return domain.Decision(
-            **base, action="silent", score=best.score, threshold=thr,
+            **base,
+            action="silent",
+            score=best.score,
+            threshold=thr,
             reason=f"best score {best.score:.2f} < imThreshold {thr:g}; no System-1 reply drawn (p={settings.system1_prob:g})",
         )
-    return domain.Decision(**base, action="silent", score=best.score, threshold=thr, reason=f"best score {best.score:.2f} < imThreshold {thr:g}")
+    return domain.Decision(
+        **base,
+        action="silent",
+        score=best.score,
+        threshold=thr,
+        reason=f"best score {best.score:.2f} < imThreshold {thr:g}",
+    )
 
 
-def arbitrate(wanting: Sequence[domain.Decision], turn_type: domain.TurnType | None) -> domain.Decision | None:
+def arbitrate(
+    wanting: Sequence[domain.Decision], turn_type: domain.TurnType | None
+) -> domain.Decision | None:
     """Who takes the floor among agents that decided to speak: the allocated agent, else the highest score.
 
     Ties go to the agent listed first (the caller orders agents deterministically).

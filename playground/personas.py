@@ -56,7 +56,11 @@ def load_personas(directory: str | Path = DEFAULT_DIR) -> list[domain.Persona]:
     seen: dict[str, str] = {}
     for p in personas:
         if p.name.casefold() in seen:
-            raise errors.PersonaError(directory / f"{p.id}.toml", "name", f"{p.name!r} is also used by {seen[p.name.casefold()]}.toml")
+            raise errors.PersonaError(
+                directory / f"{p.id}.toml",
+                "name",
+                f"{p.name!r} is also used by {seen[p.name.casefold()]}.toml",
+            )
         seen[p.name.casefold()] = p.id
     return personas
 
@@ -67,6 +71,10 @@ def load_icebreakers(directory: str | Path = DEFAULT_DIR) -> list[str]:
         path = DEFAULT_DIR / ICEBREAKERS
     data = _read(path)
     items = data.get("icebreakers")
-    if not isinstance(items, list) or not items or not all(isinstance(i, str) and i.strip() for i in items):
+    if (
+        not isinstance(items, list)
+        or not items
+        or not all(isinstance(i, str) and i.strip() for i in items)
+    ):
         raise errors.PersonaError(path, "icebreakers", "must be a non-empty list of strings")
     return [str(i) for i in items]

@@ -27,7 +27,13 @@ from playground.settings import ProactivitySettings, Settings
 
 T = TypeVar("T")
 RECENT = 8
-FATAL = (errors.LLMUnreachable, errors.LLMAuthError, errors.LLMRateLimited, errors.LLMTimeout, errors.LLMServerError)
+FATAL = (
+    errors.LLMUnreachable,
+    errors.LLMAuthError,
+    errors.LLMRateLimited,
+    errors.LLMTimeout,
+    errors.LLMServerError,
+)
 
 
 @dataclass
@@ -94,7 +100,14 @@ class Room:
     """
 
     def __init__(
-        self, *, cognition: Cognition, embedder: CachingEmbedder, settings: Settings, bus: events.EventBus, session_id: str, clock: Clock | None = None
+        self,
+        *,
+        cognition: Cognition,
+        embedder: CachingEmbedder,
+        settings: Settings,
+        bus: events.EventBus,
+        session_id: str,
+        clock: Clock | None = None,
     ) -> None:
         self.cognition = cognition
         self.embedder = embedder
@@ -124,7 +137,14 @@ class Room:
 
     def emit(self, event: events.BaseEvent) -> None:
         """Stamp an event with session, sequence, step and time, then publish it."""
-        stamped = event.model_copy(update={"session_id": self.session_id, "seq": next(self._seq), "step": self.step, "at": self.clock.now_iso()})
+        stamped = event.model_copy(
+            update={
+                "session_id": self.session_id,
+                "seq": next(self._seq),
+                "step": self.step,
+                "at": self.clock.now_iso(),
+            }
+        )
         self.bus.publish(stamped)
 
     def record_usage(self, usage: domain.Usage) -> None:
@@ -147,21 +167,55 @@ class Room:
             raise KeyError(f"no AI participant named {name!r}")
         return p
 
-    def start(self, *, engine: str, model: str, condition: str = "inner-thoughts", logprobs_supported: bool | None = None) -> None:
+    def start(
+        self,
+        *,
+        engine: str,
+        model: str,
+        condition: str = "inner-thoughts",
+        logprobs_supported: bool | None = None,
+    ) -> None:
         self.status = "running"
-        self.emit(events.SessionStarted(engine=engine, model=model, seed=self.seed, condition=condition,
-                                        settings=self.settings.snapshot(), logprobs_supported=logprobs_supported))
+        self.emit(
+            events.SessionStarted(
+                engine=engine,
+                model=model,
+                seed=self.seed,
+                condition=condition,
+                settings=self.settings.snapshot(),
+                logprobs_supported=logprobs_supported,
+            )
+        )
 
-    async def add_agent(self, persona: domain.Persona, proactivity: ProactivitySettings | None = None) -> Agent:
+    async def add_agent(
+        self, persona: domain.Persona, proactivity: ProactivitySettings | None = None
+    ) -> Agent:
         """Add an AI participant and load its persona into long-term memory."""
         if persona.name in self.participants:
-            raise errors.PlaygroundError(f"a participant named {persona.name!r} is already in the room")
+            raise errors.PlaygroundError(
+                f"a participant named {persona.name!r} is already in the room"
+            )
         proactivity = proactivity or self.settings_proactivity()
-        agent = Agent(persona, proactivity, cognition=self.cognition, embedder=self.embedder, memory_ids=self._memory_ids,
-                      room_settings=self.settings.room, seed=self.seed, emit=self.emit)
+        agent = Agent(
+            persona,
+            proactivity,
+            cognition=self.cognition,
+            embedder=self.embedder,
+            memory_ids=self._memory_ids,
+            room_settings=self.settings.room,
+            seed=self.seed,
+            emit=self.emit,
+        )
         self.participants[agent.name] = agent
-        self.emit(events.ParticipantJoined(name=agent.name, participant_kind="ai", persona=persona,
-                                           proactivity=proactivity.model_dump(), color_index=next(self._colors)))
+        self.emit(
+            events.ParticipantJoined(
+                name=agent.name,
+                participant_kind="ai",
+                persona=persona,
+                proactivity=proactivity.model_dump(),
+                color_index=next(self._colors),
+            )
+        )
         await agent.load_persona()
         self._set_state(agent.name, "idle")
         return agent
@@ -173,10 +227,16 @@ class Room:
 
     def add_human(self, name: str) -> Human:
         if not name.strip() or name in self.participants:
-            raise errors.PlaygroundError(f"cannot join as {name!r}: the name is empty or already taken")
+            raise errors.PlaygroundError(
+                f"cannot join as {name!r}: the name is empty or already taken"
+            )
         human = Human(name=name)
         self.participants[name] = human
-        self.emit(events.ParticipantJoined(name=name, participant_kind="human", color_index=next(self._colors)))
+        self.emit(
+            events.ParticipantJoined(
+                name=name, participant_kind="human", color_index=next(self._colors)
+            )
+        )
         return human
 
     def remove_participant(self, name: str) -> None:
@@ -186,8 +246,16 @@ class Room:
 
     # -- messages --------------------------------------------------------------------------------
 
-    async def post(self, speaker: str, text: str, *, thought: domain.Thought | None = None, interruption: bool = False,
-                   origin: str = "", notify: bool = True) -> domain.Message:
+    async def post(
+        self,
+        speaker: str,
+        text: str,
+        *,
+        thought: domain.Thought | None = None,
+        interruption: bool = False,
+        origin: str = "",
+        notify: bool = True,
+    ) -> domain.Message:
         """Append a message to the transcript and publish it."""
         p = self.participants.get(speaker)
         if p is None:
@@ -195,10 +263,21 @@ class Room:
         text = text.strip()
         if not text:
             raise errors.PlaygroundError("cannot post an empty message")
-        vec = await self.embedder.embed_one(text)  # before any state changes: cancellation here leaves no trace
-        msg = domain.Message(id=len(self.messages) + 1, speaker=speaker, text=text, step=self.step, at=self.clock.now_iso(), kind=p.kind,
-                             thought_id=thought.id if thought else None, system=thought.system if thought else None,
-                             interruption=interruption, origin=origin or ("human" if p.kind == "human" else self.cognition.name))
+        vec = await self.embedder.embed_one(
+            text
+        )  # before any state changes: cancellation here leaves no trace
+        msg = domain.Message(
+            id=len(self.messages) + 1,
+            speaker=speaker,
+            text=text,
+            step=self.step,
+            at=self.clock.now_iso(),
+            kind=p.kind,
+            thought_id=thought.id if thought else None,
+            system=thought.system if thought else None,
+            interruption=interruption,
+            origin=origin or ("human" if p.kind == "human" else self.cognition.name),
+        )
         self.messages.append(msg)
         self._msg_vec[msg.id] = vec
         p.last_spoke = self.step
@@ -221,13 +300,19 @@ class Room:
         agent = self.agent(agent_name)
         thought = agent.reservoir.get(thought_id)
         self.generation += 1
-        ctx = self._context(agent, self.messages[-1] if self.messages else None, "new_message", None)
+        ctx = self._context(
+            agent, self.messages[-1] if self.messages else None, "new_message", None
+        )
         self._set_state(agent.name, "speaking")
         try:
             text = await agent.articulate(ctx, thought)
             msg = await self.post(agent.name, text, thought=thought)
             agent.expressed(thought.id, msg.id, self.step)
-            self.emit(events.ThoughtExpressed(agent=agent.name, thought_id=thought.id, message_id=msg.id, forced=True))
+            self.emit(
+                events.ThoughtExpressed(
+                    agent=agent.name, thought_id=thought.id, message_id=msg.id, forced=True
+                )
+            )
         finally:
             self._set_state(agent.name, "idle")
         return msg
@@ -240,28 +325,57 @@ class Room:
     async def _understand(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
         if msg.id not in self._understood:
             names = list(self.participants)
-            recent = self.messages[max(0, msg.id - RECENT): msg.id - 1]
-            interp, turn = await asyncio.gather(self.cognition.interpret(msg, recent, names), self.cognition.predict_turn_type(msg, recent, names))
+            recent = self.messages[max(0, msg.id - RECENT) : msg.id - 1]
+            interp, turn = await asyncio.gather(
+                self.cognition.interpret(msg, recent, names),
+                self.cognition.predict_turn_type(msg, recent, names),
+            )
             if msg.id not in self._understood:
                 self._understood[msg.id] = (interp, turn)
                 await self.embedder.embed_one(interp)
-                self.emit(events.MessageInterpreted(interpretation=domain.Interpretation(message_id=msg.id, text=interp, origin=self.cognition.name)))
+                self.emit(
+                    events.MessageInterpreted(
+                        interpretation=domain.Interpretation(
+                            message_id=msg.id, text=interp, origin=self.cognition.name
+                        )
+                    )
+                )
                 self.emit(events.TurnTypePredicted(turn_type=turn))
         return self._understood[msg.id]
 
     def _message_pool(self) -> Pool:
         if not self.messages:
             return Pool.empty()
-        return Pool(refs=[m.ref for m in self.messages], texts=[f"{m.speaker}: {m.text}" for m in self.messages],
-                    vectors=np.stack([self._msg_vec[m.id] for m in self.messages]), weights=np.ones(len(self.messages), np.float32),
-                    taus=np.array([m.step for m in self.messages], np.int64))
+        return Pool(
+            refs=[m.ref for m in self.messages],
+            texts=[f"{m.speaker}: {m.text}" for m in self.messages],
+            vectors=np.stack([self._msg_vec[m.id] for m in self.messages]),
+            weights=np.ones(len(self.messages), np.float32),
+            taus=np.array([m.step for m in self.messages], np.int64),
+        )
 
-    def _context(self, agent: Agent, latest: domain.Message | None, trigger: domain.TriggerKind, understood: tuple[str, domain.TurnType] | None,
-                 silent_steps: int = 0) -> Context:
-        return Context(agent=agent.name, persona=agent.persona, participants=list(self.participants), recent=self.messages[-RECENT:],
-                       latest=latest, trigger=trigger, step=self.step, interpretation=understood[0] if understood else "",
-                       turn_type=understood[1] if understood else None, own_turns=agent.turns, total_turns=len(self.messages),
-                       silent_steps=silent_steps)
+    def _context(
+        self,
+        agent: Agent,
+        latest: domain.Message | None,
+        trigger: domain.TriggerKind,
+        understood: tuple[str, domain.TurnType] | None,
+        silent_steps: int = 0,
+    ) -> Context:
+        return Context(
+            agent=agent.name,
+            persona=agent.persona,
+            participants=list(self.participants),
+            recent=self.messages[-RECENT:],
+            latest=latest,
+            trigger=trigger,
+            step=self.step,
+            interpretation=understood[0] if understood else "",
+            turn_type=understood[1] if understood else None,
+            own_turns=agent.turns,
+            total_turns=len(self.messages),
+            silent_steps=silent_steps,
+        )
 
     # -- one trigger -----------------------------------------------------------------------------
 
@@ -280,7 +394,11 @@ class Room:
             if isinstance(r, FATAL):
                 raise r
             if isinstance(r, errors.PlaygroundError):
-                self.emit(events.ErrorOccurred(where=f"{agent.name}", message=str(r), error_type=type(r).__name__))
+                self.emit(
+                    events.ErrorOccurred(
+                        where=f"{agent.name}", message=str(r), error_type=type(r).__name__
+                    )
+                )
                 out.append(None)
             elif isinstance(r, BaseException):
                 raise r
@@ -299,10 +417,16 @@ class Room:
         latest = self.messages[-1] if self.messages else None
         trigger: domain.TriggerKind = "new_message" if self._unprocessed else "pause"
         self._unprocessed = False
-        self.emit(events.TriggerFired(trigger=trigger, message_id=latest.id if latest else None, generation=gen))
+        self.emit(
+            events.TriggerFired(
+                trigger=trigger, message_id=latest.id if latest else None, generation=gen
+            )
+        )
         if latest is None:
             return None
-        listeners = [a for a in self.agents if not (trigger == "new_message" and a.name == latest.speaker)]
+        listeners = [
+            a for a in self.agents if not (trigger == "new_message" and a.name == latest.speaker)
+        ]
         try:
             for a in listeners:
                 self._set_state(a.name, "thinking")
@@ -310,28 +434,57 @@ class Room:
             u = self._msg_vec[latest.id]
             u_interp = self.embedder.cached(understood[0])
             pool = self._message_pool()
-            works = [TriggerWork(self._context(a, latest, trigger, understood, silent_steps)) for a in listeners]
+            works = [
+                TriggerWork(self._context(a, latest, trigger, understood, silent_steps))
+                for a in listeners
+            ]
             for a, w in zip(listeners, works, strict=True):
                 a.retrieve(w, pool, u, u_interp)
             # An agent whose thought formation failed still re-scores its retained thoughts.
-            await self._bounded((a.form(w) for a, w in zip(listeners, works, strict=True)), listeners)
+            await self._bounded(
+                (a.form(w) for a, w in zip(listeners, works, strict=True)), listeners
+            )
             active = list(zip(listeners, works, strict=True))
             for a, w in active:
                 a.adopt(w, self._thought_ids)
-            ratings = await self._bounded((a.evaluate(w) for a, w in active), [a for a, _ in active])
+            ratings = await self._bounded(
+                (a.evaluate(w) for a, w in active), [a for a, _ in active]
+            )
             decisions: list[tuple[Agent, TriggerWork, domain.Decision]] = []
             for (a, w), r in zip(active, ratings, strict=True):
                 if r is None:
-                    decisions.append((a, w, domain.Decision(agent=a.name, step=self.step, trigger=trigger, action="silent",
-                                                            reason="could not evaluate its thoughts (see error)")))
+                    decisions.append(
+                        (
+                            a,
+                            w,
+                            domain.Decision(
+                                agent=a.name,
+                                step=self.step,
+                                trigger=trigger,
+                                action="silent",
+                                reason="could not evaluate its thoughts (see error)",
+                            ),
+                        )
+                    )
                     continue
                 a.score(w, r)
                 decisions.append((a, w, a.decide(w)))
-            winner = participation.arbitrate([d for _, _, d in decisions if d.action == "speak"], understood[1])
+            winner = participation.arbitrate(
+                [d for _, _, d in decisions if d.action == "speak"], understood[1]
+            )
             for a, _, d in decisions:
                 if d.action == "speak" and d is not winner:
-                    why = "was addressed" if winner and winner.turn_type == "allocated-self" else f"scored higher ({(winner.score or 0):.2f})"
-                    d = d.model_copy(update={"action": "silent", "reason": f"{d.reason}; lost the floor to {winner.agent if winner else '?'}, who {why}"})
+                    why = (
+                        "was addressed"
+                        if winner and winner.turn_type == "allocated-self"
+                        else f"scored higher ({(winner.score or 0):.2f})"
+                    )
+                    d = d.model_copy(
+                        update={
+                            "action": "silent",
+                            "reason": f"{d.reason}; lost the floor to {winner.agent if winner else '?'}, who {why}",
+                        }
+                    )
                 self.emit(events.DecisionMade(decision=d))
                 self._set_state(a.name, "wants_to_speak" if d is winner else "idle")
             if winner is None or gen != self.generation:
@@ -343,9 +496,17 @@ class Room:
             text = await agent.articulate(work.ctx, thought)
             if gen != self.generation:
                 return None  # a newer trigger arrived while articulating: this answer is stale
-            msg = await self.post(agent.name, text, thought=thought, interruption=winner.turn_type == "allocated-other", notify=False)
+            msg = await self.post(
+                agent.name,
+                text,
+                thought=thought,
+                interruption=winner.turn_type == "allocated-other",
+                notify=False,
+            )
             agent.expressed(thought.id, msg.id, self.step)
-            self.emit(events.ThoughtExpressed(agent=agent.name, thought_id=thought.id, message_id=msg.id))
+            self.emit(
+                events.ThoughtExpressed(agent=agent.name, thought_id=thought.id, message_id=msg.id)
+            )
             self._arrived.set()
             return msg
         finally:
@@ -365,7 +526,13 @@ class Room:
         self._stopped = True
         self._arrived.set()
 
-    async def run_simulation(self, *, icebreaker: str | None = None, initiator: str | None = None, control: RunControl | None = None) -> str:
+    async def run_simulation(
+        self,
+        *,
+        icebreaker: str | None = None,
+        initiator: str | None = None,
+        control: RunControl | None = None,
+    ) -> str:
         """Run until max turns, repeated silence, or stop. Returns the final status.
 
         Raises:
@@ -396,7 +563,11 @@ class Room:
             self.finish("interrupted", "cancelled")
             raise
         except errors.PlaygroundError as exc:
-            self.emit(events.ErrorOccurred(where="simulation", message=str(exc), error_type=type(exc).__name__))
+            self.emit(
+                events.ErrorOccurred(
+                    where="simulation", message=str(exc), error_type=type(exc).__name__
+                )
+            )
             self.finish("failed", str(exc))
             raise
         return self.status
@@ -411,10 +582,8 @@ class Room:
         pauses = 0
         while not self._stopped:
             timeout = s.pause_seconds if pauses < s.max_silent_steps and self.messages else None
-            try:
+            with suppress(TimeoutError):
                 await asyncio.wait_for(self._arrived.wait(), timeout=timeout)
-            except TimeoutError:
-                pass
             if self._stopped:
                 break
             is_new = self._arrived.is_set()
@@ -435,8 +604,11 @@ class Room:
                 continue
             exc = task.exception()
             if isinstance(exc, errors.PlaygroundError):
-                self.emit(events.ErrorOccurred(where="room", message=str(exc), error_type=type(exc).__name__))
+                self.emit(
+                    events.ErrorOccurred(
+                        where="room", message=str(exc), error_type=type(exc).__name__
+                    )
+                )
             elif exc is not None:
                 raise exc
         self.finish("finished", "stopped")
-

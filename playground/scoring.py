@@ -24,13 +24,21 @@ def memory_decay(t: int, tau: int, decay: float = 0.95) -> float:
     return decay ** max(0, t - tau)
 
 
-def saliency(cos_interp: float, cos_utt: float, weight: float, t: int, tau: int, decay: float = 0.95) -> float:
+def saliency(
+    cos_interp: float, cos_utt: float, weight: float, t: int, tau: int, decay: float = 0.95
+) -> float:
     """saliency(x, u) = max(cos(x, u_interp), cos(x, u)) · w_x · decay^(t − τx)."""
     return max(cos_interp, cos_utt) * weight * memory_decay(t, tau, decay)
 
 
 def saliency_matrix(
-    vectors: np.ndarray, weights: np.ndarray, taus: np.ndarray, u: np.ndarray, u_interp: np.ndarray | None, t: int, decay: float = 0.95
+    vectors: np.ndarray,
+    weights: np.ndarray,
+    taus: np.ndarray,
+    u: np.ndarray,
+    u_interp: np.ndarray | None,
+    t: int,
+    decay: float = 0.95,
 ) -> np.ndarray:
     """Vectorised :func:`saliency` for unit-length rows of ``vectors`` (one row per memory)."""
     sims = vectors @ u
@@ -78,7 +86,9 @@ def expected_rating(distribution: Mapping[int, float]) -> float:
     return sum(p * s for s, p in distribution.items())
 
 
-def motivation_score(distribution: Mapping[int, float], t: int, tau_p: int, base: float = 1.02) -> float:
+def motivation_score(
+    distribution: Mapping[int, float], t: int, tau_p: int, base: float = 1.02
+) -> float:
     """score = Σ p(s_i)·s_i · base^(t − τp)  (SPEC.md §1, Evaluation)."""
     return expected_rating(distribution) * silence_factor(t, tau_p, base)
 

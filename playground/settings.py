@@ -15,20 +15,42 @@ class ProactivitySettings(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    system1_prob: float = Field(0.1, ge=0, le=1, description="Chance of a System-1 reply when no thought passes imThreshold (overt proactivity).")
-    im_threshold: float = Field(3.95, ge=1, le=5, description="Motivation needed to speak on an open turn (covert proactivity).")
-    interrupt_threshold: float = Field(4.8, ge=1, le=5, description="Motivation needed to take a turn allocated to someone else.")
-    proactive_tone: bool = Field(False, description="Restyle utterances to sound more assertive (tonal proactivity).")
+    system1_prob: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description="Chance of a System-1 reply when no thought passes imThreshold (overt proactivity).",
+    )
+    im_threshold: float = Field(
+        3.95,
+        ge=1,
+        le=5,
+        description="Motivation needed to speak on an open turn (covert proactivity).",
+    )
+    interrupt_threshold: float = Field(
+        4.8, ge=1, le=5, description="Motivation needed to take a turn allocated to someone else."
+    )
+    proactive_tone: bool = Field(
+        False, description="Restyle utterances to sound more assertive (tonal proactivity)."
+    )
     system1_count: int = Field(1, ge=0, le=5, description="System-1 thoughts formed per trigger.")
     system2_count: int = Field(2, ge=0, le=5, description="System-2 thoughts formed per trigger.")
 
 
 #: The paper's three user-study presets plus the simulation-study defaults.
 PRESETS: Mapping[str, ProactivitySettings] = {
-    "simulation": ProactivitySettings(system1_prob=0.1, im_threshold=3.95, proactive_tone=False, interrupt_threshold=4.8),
-    "non-stop-chatter": ProactivitySettings(system1_prob=0.7, im_threshold=4.49, proactive_tone=False, interrupt_threshold=4.8),
-    "active-contributor": ProactivitySettings(system1_prob=0.2, im_threshold=3.59, proactive_tone=True, interrupt_threshold=4.8),
-    "selective-participant": ProactivitySettings(system1_prob=0.0, im_threshold=4.09, proactive_tone=False, interrupt_threshold=5.0),
+    "simulation": ProactivitySettings(
+        system1_prob=0.1, im_threshold=3.95, proactive_tone=False, interrupt_threshold=4.8
+    ),
+    "non-stop-chatter": ProactivitySettings(
+        system1_prob=0.7, im_threshold=4.49, proactive_tone=False, interrupt_threshold=4.8
+    ),
+    "active-contributor": ProactivitySettings(
+        system1_prob=0.2, im_threshold=3.59, proactive_tone=True, interrupt_threshold=4.8
+    ),
+    "selective-participant": ProactivitySettings(
+        system1_prob=0.0, im_threshold=4.09, proactive_tone=False, interrupt_threshold=5.0
+    ),
 }
 DEFAULT_PRESET = "simulation"
 
@@ -36,13 +58,21 @@ DEFAULT_PRESET = "simulation"
 class LLMSettings(BaseModel):
     """Connection to an OpenAI-compatible server."""
 
-    base_url: str | None = Field(None, description="OpenAI-compatible base URL; None means api.openai.com.")
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible base URL; None means api.openai.com."
+    )
     model: str = Field("gpt-4o-mini", min_length=1, description="Chat model name.")
-    embedding_model: str = Field("text-embedding-3-small", description="Model for the /embeddings endpoint.")
+    embedding_model: str = Field(
+        "text-embedding-3-small", description="Model for the /embeddings endpoint."
+    )
     api_key: SecretStr | None = Field(None, description="Never stored in the database or logs.")
     timeout: float = Field(60.0, gt=0, le=600, description="Seconds before one call is abandoned.")
-    max_retries: int = Field(3, ge=0, le=10, description="Retries on 429, 5xx, timeouts and connection errors.")
-    retry_base_delay: float = Field(1.0, ge=0, le=60, description="First back-off delay in seconds; doubles each retry.")
+    max_retries: int = Field(
+        3, ge=0, le=10, description="Retries on 429, 5xx, timeouts and connection errors."
+    )
+    retry_base_delay: float = Field(
+        1.0, ge=0, le=60, description="First back-off delay in seconds; doubles each retry."
+    )
     concurrency: int = Field(8, ge=1, le=64, description="Most chat calls in flight at once.")
     temperature: float = Field(0.7, ge=0, le=2)
 
@@ -51,9 +81,12 @@ class EngineSettings(BaseModel):
     """Which thinking engine and how it spends calls."""
 
     engine: Literal["offline", "openai"] = "offline"
-    embeddings: Literal["local", "remote"] = Field("local", description="MiniLM on this machine, or the server's /embeddings.")
+    embeddings: Literal["local", "remote"] = Field(
+        "local", description="MiniLM on this machine, or the server's /embeddings."
+    )
     evaluation_mode: Literal["batched", "per-thought"] = Field(
-        "batched", description="One evaluation call per agent for all its new thoughts, or one call per thought (as the paper)."
+        "batched",
+        description="One evaluation call per agent for all its new thoughts, or one call per thought (as the paper).",
     )
     seed: int = 0
 
@@ -61,14 +94,22 @@ class EngineSettings(BaseModel):
 class RoomSettings(BaseModel):
     """How the shared room runs."""
 
-    max_turns: int = Field(15, ge=1, le=10_000, description="Stop after this many messages (the icebreaker counts).")
-    max_silent_steps: int = Field(4, ge=1, le=1000, description="Stop after this many consecutive silent steps.")
-    pause_seconds: float = Field(10.0, gt=0, le=3600, description="Real time: seconds of silence before on_pause fires.")
+    max_turns: int = Field(
+        15, ge=1, le=10_000, description="Stop after this many messages (the icebreaker counts)."
+    )
+    max_silent_steps: int = Field(
+        4, ge=1, le=1000, description="Stop after this many consecutive silent steps."
+    )
+    pause_seconds: float = Field(
+        10.0, gt=0, le=3600, description="Real time: seconds of silence before on_pause fires."
+    )
     agent_concurrency: int = Field(8, ge=1, le=64, description="Most agents thinking at once.")
     saliency_threshold: float = Field(0.3, ge=0, le=1)
     memory_decay: float = Field(0.95, gt=0, le=1)
     silence_factor: float = Field(1.02, ge=1, le=2)
-    creativity: float = Field(0.3, ge=0, le=1, description="Chance per trigger of pulling in one random long-term memory.")
+    creativity: float = Field(
+        0.3, ge=0, le=1, description="Chance per trigger of pulling in one random long-term memory."
+    )
 
 
 class Settings(BaseModel):
@@ -84,7 +125,9 @@ class Settings(BaseModel):
         return self.model_dump(mode="json", exclude={"llm": {"api_key"}})
 
 
-def load_settings(environ: Mapping[str, str], overrides: Mapping[str, object] | None = None) -> Settings:
+def load_settings(
+    environ: Mapping[str, str], overrides: Mapping[str, object] | None = None
+) -> Settings:
     """Build settings from the environment and explicit overrides (CLI flags, GUI fields).
 
     ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` are read here and nowhere else. The engine is
@@ -104,7 +147,15 @@ def load_settings(environ: Mapping[str, str], overrides: Mapping[str, object] | 
     base_url = o.get("base_url") or environ.get("OPENAI_BASE_URL") or None
     engine = o.get("engine") or ("openai" if (key or base_url) else "offline")
     llm = {"base_url": base_url, "api_key": key}
-    for name in ("model", "embedding_model", "timeout", "max_retries", "retry_base_delay", "concurrency", "temperature"):
+    for name in (
+        "model",
+        "embedding_model",
+        "timeout",
+        "max_retries",
+        "retry_base_delay",
+        "concurrency",
+        "temperature",
+    ):
         if name in o:
             llm[name] = o[name]
     eng = {"engine": engine}
@@ -114,9 +165,16 @@ def load_settings(environ: Mapping[str, str], overrides: Mapping[str, object] | 
     room = {n: o[n] for n in RoomSettings.model_fields if n in o}
     preset = str(o.get("preset", DEFAULT_PRESET))
     if preset not in PRESETS:
-        raise errors.SettingsError(f"preset: unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        raise errors.SettingsError(
+            f"preset: unknown preset {preset!r}; choose one of {', '.join(PRESETS)}"
+        )
     try:
-        return Settings(llm=LLMSettings(**llm), engine=EngineSettings(**eng), room=RoomSettings(**room), preset=preset)
+        return Settings(
+            llm=LLMSettings(**llm),
+            engine=EngineSettings(**eng),
+            room=RoomSettings(**room),
+            preset=preset,
+        )
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])

@@ -51,22 +51,37 @@ class Cognition(Protocol):
     name: str
     """Shown with every output: 'offline engine' or the model name."""
 
-    async def interpret(self, message: domain.Message, recent: list[domain.Message], participants: list[str]) -> str:
+    async def interpret(
+        self, message: domain.Message, recent: list[domain.Message], participants: list[str]
+    ) -> str:
         """One sentence: what the speaker said in context and what they may be thinking."""
         ...
 
-    async def predict_turn_type(self, message: domain.Message, recent: list[domain.Message], participants: list[str]) -> domain.TurnType:
+    async def predict_turn_type(
+        self, message: domain.Message, recent: list[domain.Message], participants: list[str]
+    ) -> domain.TurnType:
         """Open to anyone, or allocated to a named participant."""
         ...
 
-    async def form_thoughts(self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int) -> list[ThoughtDraft]:
+    async def form_thoughts(
+        self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int
+    ) -> list[ThoughtDraft]:
         """System-1 thoughts from the last utterances and System-2 thoughts from the stimuli."""
         ...
 
-    async def evaluate(self, ctx: Context, thoughts: list[domain.Thought], stimuli: list[domain.Stimulus]) -> list[Rating]:
+    async def evaluate(
+        self, ctx: Context, thoughts: list[domain.Thought], stimuli: list[domain.Stimulus]
+    ) -> list[Rating]:
         """One rating per thought, in order."""
         ...
 
-    async def articulate(self, ctx: Context, thought: domain.Thought, stimuli: list[domain.Stimulus], *, proactive_tone: bool) -> str:
+    async def articulate(
+        self,
+        ctx: Context,
+        thought: domain.Thought,
+        stimuli: list[domain.Stimulus],
+        *,
+        proactive_tone: bool,
+    ) -> str:
         """The thought as an utterance in character (restyled assertively when proactive_tone)."""
         ...

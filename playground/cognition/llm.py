@@ -28,19 +28,40 @@ class LLMCognition:
         self.mode = evaluation_mode
         self.name = client.model
 
-    async def interpret(self, message: domain.Message, recent: list[domain.Message], participants: list[str]) -> str:
-        res = await self.client.chat_json("interpretation", prompts.interpret_messages(message, recent, participants), prompts.InterpretationOut, max_tokens=120)
+    async def interpret(
+        self, message: domain.Message, recent: list[domain.Message], participants: list[str]
+    ) -> str:
+        res = await self.client.chat_json(
+            "interpretation",
+            prompts.interpret_messages(message, recent, participants),
+            prompts.InterpretationOut,
+            max_tokens=120,
+        )
         return res.parsed.interpretation.strip()
 
-    async def predict_turn_type(self, message: domain.Message, recent: list[domain.Message], participants: list[str]) -> domain.TurnType:
-        res = await self.client.chat_json("turn type", prompts.turn_type_messages(message, recent, participants), prompts.TurnTypeOut, max_tokens=30)
+    async def predict_turn_type(
+        self, message: domain.Message, recent: list[domain.Message], participants: list[str]
+    ) -> domain.TurnType:
+        res = await self.client.chat_json(
+            "turn type",
+            prompts.turn_type_messages(message, recent, participants),
+            prompts.TurnTypeOut,
+            max_tokens=30,
+        )
         said = res.parsed.next_speaker.strip().lstrip("@").strip()
-        match = next((p for p in participants if p.casefold() == said.casefold() and p != message.speaker), None)
+        match = next(
+            (p for p in participants if p.casefold() == said.casefold() and p != message.speaker),
+            None,
+        )
         if match:
-            return domain.TurnType(message_id=message.id, kind="allocated", addressee=match, origin=self.name)
+            return domain.TurnType(
+                message_id=message.id, kind="allocated", addressee=match, origin=self.name
+            )
         return domain.TurnType(message_id=message.id, kind="open", origin=self.name)
 
-    async def form_thoughts(self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int) -> list[ThoughtDraft]:
+    async def form_thoughts(
+        self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int
+    ) -> list[ThoughtDraft]:
         if self.mode == "per-thought":
             parts = await asyncio.gather(
                 self._form(ctx, stimuli, system1, 0, "System-1 thoughts") if system1 else _none(),
@@ -49,22 +70,41 @@ class LLMCognition:
             return [*parts[0], *parts[1]]
         return await self._form(ctx, stimuli, system1, system2, "thoughts")
 
-    async def _form(self, ctx: Context, stimuli: list[domain.Stimulus], s1: int, s2: int, label: str) -> list[ThoughtDraft]:
-        res = await self.client.chat_json(label, prompts.thoughts_messages(ctx, stimuli, system1=s1, system2=s2), prompts.ThoughtsOut, max_tokens=500)
-        drafts = [ThoughtDraft(text=t.text.strip(), system=1 if t.system == 1 else 2, stimuli=list(t.stimuli)) for t in res.parsed.thoughts]
+    async def _form(
+        self, ctx: Context, stimuli: list[domain.Stimulus], s1: int, s2: int, label: str
+    ) -> list[ThoughtDraft]:
+        res = await self.client.chat_json(
+            label,
+            prompts.thoughts_messages(ctx, stimuli, system1=s1, system2=s2),
+            prompts.ThoughtsOut,
+            max_tokens=500,
+        )
+        drafts = [
+            ThoughtDraft(
+                text=t.text.strip(), system=1 if t.system == 1 else 2, stimuli=list(t.stimuli)
+            )
+            for t in res.parsed.thoughts
+        ]
         # Keep the requested mix even if the model returns more.
         ones = [d for d in drafts if d.system == 1][:s1]
         twos = [d for d in drafts if d.system == 2][:s2]
         return ones + twos
 
-    async def evaluate(self, ctx: Context, thoughts: list[domain.Thought], stimuli: list[domain.Stimulus]) -> list[Rating]:
+    async def evaluate(
+        self, ctx: Context, thoughts: list[domain.Thought], stimuli: list[domain.Stimulus]
+    ) -> list[Rating]:
         if not thoughts:
             return []
         if self.mode == "per-thought":
             results = await asyncio.gather(*(self._evaluate_one(ctx, t) for t in thoughts))
             return list(results)
-        res = await self.client.chat_json("evaluation", prompts.batch_evaluation_messages(ctx, thoughts), prompts.EvaluationsOut,
-                                          logprobs=True, max_tokens=220 * len(thoughts))
+        res = await self.client.chat_json(
+            "evaluation",
+            prompts.batch_evaluation_messages(ctx, thoughts),
+            prompts.EvaluationsOut,
+            logprobs=True,
+            max_tokens=220 * len(thoughts),
+        )
         evals = res.parsed.evaluations
         by_id = {e.thought_id: (i, e) for i, e in enumerate(evals)}
         alternatives = res.rating_alternatives()
@@ -72,32 +112,65 @@ class LLMCognition:
         for k, t in enumerate(thoughts):
             i, e = by_id.get(t.id, (k, evals[k] if k < len(evals) else None))
             if e is None:
-                raise errors.LLMOutputError(f"{self.name} evaluated {len(evals)} thoughts but {len(thoughts)} were asked")
+                raise errors.LLMOutputError(
+                    f"{self.name} evaluated {len(evals)} thoughts but {len(thoughts)} were asked"
+                )
             alt = alternatives[i] if len(alternatives) == len(evals) else None
             out.append(_rating(e.rating, e.reasons_for, e.reasons_against, alt))
         return out
 
     async def _evaluate_one(self, ctx: Context, thought: domain.Thought) -> Rating:
-        res: ChatResult = await self.client.chat_json("evaluation", prompts.evaluation_messages(ctx, thought), prompts.EvaluationOut,
-                                                      logprobs=True, max_tokens=260)
+        res: ChatResult = await self.client.chat_json(
+            "evaluation",
+            prompts.evaluation_messages(ctx, thought),
+            prompts.EvaluationOut,
+            logprobs=True,
+            max_tokens=260,
+        )
         alts = res.rating_alternatives()
-        return _rating(res.parsed.rating, res.parsed.reasons_for, res.parsed.reasons_against, alts[0] if alts else None)
+        return _rating(
+            res.parsed.rating,
+            res.parsed.reasons_for,
+            res.parsed.reasons_against,
+            alts[0] if alts else None,
+        )
 
-    async def articulate(self, ctx: Context, thought: domain.Thought, stimuli: list[domain.Stimulus], *, proactive_tone: bool) -> str:
-        res = await self.client.chat_text("articulation", prompts.articulation_messages(ctx, thought, stimuli, proactive_tone=proactive_tone), max_tokens=120)
+    async def articulate(
+        self,
+        ctx: Context,
+        thought: domain.Thought,
+        stimuli: list[domain.Stimulus],
+        *,
+        proactive_tone: bool,
+    ) -> str:
+        res = await self.client.chat_text(
+            "articulation",
+            prompts.articulation_messages(ctx, thought, stimuli, proactive_tone=proactive_tone),
+            max_tokens=120,
+        )
         text = res.text
         prefix = f"{ctx.agent}:"
-        return text[len(prefix):].strip() if text.startswith(prefix) else text
+        return text[len(prefix) :].strip() if text.startswith(prefix) else text
 
 
 async def _none() -> list[ThoughtDraft]:
     return []
 
 
-def _rating(rating: int, reasons_for: list[str], reasons_against: list[str], alternatives: list[tuple[str, float]] | None) -> Rating:
+def _rating(
+    rating: int,
+    reasons_for: list[str],
+    reasons_against: list[str],
+    alternatives: list[tuple[str, float]] | None,
+) -> Rating:
     dist = scoring.distribution_from_logprobs(alternatives) if alternatives else None
     method: domain.ScoreMethod = "logprobs"
     if dist is None:
         dist, method = scoring.point_distribution(rating), "parsed"
-    return Rating(rating=rating, distribution={r: round(p, 6) for r, p in dist.items()}, reasons_for=[r for r in reasons_for[:2]],
-                  reasons_against=[r for r in reasons_against[:2]], method=method)
+    return Rating(
+        rating=rating,
+        distribution={r: round(p, 6) for r, p in dist.items()},
+        reasons_for=[r for r in reasons_for[:2]],
+        reasons_against=[r for r in reasons_against[:2]],
+        method=method,
+    )

@@ -22,32 +22,263 @@ from playground.embedding.cache import CachingEmbedder
 
 NAME = "offline engine"
 STOPWORDS = set(
-    """a about above after again all also am an and any are as at be because been before being below between both but by can could
-    did do does doing down during each few for from further had has have having he her here hers herself him himself his how i i'm
-    if in into is it it's its itself just let's like me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own really same she should so some such than that that's the their theirs them themselves then there these
-    they this those through to too under until up very was we were what what's when where which while who whom why will with would
-    you your yours yourself yourselves hey hi hello yes yeah ok okay oh well anyone everyone guys thing things lot get got go going
-    know think want one much many even still always every almost last next today day week time something anything nothing love
-    actually maybe pretty sure good great nice""".split()
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "i'm",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "it's",
+        "its",
+        "itself",
+        "just",
+        "let's",
+        "like",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "really",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "that's",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "what's",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "hey",
+        "hi",
+        "hello",
+        "yes",
+        "yeah",
+        "ok",
+        "okay",
+        "oh",
+        "well",
+        "anyone",
+        "everyone",
+        "guys",
+        "thing",
+        "things",
+        "lot",
+        "get",
+        "got",
+        "go",
+        "going",
+        "know",
+        "think",
+        "want",
+        "one",
+        "much",
+        "many",
+        "even",
+        "still",
+        "always",
+        "every",
+        "almost",
+        "last",
+        "next",
+        "today",
+        "day",
+        "week",
+        "time",
+        "something",
+        "anything",
+        "nothing",
+        "love",
+        "actually",
+        "maybe",
+        "pretty",
+        "sure",
+        "good",
+        "great",
+        "nice",
+    ]
+) | set(
+    # words our own templates use, so they never become a "topic"
+    [
+        "question",
+        "earlier",
+        "idea",
+        "interesting",
+        "point",
+        "points",
+        "thoughts",
+        "else",
+        "reminds",
+        "remind",
+        "tell",
+        "honestly",
+        "hmm",
+        "connects",
+        "share",
+        "bit",
+        "quiet",
+        "agree",
+        "hear",
+        "answer",
+        "asked",
+        "asks",
+        "ask",
+        "good",
+        "funny",
+        "mention",
+        "back",
+        "still",
+        "thinking",
+        "group",
+        "chatting",
+        "someone",
+        "says",
+        "said",
+        "saying",
+        "others",
+        "whatever",
+        "exactly",
+        "happened",
+        "best",
+        "first",
+        "say",
+        "way",
+        "straight",
+        "kind",
+        "sort",
+    ]
 )
+PREFIX = "Still on my mind:"
 GREETING = re.compile(r"^\s*(hey|hi|hello|hiya|morning|good (morning|evening|afternoon))\b", re.I)
 
 
-def keywords(text: str, n: int = 3) -> list[str]:
+def keywords(text: str, n: int = 3, exclude: frozenset[str] = frozenset()) -> list[str]:
     """Content words of ``text`` in order of appearance (longest first among ties), at most ``n``."""
     words = re.findall(r"[A-Za-z][A-Za-z'-]+", text)
     seen: dict[str, int] = {}
     for i, w in enumerate(words):
         lw = w.lower().strip("'")
-        if lw not in STOPWORDS and len(lw) > 2 and lw not in seen:
+        if "'" in lw:
+            continue
+        if lw not in STOPWORDS and lw not in exclude and len(lw) > 2 and lw not in seen:
             seen[lw] = i
     ranked = sorted(seen, key=lambda w: (-len(w) if len(w) > 6 else 0, seen[w]))
     return [w for w in ranked[:n]]
 
 
-def topic(text: str) -> str:
-    kw = keywords(text, 2)
+_NAMES: frozenset[str] = frozenset()
+
+
+def topic(text: str, names: frozenset[str] | None = None) -> str:
+    """One or two content words naming what ``text`` is about (participant names excluded)."""
+    kw = keywords(text, 2, names if names is not None else _NAMES)
     return " and ".join(kw) if kw else "that"
 
 
@@ -61,8 +292,8 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _you_form(fact: str) -> str:
-    """'I surf every morning.' → 'I surf every morning' (trimmed for embedding in a sentence)."""
-    return _cut(fact, 11)
+    """'I surf every morning.' → 'I surf every morning' (end punctuation dropped for use in a sentence)."""
+    return _cut(fact, 24)
 
 
 def _clip(x: float) -> float:
@@ -78,46 +309,89 @@ class OfflineCognition:
         self._embedder = embedder
         self._seed = seed
 
+    def _names(self, participants: list[str]) -> None:
+        global _NAMES  # noqa: PLW0603 - participant names are excluded from topics; the set only grows
+        _NAMES = _NAMES | {p.casefold() for p in participants}
+
     def _rng(self, *key: object) -> random.Random:
         return random.Random(":".join(str(k) for k in (self._seed, *key)))
 
     # -- understanding ---------------------------------------------------------------------------
 
-    async def interpret(self, message: domain.Message, recent: list[domain.Message], participants: list[str]) -> str:
+    async def interpret(
+        self, message: domain.Message, recent: list[domain.Message], participants: list[str]
+    ) -> str:
+        self._names(participants)
         addressee = _addressee(message, participants)
         about = topic(message.text)
         if GREETING.match(message.text) and len(message.text.split()) <= 4:
             return f"{message.speaker} greets the group and hopes someone will start chatting."
         if is_question(message.text):
             if addressee:
-                return f"{message.speaker} asks {addressee} about {about} and waits for their answer."
+                return (
+                    f"{message.speaker} asks {addressee} about {about} and waits for their answer."
+                )
             return f"{message.speaker} asks the group about {about} and wants to hear from others."
-        if recent and recent[-1].speaker != message.speaker and (prev := topic(recent[-1].text)) != "that":
+        if (
+            recent
+            and recent[-1].speaker != message.speaker
+            and (prev := topic(recent[-1].text)) != "that"
+        ):
             return f"{message.speaker} reacts to {recent[-1].speaker}'s point about {prev} by talking about {about}."
         return f"{message.speaker} shares something about {about} and may want others to react."
 
-    async def predict_turn_type(self, message: domain.Message, recent: list[domain.Message], participants: list[str]) -> domain.TurnType:
+    async def predict_turn_type(
+        self, message: domain.Message, recent: list[domain.Message], participants: list[str]
+    ) -> domain.TurnType:
         addressee = _addressee(message, participants)
         if addressee:
-            return domain.TurnType(message_id=message.id, kind="allocated", addressee=addressee, origin=NAME)
+            return domain.TurnType(
+                message_id=message.id, kind="allocated", addressee=addressee, origin=NAME
+            )
         return domain.TurnType(message_id=message.id, kind="open", origin=NAME)
 
     # -- thought formation -----------------------------------------------------------------------
 
-    async def form_thoughts(self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int) -> list[ThoughtDraft]:
+    async def form_thoughts(
+        self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int
+    ) -> list[ThoughtDraft]:
         rng = self._rng(ctx.agent, ctx.step, "form")
         latest = ctx.latest
         out: list[ThoughtDraft] = []
         for _ in range(system1):
             out.append(self._system1(ctx, rng))
-        usable = [s for s in stimuli if not (s.ref.startswith("message:") and latest and s.text.startswith(f"{ctx.agent}:"))]
+        self._names(ctx.participants)
+        # Deliberate thoughts draw first on long-term memory, then on retained thoughts, then on what others said.
+        order = {"memory": 0, "thought": 1, "message": 2}
+        usable = sorted(
+            (
+                s
+                for s in stimuli
+                if not (s.ref.startswith("message:") and s.text.startswith(f"{ctx.agent}:"))
+            ),
+            key=lambda s: order.get(s.ref.split(":")[0], 3),
+        )
+        usable = [
+            s
+            for s in usable
+            if not (s.ref.startswith("message:") and topic(s.text.partition(": ")[2]) == "that")
+        ]
         for i in range(system2):
             if i < len(usable):
                 out.append(self._system2(ctx, usable[i], rng))
             elif latest:
-                out.append(ThoughtDraft(text=rng.choice([f"What do the others think about {topic(latest.text)}?",
-                                                         f"I don't know much about {topic(latest.text)}, honestly."]),
-                                        system=2, stimuli=[latest.ref]))
+                out.append(
+                    ThoughtDraft(
+                        text=rng.choice(
+                            [
+                                f"What do the others think about {topic(latest.text)}?",
+                                f"I don't know much about {topic(latest.text)}, honestly.",
+                            ]
+                        ),
+                        system=2,
+                        stimuli=[latest.ref],
+                    )
+                )
         return out
 
     def _system1(self, ctx: Context, rng: random.Random) -> ThoughtDraft:
@@ -126,38 +400,69 @@ class OfflineCognition:
             return ThoughtDraft(text="Nobody has said anything yet.", system=1)
         about = topic(m.text)
         if ctx.trigger == "pause":
-            options = [f"It went quiet after the bit about {about}.", "The chat has gone quiet; someone should say something."]
+            options = [
+                f"It went quiet after the bit about {about}.",
+                "The chat has gone quiet; someone should say something.",
+            ]
         elif GREETING.match(m.text):
-            options = [f"{m.speaker} said hi; I should say hi back.", f"Nice to see {m.speaker} here."]
+            options = [
+                f"{m.speaker} said hi; I should say hi back.",
+                f"Nice to see {m.speaker} here.",
+            ]
         elif is_question(m.text):
-            options = [f"{m.speaker} asked about {about}; I could answer.", f"Good question from {m.speaker} about {about}."]
+            options = [
+                f"{m.speaker} asked about {about}; I could answer.",
+                f"Good question from {m.speaker} about {about}.",
+            ]
         else:
-            options = [f"Interesting point about {about} from {m.speaker}.", f"I'd like to hear more about {about}.", f"I agree with {m.speaker} on {about}."]
+            options = [
+                f"Interesting point about {about} from {m.speaker}.",
+                f"I'd like to hear more about {about}.",
+                f"I agree with {m.speaker} on {about}.",
+            ]
         return ThoughtDraft(text=rng.choice(options), system=1, stimuli=[m.ref])
 
     def _system2(self, ctx: Context, st: domain.Stimulus, rng: random.Random) -> ThoughtDraft:
         about = topic(ctx.latest.text) if ctx.latest else "this"
         kind = st.ref.split(":")[0]
         if kind == "thought":
-            text = f"Back to my earlier idea: {_cut(st.text, 9)}"
+            core = st.text.removeprefix(PREFIX).strip()
+            text = f"{PREFIX} {_cut(core, 10)}"
         elif kind == "message":
             speaker, _, said = st.text.partition(": ")
-            text = rng.choice([f"I want to ask {speaker} more about {topic(said)}.", f"{speaker}'s point about {topic(said)} connects to {about}."])
+            text = f"Ask {speaker} to tell more about {topic(said)}."
         else:
             fact = _you_form(st.text)
-            text = rng.choice([f"I could share that {fact[0].lower()}{fact[1:]}.", f"{about.capitalize()} reminds me: {fact}."])
+            text = rng.choice(
+                [
+                    f"I could share that {fact[0].lower()}{fact[1:]}."
+                    if fact.startswith("I ")
+                    else f"I could share: {fact}.",
+                    f"{about.capitalize()} reminds me: {fact}.",
+                ]
+            )
         refs = [st.ref] + ([ctx.latest.ref] if ctx.latest and kind != "message" else [])
         return ThoughtDraft(text=text, system=2, stimuli=refs)
 
     # -- evaluation ------------------------------------------------------------------------------
 
-    async def evaluate(self, ctx: Context, thoughts: list[domain.Thought], stimuli: list[domain.Stimulus]) -> list[Rating]:
+    async def evaluate(
+        self, ctx: Context, thoughts: list[domain.Thought], stimuli: list[domain.Stimulus]
+    ) -> list[Rating]:
         if not thoughts:
             return []
         vecs = await self._embedder.embed([t.text for t in thoughts])
         said = [m for m in ctx.recent]
-        said_vecs = await self._embedder.embed([m.text for m in said]) if said else np.zeros((0, vecs.shape[1]), np.float32)
-        u = said_vecs[-1] if ctx.latest is not None and said and said[-1].id == ctx.latest.id else None
+        said_vecs = (
+            await self._embedder.embed([m.text for m in said])
+            if said
+            else np.zeros((0, vecs.shape[1]), np.float32)
+        )
+        u = (
+            said_vecs[-1]
+            if ctx.latest is not None and said and said[-1].id == ctx.latest.id
+            else None
+        )
         context_vec = said_vecs[-4:].mean(axis=0) if len(said_vecs) else None
         rel = participation.relation(ctx.turn_type, ctx.agent)
         question = bool(ctx.latest and is_question(ctx.latest.text))
@@ -169,58 +474,145 @@ class OfflineCognition:
             cos_ctx = scoring.cosine(v, context_vec) if context_vec is not None else 0.0
             overlap = max((float(v @ sv) for sv in said_vecs), default=0.0)
             h = {
-                "relevance": _clip((max(cos_u, cos_ctx) - 0.05) / 0.45 + (0.2 if thought.saliency > 0.3 else 0.0)),
-                "information_gap": _clip((0.75 if question else 0.35) + (0.25 if question and cos_u > 0.3 else 0.0) + (0.15 if thought.system == 2 else 0.0)),
-                "expected_impact": _clip(0.25 + (0.35 if thought.system == 2 else 0.0) + 0.5 * (1 - overlap)),
-                "urgency": {"allocated-self": 1.0, "allocated-other": 0.1, "open": 0.45 + (0.2 if question else 0.0)}[rel],
+                "relevance": _clip(
+                    (max(cos_u, cos_ctx) - 0.05) / 0.45 + (0.2 if thought.saliency > 0.3 else 0.0)
+                ),
+                "information_gap": _clip(
+                    (0.75 if question else 0.35)
+                    + (0.25 if question and cos_u > 0.3 else 0.0)
+                    + (0.15 if thought.system == 2 else 0.0)
+                ),
+                "expected_impact": _clip(IMPACT[_source(thought)] + 0.5 * (1 - overlap)),
+                "urgency": {
+                    "allocated-self": 1.0,
+                    "allocated-other": 0.1,
+                    "open": 0.45 + (0.2 if question else 0.0),
+                }[rel],
                 "coherence": _clip((cos_u - 0.05) / 0.4) if u is not None else 0.3,
-                "originality": _clip((1 - overlap) / 0.6),
+                "originality": _clip((0.9 - overlap) / 0.5),
                 "balance": _clip(0.6 + (1 / n - share) * 3),
-                "dynamics": _clip(0.4 + 0.2 * ctx.silent_steps + (0.15 if ctx.trigger == "pause" else 0.0)),
+                "dynamics": _clip(
+                    0.4 + 0.2 * ctx.silent_steps + (0.15 if ctx.trigger == "pause" else 0.0)
+                ),
             }
             m = sum(h.values()) / len(h)
-            mu = 1 + 4 * m + self._rng(ctx.agent, ctx.step, thought.id, "jitter").uniform(-0.15, 0.15)
+            mu = (
+                1
+                + 4 * m
+                + self._rng(ctx.agent, ctx.step, thought.id, "jitter").uniform(-0.15, 0.15)
+            )
             weights = {r: math.exp(-((r - mu) ** 2) / (2 * 0.55**2)) for r in scoring.RATINGS}
             dist = scoring.normalise_distribution(weights)
             ranked = sorted(h.items(), key=lambda kv: -kv[1])
-            out.append(Rating(
-                rating=max(dist, key=lambda r: dist[r]),
-                distribution={r: round(p, 6) for r, p in dist.items()},
-                reasons_for=[_reason(k, val, ctx, True) for k, val in ranked[:2]],
-                reasons_against=[_reason(k, val, ctx, False) for k, val in ranked[-2:][::-1]],
-                method="offline-heuristic",
-                heuristics={k: round(val, 3) for k, val in h.items()},
-            ))
+            out.append(
+                Rating(
+                    rating=max(dist, key=lambda r: dist[r]),
+                    distribution={r: round(p, 6) for r, p in dist.items()},
+                    reasons_for=[_reason(k, val, ctx, True) for k, val in ranked[:2]],
+                    reasons_against=[_reason(k, val, ctx, False) for k, val in ranked[-2:][::-1]],
+                    method="offline-heuristic",
+                    heuristics={k: round(val, 3) for k, val in h.items()},
+                )
+            )
         return out
 
     # -- articulation ----------------------------------------------------------------------------
 
-    async def articulate(self, ctx: Context, thought: domain.Thought, stimuli: list[domain.Stimulus], *, proactive_tone: bool) -> str:
+    async def articulate(
+        self,
+        ctx: Context,
+        thought: domain.Thought,
+        stimuli: list[domain.Stimulus],
+        *,
+        proactive_tone: bool,
+    ) -> str:
         rng = self._rng(ctx.agent, ctx.step, thought.id, "say")
         m = ctx.latest
         others = [p for p in ctx.participants if p != ctx.agent]
         memories = [s for s in stimuli if s.ref.startswith("memory:")]
-        if thought.system == 1 or not memories:
-            if m is None:
-                text = "Hi everyone!"
-            elif GREETING.match(m.text) and m.speaker != ctx.agent:
-                text = rng.choice([f"Hi {m.speaker}! How's everyone doing?", f"Hey {m.speaker}, good to see you here."])
-            elif ctx.trigger == "pause":
-                text = rng.choice(["So, what's everyone up to this week?", f"Anyone else have thoughts on {topic(m.text)}?"])
-            elif is_question(m.text):
-                text = rng.choice([f"Good question, {m.speaker}. {thought.text}", f"Hmm, {topic(m.text)}? {thought.text}"])
-            else:
-                text = rng.choice([f"That's interesting, {m.speaker}. Tell us more about {topic(m.text)}?", f"Oh nice, {m.speaker}! {thought.text}"])
-        else:
+        messages = [
+            s
+            for s in stimuli
+            if s.ref.startswith("message:") and not s.text.startswith(f"{ctx.agent}:")
+        ]
+        if thought.system == 2 and memories:
             fact = _you_form(memories[0].text)
-            follow = rng.choice([f"What about you, {rng.choice(others)}?" if others else "What about you all?",
-                                 f"Does anyone else like {topic(memories[0].text)}?", ""])
-            opener = rng.choice(["That reminds me:", "Funny you mention it.", "For me,", "Oh,"])
-            joined = f"{opener} {fact[0].lower() + fact[1:] if opener.endswith(',') else fact}."
-            text = f"{joined} {follow}".strip()
+            follow = rng.choice(
+                [
+                    f"What about you, {rng.choice(others)}?" if others else "What about you all?",
+                    f"Does anyone else care about {topic(memories[0].text)}?",
+                    "",
+                ]
+            )
+            opener = rng.choice(
+                [
+                    "That reminds me:",
+                    "Funny you mention it.",
+                    "Oh, same here in a way.",
+                    "For what it's worth,",
+                ]
+            )
+            text = f"{opener} {fact}. {follow}".strip()
+        elif (
+            thought.system == 2
+            and messages
+            and topic(messages[0].text.partition(": ")[2]) != "that"
+        ):
+            speaker, _, said = messages[0].text.partition(": ")
+            text = rng.choice(
+                [
+                    f"{speaker}, tell me more about {topic(said)}?",
+                    f"Going back to what you said about {topic(said)}, {speaker}: how did that go?",
+                ]
+            )
+        elif m is None:
+            text = "Hi everyone!"
+        elif GREETING.match(m.text) and m.speaker != ctx.agent:
+            text = rng.choice(
+                [
+                    f"Hi {m.speaker}! How's everyone doing?",
+                    f"Hey {m.speaker}, good to see you here.",
+                ]
+            )
+        elif ctx.trigger == "pause" or m.speaker == ctx.agent:
+            text = rng.choice(
+                [
+                    "So, what's everyone up to this week?",
+                    f"Anyone else have thoughts on {topic(m.text)}?",
+                ]
+            )
+        elif is_question(m.text):
+            text = rng.choice(
+                [
+                    f"Good question, {m.speaker}. I'm not sure about {topic(m.text)} myself. Anyone?",
+                    f"Hmm, {topic(m.text)}? I'd like to hear what the others say first.",
+                ]
+            )
+        else:
+            text = rng.choice(
+                [
+                    f"That sounds great, {m.speaker}. Tell us more about {topic(m.text)}?",
+                    f"Oh nice, {m.speaker}!",
+                    f"I agree with you on {topic(m.text)}, {m.speaker}.",
+                ]
+            )
         if proactive_tone:
-            text = rng.choice(["Honestly, ", "I'll jump in here: ", "Let me say this: "]) + text[0].lower() + text[1:]
+            text = rng.choice(["Honestly, ", "I'll jump in here: ", "Let me say this: "]) + text
         return text
+
+
+IMPACT = {"system1": 0.25, "memory": 0.55, "thought": 0.45, "message": 0.3, "none": 0.2}
+
+
+def _source(thought: domain.Thought) -> str:
+    """What a thought mainly came from, for expected impact: a memory adds more than an echo."""
+    if thought.system == 1:
+        return "system1"
+    kinds = [r.split(":")[0] for r in thought.stimuli]
+    for k in ("memory", "thought", "message"):
+        if k in kinds:
+            return k
+    return "none"
 
 
 def _addressee(message: domain.Message, participants: list[str]) -> str | None:
@@ -231,7 +623,12 @@ def _addressee(message: domain.Message, participants: list[str]) -> str | None:
         if name == message.speaker:
             continue
         for hit in re.finditer(rf"(?<![\w@])@?{re.escape(name)}\b", text, flags=re.I):
-            direct = text[hit.start() - 1: hit.start()] == "@" or hit.start() == 0 or "?" in text[hit.start():] or text.strip().endswith("?")
+            direct = (
+                text[hit.start() - 1 : hit.start()] == "@"
+                or hit.start() == 0
+                or "?" in text[hit.start() :]
+                or text.strip().endswith("?")
+            )
             if direct and (best is None or hit.start() > best[0]):
                 best = (hit.start(), name)
     return best[1] if best else None
@@ -239,7 +636,10 @@ def _addressee(message: domain.Message, participants: list[str]) -> str | None:
 
 REASONS = {
     "relevance": ("it fits what is being discussed", "it is off the current topic"),
-    "information_gap": ("it answers or asks something still open", "nothing is missing that it would fill"),
+    "information_gap": (
+        "it answers or asks something still open",
+        "nothing is missing that it would fill",
+    ),
     "expected_impact": ("it adds something new to the conversation", "it would change little"),
     "urgency": ("the turn is mine right now", "someone else has the turn"),
     "coherence": ("it follows on from the last message", "it would break the flow"),

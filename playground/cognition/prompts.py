@@ -13,7 +13,9 @@ class InterpretationOut(BaseModel):
 
 
 class TurnTypeOut(BaseModel):
-    next_speaker: str = Field(description="A participant's name if the message hands the turn to them, else 'anyone'.")
+    next_speaker: str = Field(
+        description="A participant's name if the message hands the turn to them, else 'anyone'."
+    )
 
 
 class ThoughtOut(BaseModel):
@@ -77,33 +79,55 @@ def persona_block(ctx: Context) -> str:
 
 def situation(ctx: Context) -> str:
     others = ", ".join(p for p in ctx.participants if p != ctx.agent) or "nobody yet"
-    trig = "Someone just posted a message." if ctx.trigger == "new_message" else "Nobody has said anything for a while."
-    interp = f"\nWhat the last message seems to mean: {ctx.interpretation}" if ctx.interpretation else ""
+    trig = (
+        "Someone just posted a message."
+        if ctx.trigger == "new_message"
+        else "Nobody has said anything for a while."
+    )
+    interp = (
+        f"\nWhat the last message seems to mean: {ctx.interpretation}" if ctx.interpretation else ""
+    )
     return f"You are in a casual group chat with {others}.\n{trig}{interp}\n\nConversation so far:\n{transcript(ctx.recent)}"
 
 
-def interpret_messages(message: domain.Message, recent: list[domain.Message], participants: list[str]) -> list[dict[str, str]]:
+def interpret_messages(
+    message: domain.Message, recent: list[domain.Message], participants: list[str]
+) -> list[dict[str, str]]:
     return [
-        {"role": "system", "content": "You read group chats closely and explain what people mean. Answer in JSON."},
-        {"role": "user", "content": (
-            f"Participants: {', '.join(participants)}\n\nEarlier messages:\n{transcript(recent)}\n\n"
-            f"Latest message, by {message.speaker}: {message.text}\n\n"
-            'In one sentence, say what the speaker said in this context and what they might be thinking or hoping for. '
-            'Reply as {"interpretation": "..."}.'
-        )},
+        {
+            "role": "system",
+            "content": "You read group chats closely and explain what people mean. Answer in JSON.",
+        },
+        {
+            "role": "user",
+            "content": (
+                f"Participants: {', '.join(participants)}\n\nEarlier messages:\n{transcript(recent)}\n\n"
+                f"Latest message, by {message.speaker}: {message.text}\n\n"
+                "In one sentence, say what the speaker said in this context and what they might be thinking or hoping for. "
+                'Reply as {"interpretation": "..."}.'
+            ),
+        },
     ]
 
 
-def turn_type_messages(message: domain.Message, recent: list[domain.Message], participants: list[str]) -> list[dict[str, str]]:
+def turn_type_messages(
+    message: domain.Message, recent: list[domain.Message], participants: list[str]
+) -> list[dict[str, str]]:
     others = [p for p in participants if p != message.speaker]
     return [
-        {"role": "system", "content": "You analyse turn-taking in multi-party chats. Answer in JSON."},
-        {"role": "user", "content": (
-            f"Participants: {', '.join(participants)}\n\nLast messages:\n{transcript([*recent[-4:], message])}\n\n"
-            f"Does {message.speaker}'s latest message hand the next turn to one specific participant (for example by "
-            f"asking them by name), or is it open for anyone to answer? Reply as {{\"next_speaker\": \"<name>\"}} with one of "
-            f"{', '.join(others)}, or \"anyone\" when the turn is open."
-        )},
+        {
+            "role": "system",
+            "content": "You analyse turn-taking in multi-party chats. Answer in JSON.",
+        },
+        {
+            "role": "user",
+            "content": (
+                f"Participants: {', '.join(participants)}\n\nLast messages:\n{transcript([*recent[-4:], message])}\n\n"
+                f"Does {message.speaker}'s latest message hand the next turn to one specific participant (for example by "
+                f'asking them by name), or is it open for anyone to answer? Reply as {{"next_speaker": "<name>"}} with one of '
+                f'{", ".join(others)}, or "anyone" when the turn is open.'
+            ),
+        },
     ]
 
 
@@ -113,20 +137,33 @@ def stimuli_block(stimuli: list[domain.Stimulus]) -> str:
     return "\n".join(f"[{s.ref}] {s.text}" for s in stimuli)
 
 
-def thoughts_messages(ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int) -> list[dict[str, str]]:
+def thoughts_messages(
+    ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int
+) -> list[dict[str, str]]:
     ask = []
     if system1:
-        ask.append(f"{system1} System-1 thought(s): quick, automatic reactions to the last message (acknowledging, showing interest, agreeing)")
+        ask.append(
+            f"{system1} System-1 thought(s): quick, automatic reactions to the last message (acknowledging, showing interest, agreeing)"
+        )
     if system2:
-        ask.append(f"{system2} System-2 thought(s): deliberate ideas built from what comes to mind below (your memories, earlier messages, your earlier thoughts)")
+        ask.append(
+            f"{system2} System-2 thought(s): deliberate ideas built from what comes to mind below (your memories, earlier messages, your earlier thoughts)"
+        )
     return [
-        {"role": "system", "content": persona_block(ctx) + "\n\nYou think privately before you speak. Answer in JSON."},
-        {"role": "user", "content": (
-            f"{situation(ctx)}\n\nWhat comes to mind (ids in brackets):\n{stimuli_block(stimuli)}\n\n"
-            f"Form {' and '.join(ask)}. Each thought is under 15 words, written as your own private thinking, in character, "
-            "and different from the others. For each, list the ids it came from in \"stimuli\" (e.g. \"memory:3\", \"message:5\", "
-            '"thought:2"). Reply as {"thoughts": [{"system": 1 or 2, "text": "...", "stimuli": ["..."]}]}.'
-        )},
+        {
+            "role": "system",
+            "content": persona_block(ctx)
+            + "\n\nYou think privately before you speak. Answer in JSON.",
+        },
+        {
+            "role": "user",
+            "content": (
+                f"{situation(ctx)}\n\nWhat comes to mind (ids in brackets):\n{stimuli_block(stimuli)}\n\n"
+                f"Form {' and '.join(ask)}. Each thought is under 15 words, written as your own private thinking, in character, "
+                'and different from the others. For each, list the ids it came from in "stimuli" (e.g. "memory:3", "message:5", '
+                '"thought:2"). Reply as {"thoughts": [{"system": 1 or 2, "text": "...", "stimuli": ["..."]}]}.'
+            ),
+        },
     ]
 
 
@@ -139,37 +176,59 @@ def _eval_intro(ctx: Context) -> str:
 
 def evaluation_messages(ctx: Context, thought: domain.Thought) -> list[dict[str, str]]:
     return [
-        {"role": "system", "content": persona_block(ctx) + "\n\nYou judge your own motivation honestly. Answer in JSON."},
-        {"role": "user", "content": (
-            _eval_intro(ctx) + f"Thought: {thought.text}\n\nFirst give the two strongest reasons to say it now, then the two strongest "
-            'reasons not to, then the rating. Reply as {"reasons_for": ["...", "..."], "reasons_against": ["...", "..."], "rating": 1-5}.'
-        )},
+        {
+            "role": "system",
+            "content": persona_block(ctx)
+            + "\n\nYou judge your own motivation honestly. Answer in JSON.",
+        },
+        {
+            "role": "user",
+            "content": (
+                _eval_intro(ctx)
+                + f"Thought: {thought.text}\n\nFirst give the two strongest reasons to say it now, then the two strongest "
+                'reasons not to, then the rating. Reply as {"reasons_for": ["...", "..."], "reasons_against": ["...", "..."], "rating": 1-5}.'
+            ),
+        },
     ]
 
 
 def batch_evaluation_messages(ctx: Context, thoughts: list[domain.Thought]) -> list[dict[str, str]]:
     listed = "\n".join(f"[{t.id}] {t.text}" for t in thoughts)
     return [
-        {"role": "system", "content": persona_block(ctx) + "\n\nYou judge your own motivation honestly. Answer in JSON."},
-        {"role": "user", "content": (
-            _eval_intro(ctx) + f"Thoughts:\n{listed}\n\nFor every thought, in the order listed, first give the two strongest reasons to "
-            "say it now, then the two strongest reasons not to, then the rating. Reply as "
-            '{"evaluations": [{"thought_id": <id>, "reasons_for": ["...", "..."], "reasons_against": ["...", "..."], "rating": 1-5}]}.'
-        )},
+        {
+            "role": "system",
+            "content": persona_block(ctx)
+            + "\n\nYou judge your own motivation honestly. Answer in JSON.",
+        },
+        {
+            "role": "user",
+            "content": (
+                _eval_intro(ctx)
+                + f"Thoughts:\n{listed}\n\nFor every thought, in the order listed, first give the two strongest reasons to "
+                "say it now, then the two strongest reasons not to, then the rating. Reply as "
+                '{"evaluations": [{"thought_id": <id>, "reasons_for": ["...", "..."], "reasons_against": ["...", "..."], "rating": 1-5}]}.'
+            ),
+        },
     ]
 
 
-def articulation_messages(ctx: Context, thought: domain.Thought, stimuli: list[domain.Stimulus], *, proactive_tone: bool) -> list[dict[str, str]]:
+def articulation_messages(
+    ctx: Context, thought: domain.Thought, stimuli: list[domain.Stimulus], *, proactive_tone: bool
+) -> list[dict[str, str]]:
     tone = (
         " Sound confident and assertive: take the floor, state your view plainly, and invite others in by name if it fits."
-        if proactive_tone else ""
+        if proactive_tone
+        else ""
     )
     background = f"\nWhat inspired it:\n{stimuli_block(stimuli)}" if stimuli else ""
     return [
         {"role": "system", "content": persona_block(ctx)},
-        {"role": "user", "content": (
-            f"{situation(ctx)}\n\nYou decided to say this thought out loud: {thought.text}{background}\n\n"
-            f"Write your next chat message: one or two short, natural sentences in your own voice, as a text chat message.{tone} "
-            "Reply with the message text only, no name prefix or quotes."
-        )},
+        {
+            "role": "user",
+            "content": (
+                f"{situation(ctx)}\n\nYou decided to say this thought out loud: {thought.text}{background}\n\n"
+                f"Write your next chat message: one or two short, natural sentences in your own voice, as a text chat message.{tone} "
+                "Reply with the message text only, no name prefix or quotes."
+            ),
+        },
     ]

@@ -57,7 +57,13 @@ class SentenceTransformerEmbedder:
 
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         model = self.load_sync()
-        out = model.encode(list(texts), batch_size=64, show_progress_bar=False, convert_to_numpy=True, normalize_embeddings=True)
+        out = model.encode(
+            list(texts),
+            batch_size=64,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
         return normalise_rows(np.asarray(out, dtype=np.float32))
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:

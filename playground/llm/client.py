@@ -25,7 +25,7 @@ from playground.settings import LLMSettings
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 _RATING_KEY = re.compile(r'"rating"\s*:\s*"?\s*$')
-_RATING_VALUE = re.compile(r'\s*([1-5])(?![0-9])')
+_RATING_VALUE = re.compile(r"\s*([1-5])(?![0-9])")
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,12 @@ class ChatClient:
     @property
     def usage(self) -> domain.Usage:
         c = self.counts
-        return domain.Usage(calls=c.calls, prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens, embedding_calls=c.embedding_calls)
+        return domain.Usage(
+            calls=c.calls,
+            prompt_tokens=c.prompt_tokens,
+            completion_tokens=c.completion_tokens,
+            embedding_calls=c.embedding_calls,
+        )
 
     @property
     def where(self) -> str:
@@ -156,23 +161,35 @@ class ChatClient:
                 ) from exc
             except openai.RateLimitError as exc:
                 if last:
-                    raise errors.LLMRateLimited(f"{self.where} kept answering 429 (rate limited) during {what} after {attempts} attempts") from exc
+                    raise errors.LLMRateLimited(
+                        f"{self.where} kept answering 429 (rate limited) during {what} after {attempts} attempts"
+                    ) from exc
                 retry_after = _retry_after(exc)
                 if retry_after is not None:
                     delay = min(max(delay, retry_after), 60.0)
             except openai.APITimeoutError as exc:
                 if last:
-                    raise errors.LLMTimeout(f"{self.where} did not answer {what} within {self.settings.timeout:g} s ({attempts} attempts)") from exc
+                    raise errors.LLMTimeout(
+                        f"{self.where} did not answer {what} within {self.settings.timeout:g} s ({attempts} attempts)"
+                    ) from exc
             except openai.APIConnectionError as exc:
                 if last:
-                    raise errors.LLMUnreachable(f"cannot reach {self.where} for {what}: {exc.__cause__ or exc}") from exc
+                    raise errors.LLMUnreachable(
+                        f"cannot reach {self.where} for {what}: {exc.__cause__ or exc}"
+                    ) from exc
             except openai.NotFoundError as exc:
-                raise errors.LLMServerError(f"{self.where} answered 404 for {what}: is the model name {self.model!r} right? ({_short(exc)})") from exc
+                raise errors.LLMServerError(
+                    f"{self.where} answered 404 for {what}: is the model name {self.model!r} right? ({_short(exc)})"
+                ) from exc
             except openai.APIStatusError as exc:
                 if exc.status_code < 500:
-                    raise errors.LLMServerError(f"{self.where} rejected {what} ({exc.status_code}): {_short(exc)}") from exc
+                    raise errors.LLMServerError(
+                        f"{self.where} rejected {what} ({exc.status_code}): {_short(exc)}"
+                    ) from exc
                 if last:
-                    raise errors.LLMServerError(f"{self.where} failed {what} with {exc.status_code} after {attempts} attempts: {_short(exc)}") from exc
+                    raise errors.LLMServerError(
+                        f"{self.where} failed {what} with {exc.status_code} after {attempts} attempts: {_short(exc)}"
+                    ) from exc
             self.retries += 1
             log.info("retrying %s in %.2f s (attempt %d of %d)", what, delay, attempt + 2, attempts)
             await self._sleep(delay)
@@ -190,10 +207,16 @@ class ChatClient:
             self.on_usage(self.usage)
         return p, c
 
-    async def _create(self, label: str, messages: list[dict[str, str]], **kwargs: Any) -> ChatResult:
+    async def _create(
+        self, label: str, messages: list[dict[str, str]], **kwargs: Any
+    ) -> ChatResult:
         async def call() -> Any:
             return await self._client.chat.completions.create(
-                model=self.model, messages=messages, timeout=self.settings.timeout, temperature=self.settings.temperature, **kwargs  # type: ignore[arg-type]
+                model=self.model,
+                messages=messages,
+                timeout=self.settings.timeout,
+                temperature=self.settings.temperature,
+                **kwargs,  # type: ignore[arg-type]
             )
 
         resp = await self._with_retries(label, call)
@@ -206,7 +229,12 @@ class ChatClient:
         lp = getattr(choice, "logprobs", None)
         if lp is not None and getattr(lp, "content", None):
             tokens = [
-                TokenLogprob(t.token, float(t.logprob), [(a.token, float(a.logprob)) for a in (t.top_logprobs or [])]) for t in lp.content
+                TokenLogprob(
+                    t.token,
+                    float(t.logprob),
+                    [(a.token, float(a.logprob)) for a in (t.top_logprobs or [])],
+                )
+                for t in lp.content
             ]
         return ChatResult(text=text, tokens=tokens, prompt_tokens=p, completion_tokens=c)
 
@@ -216,11 +244,19 @@ class ChatClient:
         Raises:
             LLMError: when the server cannot be used at all (unreachable, key refused...).
         """
-        res = await self._create("probe", [{"role": "user", "content": "Say OK."}], max_tokens=1, logprobs=True, top_logprobs=5)
+        res = await self._create(
+            "probe",
+            [{"role": "user", "content": "Say OK."}],
+            max_tokens=1,
+            logprobs=True,
+            top_logprobs=5,
+        )
         self.logprobs_supported = bool(res.tokens and res.tokens[0].top)
         return self.logprobs_supported
 
-    async def chat_text(self, label: str, messages: list[dict[str, str]], *, max_tokens: int = 200) -> ChatResult:
+    async def chat_text(
+        self, label: str, messages: list[dict[str, str]], *, max_tokens: int = 200
+    ) -> ChatResult:
         res = await self._create(label, messages, max_tokens=max_tokens)
         res.text = res.text.strip().strip('"').strip()
         if not res.text:
@@ -228,7 +264,13 @@ class ChatClient:
         return res
 
     async def chat_json(
-        self, label: str, messages: list[dict[str, str]], schema: type[T], *, logprobs: bool = False, max_tokens: int = 800
+        self,
+        label: str,
+        messages: list[dict[str, str]],
+        schema: type[T],
+        *,
+        logprobs: bool = False,
+        max_tokens: int = 800,
     ) -> ChatResult:
         """A structured call: ``result.parsed`` is a validated ``schema`` instance.
 
@@ -243,12 +285,26 @@ class ChatClient:
             kwargs.update(logprobs=True, top_logprobs=5)
         msgs = list(messages)
         for attempt in range(2):
-            fmt = {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": strict_schema(schema), "strict": True}}
+            fmt = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": schema.__name__,
+                    "schema": strict_schema(schema),
+                    "strict": True,
+                },
+            }
             try:
-                res = await self._create(label, msgs, **kwargs, **({"response_format": fmt} if self.schema_supported else {}))
+                res = await self._create(
+                    label,
+                    msgs,
+                    **kwargs,
+                    **({"response_format": fmt} if self.schema_supported else {}),
+                )
             except errors.LLMServerError as exc:
                 if self.schema_supported and "400" in str(exc):
-                    log.warning("server rejected response_format; falling back to prompt-only JSON: %s", exc)
+                    log.warning(
+                        "server rejected response_format; falling back to prompt-only JSON: %s", exc
+                    )
                     self.schema_supported = False
                     res = await self._create(label, msgs, **kwargs)
                 else:
@@ -265,13 +321,18 @@ class ChatClient:
                 msgs = [
                     *messages,
                     {"role": "assistant", "content": res.text[:2000]},
-                    {"role": "user", "content": f"That answer could not be read ({exc}). Reply again with only the JSON object, no other text."},
+                    {
+                        "role": "user",
+                        "content": f"That answer could not be read ({exc}). Reply again with only the JSON object, no other text.",
+                    },
                 ]
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def embed(self, texts: Sequence[str], *, model: str) -> list[list[float]]:
         async def call() -> Any:
-            return await self._client.embeddings.create(model=model, input=list(texts), timeout=self.settings.timeout)
+            return await self._client.embeddings.create(
+                model=model, input=list(texts), timeout=self.settings.timeout
+            )
 
         resp = await self._with_retries("embeddings", call)
         self.counts.embedding_calls += 1
@@ -279,7 +340,9 @@ class ChatClient:
             self.on_usage(self.usage)
         rows = sorted(resp.data, key=lambda d: d.index)
         if len(rows) != len(texts):
-            raise errors.LLMOutputError(f"{self.where} returned {len(rows)} embeddings for {len(texts)} texts")
+            raise errors.LLMOutputError(
+                f"{self.where} returned {len(rows)} embeddings for {len(texts)} texts"
+            )
         return [list(r.embedding) for r in rows]
 
 
@@ -294,7 +357,11 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
 def _short(exc: openai.APIStatusError) -> str:
     body = exc.body
     if isinstance(body, dict):
-        msg = body.get("message") or (body.get("error") or {}).get("message") if isinstance(body.get("error"), dict) else body.get("message")
+        msg = (
+            body.get("message") or (body.get("error") or {}).get("message")
+            if isinstance(body.get("error"), dict)
+            else body.get("message")
+        )
         if msg:
             return str(msg)[:200]
     return str(exc)[:200]

@@ -42,7 +42,9 @@ def open_database(path: str | Path = DEFAULT_DB) -> sqlite_utils.Database:
 def _migrate(db: sqlite_utils.Database) -> None:
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version > len(MIGRATIONS):
-        raise errors.PlaygroundError(f"the database schema (version {version}) is newer than this app understands ({len(MIGRATIONS)})")
+        raise errors.PlaygroundError(
+            f"the database schema (version {version}) is newer than this app understands ({len(MIGRATIONS)})"
+        )
     for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
         with db.conn:
             db.conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
@@ -62,12 +64,16 @@ def mark_dead_sessions(db: sqlite_utils.Database) -> int:
     """Sessions still 'running' whose process is gone become 'interrupted'. Returns how many."""
     host = socket.gethostname()
     dead = [
-        sid for sid, pid, h in db.execute("SELECT id, pid, host FROM sessions WHERE status = 'running'").fetchall()
+        sid
+        for sid, pid, h in db.execute(
+            "SELECT id, pid, host FROM sessions WHERE status = 'running'"
+        ).fetchall()
         if pid != os.getpid() and (h != host or not pid or not _alive(pid))
     ]
     with db.conn:
         for sid in dead:
             db.execute(
-                "UPDATE sessions SET status = 'interrupted', end_reason = 'the process ended before the session finished' WHERE id = ?", [sid]
+                "UPDATE sessions SET status = 'interrupted', end_reason = 'the process ended before the session finished' WHERE id = ?",
+                [sid],
             )
     return len(dead)

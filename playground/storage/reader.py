@@ -9,7 +9,16 @@ import sqlite_utils
 
 from playground import errors
 
-JSON_COLUMNS = {"config", "persona", "proactivity", "stimuli", "distribution", "reasons_for", "reasons_against", "heuristics"}
+JSON_COLUMNS = {
+    "config",
+    "persona",
+    "proactivity",
+    "stimuli",
+    "distribution",
+    "reasons_for",
+    "reasons_against",
+    "heuristics",
+}
 
 
 def _row(cursor_row: tuple[Any, ...], names: list[str]) -> dict[str, Any]:
@@ -48,13 +57,20 @@ class SessionReader:
         """
         rows = self._query("SELECT * FROM sessions WHERE id = ?", [session_id])
         if not rows:
-            rows = self._query("SELECT * FROM sessions WHERE id LIKE ? ORDER BY created_at", [session_id + "%"])
+            rows = self._query(
+                "SELECT * FROM sessions WHERE id LIKE ? ORDER BY created_at", [session_id + "%"]
+            )
             if len(rows) != 1:
-                raise errors.SessionNotFound(f"no session {session_id!r} in this database" + (" (ambiguous prefix)" if rows else ""))
+                raise errors.SessionNotFound(
+                    f"no session {session_id!r} in this database"
+                    + (" (ambiguous prefix)" if rows else "")
+                )
         session = rows[0]
         sid = session["id"]
         thoughts = self._query("SELECT * FROM thoughts WHERE session_id = ? ORDER BY id", [sid])
-        evaluations = self._query("SELECT * FROM evaluations WHERE session_id = ? ORDER BY id", [sid])
+        evaluations = self._query(
+            "SELECT * FROM evaluations WHERE session_id = ? ORDER BY id", [sid]
+        )
         by_thought: dict[int, list[dict[str, Any]]] = {}
         for ev in evaluations:
             by_thought.setdefault(ev["thought_id"], []).append(ev)
@@ -62,9 +78,17 @@ class SessionReader:
             t["evaluations"] = by_thought.get(t["id"], [])
         return {
             "session": session,
-            "participants": self._query("SELECT * FROM participants WHERE session_id = ? ORDER BY joined_at, rowid", [sid]),
-            "memories": self._query("SELECT * FROM memories WHERE session_id = ? ORDER BY id", [sid]),
-            "messages": self._query("SELECT * FROM messages WHERE session_id = ? ORDER BY id", [sid]),
+            "participants": self._query(
+                "SELECT * FROM participants WHERE session_id = ? ORDER BY joined_at, rowid", [sid]
+            ),
+            "memories": self._query(
+                "SELECT * FROM memories WHERE session_id = ? ORDER BY id", [sid]
+            ),
+            "messages": self._query(
+                "SELECT * FROM messages WHERE session_id = ? ORDER BY id", [sid]
+            ),
             "thoughts": thoughts,
-            "decisions": self._query("SELECT * FROM decisions WHERE session_id = ? ORDER BY id", [sid]),
+            "decisions": self._query(
+                "SELECT * FROM decisions WHERE session_id = ? ORDER BY id", [sid]
+            ),
         }

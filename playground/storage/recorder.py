@@ -49,10 +49,21 @@ class SessionRecorder:
         with self.db.conn:
             if handler is not None:
                 handler(event)
-            if self.keep_event_log and event.kind not in ("participant_state_changed",) and self.session_id:
+            if (
+                self.keep_event_log
+                and event.kind not in ("participant_state_changed",)
+                and self.session_id
+            ):
                 self.db.execute(
                     "INSERT OR REPLACE INTO events (session_id, seq, kind, step, at, data) VALUES (?, ?, ?, ?, ?, ?)",
-                    [event.session_id, event.seq, event.kind, event.step, event.at, event.model_dump_json()],
+                    [
+                        event.session_id,
+                        event.seq,
+                        event.kind,
+                        event.step,
+                        event.at,
+                        event.model_dump_json(),
+                    ],
                 )
 
     def _x(self, sql: str, params: list[Any]) -> None:
@@ -66,57 +77,123 @@ class SessionRecorder:
         self._x(
             "INSERT INTO sessions (id, created_at, updated_at, status, engine, model, seed, condition, preset, logprobs_supported, config, pid, host)"
             " VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [e.session_id, e.at, e.at, e.engine, e.model, e.seed, e.condition, e.settings.get("preset"),
-             None if e.logprobs_supported is None else int(e.logprobs_supported), _j(e.settings), os.getpid(), socket.gethostname()],
+            [
+                e.session_id,
+                e.at,
+                e.at,
+                e.engine,
+                e.model,
+                e.seed,
+                e.condition,
+                e.settings.get("preset"),
+                None if e.logprobs_supported is None else int(e.logprobs_supported),
+                _j(e.settings),
+                os.getpid(),
+                socket.gethostname(),
+            ],
         )
 
     def _on_participant_joined(self, e: events.ParticipantJoined) -> None:
         self._x(
             "INSERT OR REPLACE INTO participants (session_id, name, kind, persona_id, persona, proactivity, color_index, joined_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [e.session_id, e.name, e.participant_kind, e.persona.id if e.persona else None,
-             e.persona.model_dump_json() if e.persona else None, _j(e.proactivity), e.color_index, e.at],
+            [
+                e.session_id,
+                e.name,
+                e.participant_kind,
+                e.persona.id if e.persona else None,
+                e.persona.model_dump_json() if e.persona else None,
+                _j(e.proactivity),
+                e.color_index,
+                e.at,
+            ],
         )
 
     def _on_participant_left(self, e: events.ParticipantLeft) -> None:
-        self._x("UPDATE participants SET left_at = ? WHERE session_id = ? AND name = ?", [e.at, e.session_id, e.name])
+        self._x(
+            "UPDATE participants SET left_at = ? WHERE session_id = ? AND name = ?",
+            [e.at, e.session_id, e.name],
+        )
 
     def _on_memory_changed(self, e: events.MemoryChanged) -> None:
         m = e.memory
         self._x(
             "INSERT OR REPLACE INTO memories (session_id, id, agent, kind, text, weight, created_step, last_access, deleted, updated_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [e.session_id, m.id, e.agent, m.kind, m.text, m.weight, m.created_step, m.last_access, int(e.change == "deleted"), e.at],
+            [
+                e.session_id,
+                m.id,
+                e.agent,
+                m.kind,
+                m.text,
+                m.weight,
+                m.created_step,
+                m.last_access,
+                int(e.change == "deleted"),
+                e.at,
+            ],
         )
 
     def _on_memories_retrieved(self, e: events.MemoriesRetrieved) -> None:
         ids = [int(s.ref.split(":")[1]) for s in e.stimuli if s.ref.startswith("memory:")]
         for mid in ids:
-            self._x("UPDATE memories SET last_access = ? WHERE session_id = ? AND id = ?", [e.step, e.session_id, mid])
+            self._x(
+                "UPDATE memories SET last_access = ? WHERE session_id = ? AND id = ?",
+                [e.step, e.session_id, mid],
+            )
 
     def _on_message_posted(self, e: events.MessagePosted) -> None:
         m = e.message
         self._x(
             "INSERT INTO messages (session_id, id, step, speaker, speaker_kind, text, thought_id, system, interruption, origin, posted_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [e.session_id, m.id, m.step, m.speaker, m.kind, m.text, m.thought_id, m.system, int(m.interruption), m.origin, m.at],
+            [
+                e.session_id,
+                m.id,
+                m.step,
+                m.speaker,
+                m.kind,
+                m.text,
+                m.thought_id,
+                m.system,
+                int(m.interruption),
+                m.origin,
+                m.at,
+            ],
         )
         self._touch(e)
 
     def _on_message_interpreted(self, e: events.MessageInterpreted) -> None:
         i = e.interpretation
-        self._x("UPDATE messages SET interpretation = ? WHERE session_id = ? AND id = ?", [i.text, e.session_id, i.message_id])
+        self._x(
+            "UPDATE messages SET interpretation = ? WHERE session_id = ? AND id = ?",
+            [i.text, e.session_id, i.message_id],
+        )
 
     def _on_turn_type_predicted(self, e: events.TurnTypePredicted) -> None:
         t = e.turn_type
-        self._x("UPDATE messages SET turn_type = ?, addressee = ? WHERE session_id = ? AND id = ?", [t.kind, t.addressee, e.session_id, t.message_id])
+        self._x(
+            "UPDATE messages SET turn_type = ?, addressee = ? WHERE session_id = ? AND id = ?",
+            [t.kind, t.addressee, e.session_id, t.message_id],
+        )
 
     def _on_thought_formed(self, e: events.ThoughtFormed) -> None:
         t = e.thought
         self._x(
             "INSERT INTO thoughts (session_id, id, agent, text, system, stimuli, saliency, created_step, origin, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [e.session_id, t.id, t.agent, t.text, t.system, _j(t.stimuli), t.saliency, t.created_step, t.origin, e.at],
+            [
+                e.session_id,
+                t.id,
+                t.agent,
+                t.text,
+                t.system,
+                _j(t.stimuli),
+                t.saliency,
+                t.created_step,
+                t.origin,
+                e.at,
+            ],
         )
 
     def _on_thought_evaluated(self, e: events.ThoughtEvaluated) -> None:
@@ -125,27 +202,70 @@ class SessionRecorder:
         self._x(
             "INSERT INTO evaluations (session_id, thought_id, step, rating, distribution, expected, silence_factor, score, method, retained,"
             " reasons_for, reasons_against, heuristics, evaluated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [e.session_id, v.thought_id, v.step, v.rating, dist, v.expected, v.silence_factor, v.score, v.method, int(e.retained),
-             _j(v.reasons_for), _j(v.reasons_against), _j(v.heuristics), e.at],
+            [
+                e.session_id,
+                v.thought_id,
+                v.step,
+                v.rating,
+                dist,
+                v.expected,
+                v.silence_factor,
+                v.score,
+                v.method,
+                int(e.retained),
+                _j(v.reasons_for),
+                _j(v.reasons_against),
+                _j(v.heuristics),
+                e.at,
+            ],
         )
         self._x(
             "UPDATE thoughts SET score = ?, rating = ?, distribution = ?, reasons_for = ?, reasons_against = ?, heuristics = ?, method = ?,"
             " evaluated_step = ? WHERE session_id = ? AND id = ?",
-            [v.score, v.rating, dist, _j(v.reasons_for), _j(v.reasons_against), _j(v.heuristics), v.method, v.step, e.session_id, v.thought_id],
+            [
+                v.score,
+                v.rating,
+                dist,
+                _j(v.reasons_for),
+                _j(v.reasons_against),
+                _j(v.heuristics),
+                v.method,
+                v.step,
+                e.session_id,
+                v.thought_id,
+            ],
         )
 
     def _on_thought_expressed(self, e: events.ThoughtExpressed) -> None:
-        self._x("UPDATE thoughts SET expressed_in = ? WHERE session_id = ? AND id = ?", [e.message_id, e.session_id, e.thought_id])
+        self._x(
+            "UPDATE thoughts SET expressed_in = ? WHERE session_id = ? AND id = ?",
+            [e.message_id, e.session_id, e.thought_id],
+        )
 
     def _on_thought_deleted(self, e: events.ThoughtDeleted) -> None:
-        self._x("UPDATE thoughts SET deleted = 1 WHERE session_id = ? AND id = ?", [e.session_id, e.thought_id])
+        self._x(
+            "UPDATE thoughts SET deleted = 1 WHERE session_id = ? AND id = ?",
+            [e.session_id, e.thought_id],
+        )
 
     def _on_decision_made(self, e: events.DecisionMade) -> None:
         d = e.decision
         self._x(
             "INSERT INTO decisions (session_id, step, trigger, agent, action, thought_id, score, threshold, turn_type, reason, decided_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [e.session_id, d.step, d.trigger, d.agent, d.action, d.thought_id, d.score, d.threshold, d.turn_type, d.reason, e.at],
+            [
+                e.session_id,
+                d.step,
+                d.trigger,
+                d.agent,
+                d.action,
+                d.thought_id,
+                d.score,
+                d.threshold,
+                d.turn_type,
+                d.reason,
+                e.at,
+            ],
         )
 
     def _on_usage_recorded(self, e: events.UsageRecorded) -> None:

@@ -16,7 +16,7 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 
-try:  # run from the repo root (rootdir on sys.path)
+try:  # run from the repo root (pythonpath "." in pyproject)
     from tests.support.llm_server import FakeLLMServer, tokenize
 except ImportError:  # run from elsewhere: pytest puts tests/ itself on sys.path
     from support.llm_server import FakeLLMServer, tokenize

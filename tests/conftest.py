@@ -1,0 +1,76 @@
+"""Shared fixtures: real MiniLM (loaded once), real SQLite files, a loopback OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from playground import events  # noqa: E402
+from playground.embedding.cache import CachingEmbedder  # noqa: E402
+from playground.embedding.minilm import SentenceTransformerEmbedder  # noqa: E402
+from playground.settings import load_settings  # noqa: E402
+from playground.storage import open_database  # noqa: E402
+from tests.support.llm_server import FakeLLMServer  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _no_real_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing in the test suite may reach a real provider: only the loopback server exists."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+@pytest.fixture(scope="session")
+def minilm() -> SentenceTransformerEmbedder:
+    """The real all-MiniLM-L6-v2 model, loaded once for the whole run."""
+    model = SentenceTransformerEmbedder()
+    model.load_sync()
+    return model
+
+
+@pytest.fixture
+def embedder(minilm: SentenceTransformerEmbedder) -> CachingEmbedder:
+    """A fresh cache over the shared model (cache statistics start at zero)."""
+    return CachingEmbedder(minilm)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "sessions.db"
+
+
+@pytest.fixture
+def db(db_path: Path):  # type: ignore[no-untyped-def]
+    database = open_database(db_path)
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def bus() -> events.EventBus:
+    return events.EventBus(strict=True)
+
+
+@pytest.fixture
+def llm_server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as srv:
+        yield srv
+
+
+def offline_settings(**overrides: object):  # type: ignore[no-untyped-def]
+    return load_settings({}, {"engine": "offline", **overrides})
+
+
+def server_settings(srv: FakeLLMServer, **overrides: object):  # type: ignore[no-untyped-def]
+    base = {"engine": "openai", "base_url": srv.base_url, "api_key": "test-key", "model": "fake-model", "retry_base_delay": 0.0}
+    return load_settings({}, {**base, **overrides})

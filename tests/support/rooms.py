@@ -1,0 +1,34 @@
+"""Build rooms for tests from the real factory, personas and embedder."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playground import domain, events, factory, personas
+from playground.embedding.cache import CachingEmbedder
+from playground.settings import Settings
+
+
+def persona(name: str, facts: list[str], memories: list[dict[str, Any]] | None = None) -> domain.Persona:
+    return domain.Persona(id=name.lower(), name=name, facts=facts, memories=[domain.PersonaMemory(**m) for m in memories or []])
+
+
+def library(n: int) -> list[domain.Persona]:
+    return personas.load_personas()[:n]
+
+
+async def build(settings: Settings, embedder: CachingEmbedder | None, people: list[domain.Persona], *, db: Any = None,
+                bus: events.EventBus | None = None, cognition: Any = None):  # type: ignore[no-untyped-def]
+    """A started room; returns (room, engine, events list)."""
+    engine = await factory.build_engine(settings, embedder=embedder)
+    if cognition is not None:
+        engine.cognition = cognition
+    bus = bus or events.EventBus(strict=True)
+    seen: list[Any] = []
+    bus.subscribe(seen.append)
+    room, _ = await factory.create_room(settings, engine, db=db, personas=people, bus=bus)
+    return room, engine, seen
+
+
+def of(kind: type, seen: list[Any]) -> list[Any]:
+    return [e for e in seen if isinstance(e, kind)]

@@ -72,5 +72,11 @@ def offline_settings(**overrides: object):  # type: ignore[no-untyped-def]
 
 
 def server_settings(srv: FakeLLMServer, **overrides: object):  # type: ignore[no-untyped-def]
-    base = {"engine": "openai", "base_url": srv.base_url, "api_key": "test-key", "model": "fake-model", "retry_base_delay": 0.0}
+    base = {
+        "engine": "openai",
+        "base_url": srv.base_url,
+        "api_key": "test-key",
+        "model": "fake-model",
+        "retry_base_delay": 0.0,
+    }
     return load_settings({}, {**base, **overrides})

@@ -42,7 +42,9 @@ async def test_decay_fades_unaccessed_memories_and_touch_refreshes_tau(embedder)
     assert memory.salient(store.pool(), u, None, 30, threshold=0.3, decay=0.95, limit=8) == []
     store.touch([m.ref], 30)
     assert store.items[m.id].last_access == 30
-    assert memory.salient(store.pool(), u, None, 30, threshold=0.3, decay=0.95, limit=8)[0][1] == pytest.approx(fresh, rel=1e-4)
+    assert memory.salient(store.pool(), u, None, 30, threshold=0.3, decay=0.95, limit=8)[0][
+        1
+    ] == pytest.approx(fresh, rel=1e-4)
 
 
 async def test_interpretation_counts_when_closer_than_the_utterance(embedder):
@@ -72,6 +74,10 @@ async def test_add_edit_delete_publish_events_and_update_the_pool(embedder):
     assert edited.weight == 0.9 and store.pool().texts == ["I like playing chess in the park."]
     store.delete(m.id)
     assert len(store) == 0 and store.pool().refs == []
-    assert [(e.change, e.memory.id) for e in got if isinstance(e, events.MemoryChanged)] == [("added", m.id), ("edited", m.id), ("deleted", m.id)]
+    assert [(e.change, e.memory.id) for e in got if isinstance(e, events.MemoryChanged)] == [
+        ("added", m.id),
+        ("edited", m.id),
+        ("deleted", m.id),
+    ]
     with pytest.raises(KeyError, match="no memory"):
         store.delete(m.id)

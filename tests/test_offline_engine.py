@@ -15,8 +15,13 @@ async def _run(minilm, seed: int):
     room, _, seen = await build(settings, CachingEmbedder(minilm), library(4))
     await room.run_simulation(icebreaker="What did you do last weekend?")
     transcript = [(m.speaker, m.text) for m in room.messages]
-    scores = [(e.evaluation.thought_id, e.evaluation.score) for e in of(events.ThoughtEvaluated, seen)]
-    thoughts = [(e.thought.agent, e.thought.text, tuple(e.thought.stimuli)) for e in of(events.ThoughtFormed, seen)]
+    scores = [
+        (e.evaluation.thought_id, e.evaluation.score) for e in of(events.ThoughtEvaluated, seen)
+    ]
+    thoughts = [
+        (e.thought.agent, e.thought.text, tuple(e.thought.stimuli))
+        for e in of(events.ThoughtFormed, seen)
+    ]
     return transcript, scores, thoughts, seen
 
 
@@ -39,11 +44,17 @@ async def test_every_output_says_it_came_from_the_offline_engine(minilm):
     _, _, _, seen = await _run(minilm, 1)
     started = of(events.SessionStarted, seen)[0]
     assert started.engine == "offline engine"
-    agent_msgs = [e.message for e in of(events.MessagePosted, seen) if e.message.thought_id is not None]
+    agent_msgs = [
+        e.message for e in of(events.MessagePosted, seen) if e.message.thought_id is not None
+    ]
     assert agent_msgs and all(m.origin == "offline engine" for m in agent_msgs)
     assert all(e.thought.origin == "offline engine" for e in of(events.ThoughtFormed, seen))
-    assert all(e.interpretation.origin == "offline engine" for e in of(events.MessageInterpreted, seen))
-    assert all(e.evaluation.method == "offline-heuristic" for e in of(events.ThoughtEvaluated, seen))
+    assert all(
+        e.interpretation.origin == "offline engine" for e in of(events.MessageInterpreted, seen)
+    )
+    assert all(
+        e.evaluation.method == "offline-heuristic" for e in of(events.ThoughtEvaluated, seen)
+    )
 
 
 async def test_thoughts_are_short_traceable_and_rated_on_all_eight_heuristics(minilm):
@@ -53,7 +64,16 @@ async def test_thoughts_are_short_traceable_and_rated_on_all_eight_heuristics(mi
         assert e.thought.stimuli, e.thought
     for e in of(events.ThoughtEvaluated, seen):
         ev = e.evaluation
-        assert set(ev.heuristics) == {"relevance", "information_gap", "expected_impact", "urgency", "coherence", "originality", "balance", "dynamics"}
+        assert set(ev.heuristics) == {
+            "relevance",
+            "information_gap",
+            "expected_impact",
+            "urgency",
+            "coherence",
+            "originality",
+            "balance",
+            "dynamics",
+        }
         assert len(ev.reasons_for) == 2 and len(ev.reasons_against) == 2
         assert sum(ev.distribution.values()) == pytest.approx(1.0, abs=1e-4)
         assert ev.score == pytest.approx(ev.expected * ev.silence_factor, abs=1e-3)

@@ -9,7 +9,9 @@ from tests.support.rooms import build, of, persona
 
 pytestmark = pytest.mark.asyncio
 
-QUIET = PRESETS["simulation"].model_copy(update={"im_threshold": 5.0, "interrupt_threshold": 5.0, "system1_prob": 0.0})
+QUIET = PRESETS["simulation"].model_copy(
+    update={"im_threshold": 5.0, "interrupt_threshold": 5.0, "system1_prob": 0.0}
+)
 
 
 async def test_retained_thoughts_are_rescored_and_evolve(embedder):
@@ -32,8 +34,12 @@ async def test_retained_thoughts_are_rescored_and_evolve(embedder):
     assert {e.evaluation.thought_id for e in rescored} <= {t.id for t in first}
     retrieved = of(events.MemoriesRetrieved, seen)[-1]
     assert any(s.ref.startswith("thought:") for s in retrieved.stimuli)
-    evolved = [e.thought for e in of(events.ThoughtFormed, seen) if e.thought.created_step == step
-               and any(r.startswith("thought:") for r in e.thought.stimuli)]
+    evolved = [
+        e.thought
+        for e in of(events.ThoughtFormed, seen)
+        if e.thought.created_step == step
+        and any(r.startswith("thought:") for r in e.thought.stimuli)
+    ]
     assert evolved, "a retained thought must seed a new one (evolution)"
     assert int(evolved[0].stimuli[0].split(":")[1]) in {t.id for t in first}
 

@@ -16,7 +16,9 @@ from tests.conftest import offline_settings
 from tests.support.rooms import build, library, of
 
 pytestmark = pytest.mark.asyncio
-QUIET = PRESETS["simulation"].model_copy(update={"im_threshold": 5.0, "interrupt_threshold": 5.0, "system1_prob": 0.0})
+QUIET = PRESETS["simulation"].model_copy(
+    update={"im_threshold": 5.0, "interrupt_threshold": 5.0, "system1_prob": 0.0}
+)
 
 
 class SlowMind(OfflineCognition):
@@ -40,7 +42,9 @@ class SlowMind(OfflineCognition):
 
 async def test_agents_think_concurrently_within_the_bound(embedder):
     mind = SlowMind(embedder, 0.05)
-    room, _, _ = await build(offline_settings(agent_concurrency=2), embedder, library(4), cognition=mind)
+    room, _, _ = await build(
+        offline_settings(agent_concurrency=2), embedder, library(4), cognition=mind
+    )
     for a in room.agents:  # agents were built with the default mind; point them at the slow one
         a.cognition = mind
     room.add_human("Zoe")
@@ -49,7 +53,9 @@ async def test_agents_think_concurrently_within_the_bound(embedder):
     assert mind.peak == 2
 
     mind.peak = 0
-    room2, _, _ = await build(offline_settings(agent_concurrency=8), embedder, library(4), cognition=mind)
+    room2, _, _ = await build(
+        offline_settings(agent_concurrency=8), embedder, library(4), cognition=mind
+    )
     for a in room2.agents:
         a.cognition = mind
     room2.add_human("Zoe")
@@ -77,7 +83,9 @@ async def test_a_newer_message_supersedes_work_in_progress(embedder):
     await asyncio.wait_for(runner, 5)
     triggers = of(events.TriggerFired, seen)
     stale_step = next(t.step for t in triggers if t.message_id == 1)
-    assert not [e for e in of(events.DecisionMade, seen) if e.decision.step == stale_step], "stale work must never reach a decision"
+    assert not [e for e in of(events.DecisionMade, seen) if e.decision.step == stale_step], (
+        "stale work must never reach a decision"
+    )
     replies = [e for e in of(events.MessagePosted, seen) if e.message.kind == "ai"]
     assert replies, "the agents answer the newer message"
     assert all(r.message.step > stale_step for r in replies)
@@ -122,7 +130,9 @@ async def test_run_control_pause_step_and_stop(embedder):
     room, _, seen = await build(offline_settings(max_turns=50), embedder, library(3))
     control = RunControl()
     control.pause()
-    task = asyncio.create_task(room.run_simulation(icebreaker="What did you do last weekend?", control=control))
+    task = asyncio.create_task(
+        room.run_simulation(icebreaker="What did you do last weekend?", control=control)
+    )
     await asyncio.sleep(0.3)
     assert of(events.TriggerFired, seen) == []
     control.step()
@@ -149,16 +159,26 @@ async def test_force_express_posts_the_thought_and_links_it(embedder):
     assert msg.speaker == ana.name and msg.thought_id == thought.id
     assert ana.reservoir.get(thought.id).expressed_in == msg.id
     expressed = of(events.ThoughtExpressed, seen)[-1]
-    assert (expressed.thought_id, expressed.message_id, expressed.forced) == (thought.id, msg.id, True)
+    assert (expressed.thought_id, expressed.message_id, expressed.forced) == (
+        thought.id,
+        msg.id,
+        True,
+    )
 
 
 async def test_an_added_memory_becomes_a_stimulus(embedder):
     room, _, seen = await build(offline_settings(creativity=0.0), embedder, library(2))
     ana = room.agents[0]
-    item = await ana.memory.add("interest", "I build wooden sailing boats by hand.", weight=1.0, step=room.step)
+    item = await ana.memory.add(
+        "interest", "I build wooden sailing boats by hand.", weight=1.0, step=room.step
+    )
     room.add_human("Zoe")
     await room.post_human_message("Zoe", "Has anyone ever built a wooden boat?")
     await room.step_once()
     retrieved = [e for e in of(events.MemoriesRetrieved, seen) if e.agent == ana.name][-1]
     assert item.ref in [s.ref for s in retrieved.stimuli]
-    assert any(item.ref in e.thought.stimuli for e in of(events.ThoughtFormed, seen) if e.thought.agent == ana.name)
+    assert any(
+        item.ref in e.thought.stimuli
+        for e in of(events.ThoughtFormed, seen)
+        if e.thought.agent == ana.name
+    )

@@ -16,8 +16,12 @@ def test_memory_decay_is_095_per_step_since_last_access():
 
 def test_saliency_takes_the_better_of_utterance_and_interpretation_times_weight_and_decay():
     # max(0.4, 0.6) * 0.8 * 0.95^2 = 0.6 * 0.8 * 0.9025 = 0.4332
-    assert scoring.saliency(cos_interp=0.6, cos_utt=0.4, weight=0.8, t=5, tau=3) == pytest.approx(0.4332)
-    assert scoring.saliency(cos_interp=0.1, cos_utt=0.5, weight=1.0, t=3, tau=3) == pytest.approx(0.5)
+    assert scoring.saliency(cos_interp=0.6, cos_utt=0.4, weight=0.8, t=5, tau=3) == pytest.approx(
+        0.4332
+    )
+    assert scoring.saliency(cos_interp=0.1, cos_utt=0.5, weight=1.0, t=3, tau=3) == pytest.approx(
+        0.5
+    )
 
 
 def test_saliency_matrix_matches_the_scalar_formula():
@@ -29,7 +33,9 @@ def test_saliency_matrix_matches_the_scalar_formula():
     taus = np.array([0, 2, 4, 6, 7])
     got = scoring.saliency_matrix(vecs, w, taus, u, ui, t=7)
     for i in range(5):
-        expect = scoring.saliency(float(vecs[i] @ ui), float(vecs[i] @ u), float(w[i]), 7, int(taus[i]))
+        expect = scoring.saliency(
+            float(vecs[i] @ ui), float(vecs[i] @ u), float(w[i]), 7, int(taus[i])
+        )
         assert got[i] == pytest.approx(expect, rel=1e-5)
 
 
@@ -46,7 +52,13 @@ def test_motivation_score_is_expected_rating_times_silence_factor():
 
 
 def test_distribution_from_top_logprobs_merges_spaced_tokens_and_normalises():
-    top = [("4", math.log(0.5)), (" 4", math.log(0.1)), ("3", math.log(0.2)), ("five", math.log(0.1)), ("5", math.log(0.1))]
+    top = [
+        ("4", math.log(0.5)),
+        (" 4", math.log(0.1)),
+        ("3", math.log(0.2)),
+        ("five", math.log(0.1)),
+        ("5", math.log(0.1)),
+    ]
     dist = scoring.distribution_from_logprobs(top)
     assert dist is not None
     assert dist[4] == pytest.approx(0.6 / 0.9)

@@ -9,16 +9,30 @@ from playground.embedding.cache import CachingEmbedder
 from playground.settings import Settings
 
 
-def persona(name: str, facts: list[str], memories: list[dict[str, Any]] | None = None) -> domain.Persona:
-    return domain.Persona(id=name.lower(), name=name, facts=facts, memories=[domain.PersonaMemory(**m) for m in memories or []])
+def persona(
+    name: str, facts: list[str], memories: list[dict[str, Any]] | None = None
+) -> domain.Persona:
+    return domain.Persona(
+        id=name.lower(),
+        name=name,
+        facts=facts,
+        memories=[domain.PersonaMemory(**m) for m in memories or []],
+    )
 
 
 def library(n: int) -> list[domain.Persona]:
     return personas.load_personas()[:n]
 
 
-async def build(settings: Settings, embedder: CachingEmbedder | None, people: list[domain.Persona], *, db: Any = None,
-                bus: events.EventBus | None = None, cognition: Any = None):  # type: ignore[no-untyped-def]
+async def build(
+    settings: Settings,
+    embedder: CachingEmbedder | None,
+    people: list[domain.Persona],
+    *,
+    db: Any = None,
+    bus: events.EventBus | None = None,
+    cognition: Any = None,
+):  # type: ignore[no-untyped-def]
     """A started room; returns (room, engine, events list)."""
     engine = await factory.build_engine(settings, embedder=embedder)
     if cognition is not None:

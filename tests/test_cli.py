@@ -1,0 +1,92 @@
+"""The command line: simulate, sessions, show --json, and clear errors."""
+
+import io
+import json
+
+import pytest
+
+from playground import cli
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory):
+    db = tmp_path_factory.mktemp("cli") / "cli.db"
+    code, out, err = run(
+        "simulate", "--agents", "3", "--turns", "5", "--seed", "7", "--db", str(db)
+    )
+    return db, code, out, err
+
+
+def test_simulate_prints_transcript_thoughts_scores_and_ends_with_the_session_id(simulated):
+    db, code, out, err = simulated
+    assert code == 0, err
+    lines = out.strip().splitlines()
+    assert "offline engine" in lines[0]
+    assert sum(1 for line in lines if line.startswith("[")) == 5
+    assert any("thought #" in line and "score" in line for line in lines)
+    session_id = lines[-1]
+    assert len(session_id) == 20 and session_id.count("-") == 2
+    assert "step 1" in err  # progress goes to stderr
+
+
+def test_sessions_lists_it(simulated):
+    db, _, out, _ = simulated
+    code, listing, _ = run("sessions", "--db", str(db))
+    assert code == 0
+    assert out.strip().splitlines()[-1] in listing and "finished" in listing
+
+
+def test_show_json_has_all_parts_with_scores(simulated):
+    db, _, out, _ = simulated
+    code, text, _ = run("show", out.strip().splitlines()[-1], "--db", str(db), "--json")
+    assert code == 0
+    data = json.loads(text)
+    assert {"session", "participants", "messages", "thoughts", "decisions"} <= set(data)
+    assert len(data["messages"]) == 5
+    scored = [t for t in data["thoughts"] if t["score"] is not None]
+    assert scored and all(t["distribution"] and t["method"] == "offline-heuristic" for t in scored)
+
+
+def test_show_text(simulated):
+    db, _, out, _ = simulated
+    code, text, _ = run("show", out.strip().splitlines()[-1], "--db", str(db))
+    assert code == 0 and "read as:" in text and "thought #" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["simulate", "--agents", "20", "--engine", "offline"], "--agents: 20 asked"),
+        (["simulate", "--turns", "0"], "max_turns"),
+        (["show", "nope"], "no session 'nope'"),
+        (
+            [
+                "simulate",
+                "--engine",
+                "openai",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--turns",
+                "3",
+            ],
+            "cannot reach http://127.0.0.1:9/v1",
+        ),
+    ],
+    ids=["too_many_agents", "zero_turns", "unknown_session", "unreachable_server"],
+)
+def test_errors_are_one_clear_line(tmp_path, argv, fragment):
+    code, _, err = run(*argv, "--db", str(tmp_path / "e.db"))
+    assert code == 1
+    assert fragment in err and "Traceback" not in err
+
+
+def test_corrupt_persona_directory_is_named(tmp_path):
+    (tmp_path / "x.toml").write_text('name = "X"\n')
+    code, _, err = run("simulate", "--personas", str(tmp_path), "--db", str(tmp_path / "e.db"))
+    assert code == 1 and "x.toml: facts: missing" in err

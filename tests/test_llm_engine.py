@@ -1,0 +1,121 @@
+"""End to end: simulations through the real openai client against a loopback OpenAI-compatible server."""
+
+import pytest
+
+from playground import errors, events
+from playground.storage import SessionReader
+from tests.conftest import server_settings
+from tests.support.llm_server import FakeLLMServer
+from tests.support.rooms import build, library, of
+
+pytestmark = pytest.mark.asyncio
+
+
+async def _simulate(srv, embedder, db, **overrides):
+    settings = server_settings(srv, max_turns=6, seed=5, **overrides)
+    room, engine, seen = await build(settings, embedder, library(4), db=db)
+    try:
+        await room.run_simulation(icebreaker="What did you do last weekend?")
+    finally:
+        await engine.close()
+    return room, engine, seen
+
+
+async def test_simulation_with_logprobs_scores_every_thought_from_the_distribution(
+    llm_server, embedder, db
+):
+    room, engine, seen = await _simulate(llm_server, embedder, db)
+    assert room.status == "finished"
+    evaluated = of(events.ThoughtEvaluated, seen)
+    assert evaluated and all(e.evaluation.method == "logprobs" for e in evaluated)
+    assert any(
+        max(e.evaluation.distribution.values()) < 1.0 for e in evaluated
+    )  # a real distribution, not a point
+    data = SessionReader(db).load(room.session_id)
+    assert data["session"]["logprobs_supported"] == 1
+    assert data["session"]["model"] == "fake-model"
+    assert data["session"]["calls"] == engine.client.usage.calls
+    assert all(t["method"] == "logprobs" for t in data["thoughts"] if t["score"] is not None)
+    assert all(
+        m["interpretation"] and m["turn_type"] in ("open", "allocated")
+        for m in data["messages"][:-1]
+    )
+    # Every structured request carried a JSON schema; rating requests asked for top-5 logprobs.
+    chats = [
+        r
+        for r in llm_server.requests
+        if r["_path"].endswith("/chat/completions") and r.get("max_tokens") != 1
+    ]
+    structured = [r for r in chats if "response_format" in r]
+    assert structured and all(r["response_format"]["type"] == "json_schema" for r in structured)
+    assert any(r.get("top_logprobs") == 5 for r in structured)
+
+
+async def test_batched_mode_makes_2_plus_2L_calls_per_message_plus_the_speaker(
+    llm_server, embedder, db
+):
+    room, engine, seen = await _simulate(llm_server, embedder, db)
+    counts = engine.client.counts.by_label
+    understood = len(of(events.MessageInterpreted, seen))
+    listeners = sum(
+        len({e.agent for e in of(events.MemoriesRetrieved, seen) if e.step == t.step})
+        for t in of(events.TriggerFired, seen)
+    )
+    assert counts["interpretation"] == counts["turn type"] == understood
+    assert counts["thoughts"] == listeners and counts["evaluation"] == listeners
+    assert counts["articulation"] == len(room.messages) - 1  # every message but the icebreaker
+    assert llm_server.embedding_calls == 0  # local embeddings: no remote embedding requests
+
+
+async def test_per_thought_mode_matches_the_papers_call_pattern(llm_server, embedder, db):
+    room, engine, seen = await _simulate(llm_server, embedder, db, evaluation_mode="per-thought")
+    counts = engine.client.counts.by_label
+    evaluated = len(of(events.ThoughtEvaluated, seen))
+    listeners = sum(
+        len({e.agent for e in of(events.MemoriesRetrieved, seen) if e.step == t.step})
+        for t in of(events.TriggerFired, seen)
+    )
+    assert counts["System-1 thoughts"] == counts["System-2 thoughts"] == listeners
+    assert counts["evaluation"] == evaluated > listeners  # one call per thought, not one per agent
+
+
+async def test_server_without_logprobs_falls_back_to_the_parsed_rating(embedder, db):
+    with FakeLLMServer(logprobs=False, response_format_mode="ignore") as srv:
+        room, _, seen = await _simulate(srv, embedder, db)
+    evaluated = of(events.ThoughtEvaluated, seen)
+    assert evaluated and all(e.evaluation.method == "parsed" for e in evaluated)
+    assert all(max(e.evaluation.distribution.values()) == 1.0 for e in evaluated)
+    assert SessionReader(db).load(room.session_id)["session"]["logprobs_supported"] == 0
+
+
+async def test_server_failure_mid_run_fails_the_session_but_keeps_what_was_saved(
+    llm_server, embedder, db
+):
+    settings = server_settings(llm_server, max_turns=10, seed=5, max_retries=1)
+    room, engine, seen = await build(settings, embedder, library(3), db=db)
+    llm_server.fail_next(500, count=1000)
+    with pytest.raises(errors.LLMServerError):
+        await room.run_simulation(icebreaker="What did you do last weekend?")
+    await engine.close()
+    data = SessionReader(db).load(room.session_id)
+    assert data["session"]["status"] == "failed"
+    assert "500" in data["session"]["end_reason"]
+    assert [m["text"] for m in data["messages"]] == ["What did you do last weekend?"]
+    assert of(events.ErrorOccurred, seen)
+
+
+async def test_api_key_never_reaches_the_database_or_logs(embedder, db, db_path, caplog):
+    secret = "sk-test-DO-NOT-STORE-4242"
+    with FakeLLMServer(api_key=secret) as srv:
+        caplog.set_level("DEBUG")
+        settings = server_settings(srv, api_key=secret, max_turns=4)
+        room, engine, _ = await build(settings, embedder, library(2), db=db)
+        await room.run_simulation(icebreaker="Hey!")
+        await engine.close()
+        base_url = srv.base_url
+    db.conn.commit()
+    blob = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
+    assert secret.encode() not in blob
+    assert secret not in caplog.text
+    config = SessionReader(db).load(room.session_id)["session"]["config"]
+    assert "api_key" not in config["llm"] and config["llm"]["base_url"] == base_url

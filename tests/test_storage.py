@@ -1,0 +1,100 @@
+"""Sessions in SQLite: schema, writes as events occur, reading back, bad files."""
+
+import sqlite3
+
+import pytest
+
+from playground import errors, events
+from playground.storage import SessionReader, open_database
+from tests.conftest import offline_settings
+from tests.support.rooms import build, library
+
+
+def test_opening_twice_applies_the_schema_once(db_path):
+    open_database(db_path).close()
+    db = open_database(db_path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert {
+        "sessions",
+        "participants",
+        "memories",
+        "messages",
+        "thoughts",
+        "evaluations",
+        "decisions",
+        "events",
+    } <= set(db.table_names())
+    db.close()
+
+
+def test_foreign_keys_are_enforced(db):
+    with pytest.raises(sqlite3.IntegrityError):
+        db.execute(
+            "INSERT INTO messages (session_id, id, step, speaker, speaker_kind, text, posted_at) VALUES ('nope', 1, 0, 'x', 'ai', 'hi', 'now')"
+        )
+
+
+def test_a_file_that_is_not_a_database_gets_a_clear_error(tmp_path):
+    bad = tmp_path / "notes.db"
+    bad.write_text("this is not sqlite " * 200)
+    with pytest.raises(errors.PlaygroundError, match="notes.db: not a usable session database"):
+        open_database(bad)
+    assert bad.read_text().startswith("this is not sqlite")  # nothing overwritten
+
+
+@pytest.mark.asyncio
+async def test_rows_are_written_as_events_occur(embedder, db):
+    bus = events.EventBus(strict=True)
+    room, _, _ = await build(
+        offline_settings(max_turns=5, seed=2), embedder, library(3), db=db, bus=bus
+    )
+    seen_in_db: list[int] = []
+
+    def check(e):  # subscribed after the recorder: the row must already be there
+        if isinstance(e, events.MessagePosted):
+            n = db.execute(
+                "SELECT COUNT(*) FROM messages WHERE session_id = ?", [room.session_id]
+            ).fetchone()[0]
+            seen_in_db.append(n)
+        if isinstance(e, events.ThoughtEvaluated):
+            row = db.execute(
+                "SELECT score FROM thoughts WHERE session_id = ? AND id = ?",
+                [room.session_id, e.evaluation.thought_id],
+            ).fetchone()
+            assert row[0] == e.evaluation.score
+
+    bus.subscribe(check)
+    assert (
+        db.execute("SELECT status FROM sessions WHERE id = ?", [room.session_id]).fetchone()[0]
+        == "running"
+    )
+    await room.run_simulation(icebreaker="Hey!")
+    assert seen_in_db == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.asyncio
+async def test_a_saved_session_reads_back_with_everything(embedder, db):
+    room, _, _ = await build(offline_settings(max_turns=5, seed=2), embedder, library(3), db=db)
+    await room.run_simulation(icebreaker="What did you do last weekend?")
+    data = SessionReader(db).load(room.session_id[:17])  # a unique prefix works too
+    assert data["session"]["status"] == "finished" and data["session"]["engine"] == "offline engine"
+    assert [p["name"] for p in data["participants"]] == [a.name for a in room.agents]
+    assert all(p["persona"]["facts"] for p in data["participants"])
+    assert len(data["messages"]) == 5
+    assert len(data["memories"]) == sum(len(a.memory) for a in room.agents)
+    spoken = [m for m in data["messages"] if m["thought_id"]]
+    by_id = {t["id"]: t for t in data["thoughts"]}
+    for m in spoken:
+        t = by_id[m["thought_id"]]
+        assert t["expressed_in"] == m["id"]
+        assert t["evaluations"] and t["distribution"] and len(t["reasons_for"]) == 2
+    assert {d["action"] for d in data["decisions"]} <= {"speak", "silent"}
+    assert all(d["reason"] for d in data["decisions"])
+    assert SessionReader(db).list_sessions()[0]["id"] == room.session_id
+
+
+def test_unknown_session_is_reported(db):
+    with pytest.raises(errors.SessionNotFound, match="no session 'zzz'"):
+        SessionReader(db).load("zzz")

@@ -200,16 +200,18 @@ class Agent:
         ]
         return work.new + retained
 
-    async def evaluate(self, work: TriggerWork) -> list[Rating]:
+    async def evaluate(self, work: TriggerWork) -> list[Rating | None]:
         thoughts = self.to_evaluate(work)
         return await self.cognition.evaluate(work.ctx, thoughts, work.stimuli) if thoughts else []
 
-    def score(self, work: TriggerWork, ratings: list[Rating]) -> None:
+    def score(self, work: TriggerWork, ratings: list[Rating | None]) -> None:
         """Apply the silence factor, store scores and publish ThoughtEvaluated."""
         t = work.ctx.step
         d_p = scoring.silence_factor(t, self.last_spoke, self._settings.silence_factor)
         new_ids = {th.id for th in work.new}
         for thought, r in zip(self.to_evaluate(work), ratings, strict=True):
+            if r is None:
+                continue
             expected = scoring.expected_rating(r.distribution)
             score = round(expected * d_p, 4)
             ev = domain.Evaluation(

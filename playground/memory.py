@@ -20,6 +20,13 @@ class Pool:
     vectors: np.ndarray
     weights: np.ndarray
     taus: np.ndarray
+    _index: dict[str, int] | None = None
+
+    def index(self) -> dict[str, int]:
+        """Row of each ref (built once per pool)."""
+        if self._index is None:
+            self._index = {r: i for i, r in enumerate(self.refs)}
+        return self._index
 
     @classmethod
     def empty(cls, dim: int = 384) -> Pool:
@@ -148,7 +155,7 @@ class MemoryStore:
     def touch(self, refs: list[str], t: int) -> None:
         """Refresh τ of retrieved memories to ``t`` (in the items and, in place, the pool)."""
         pool = self._pool
-        index = {r: i for i, r in enumerate(pool.refs)} if pool else {}
+        index = pool.index() if pool else {}
         for ref in refs:
             mid = int(ref.split(":")[1])
             if mid in self.items:

@@ -6,6 +6,7 @@ from playground import errors, events
 from playground.storage import SessionReader
 from tests.conftest import server_settings
 from tests.support.llm_server import FakeLLMServer
+from tests.support.responders import faithful_responder
 from tests.support.rooms import build, library, of
 
 pytestmark = pytest.mark.asyncio
@@ -54,6 +55,9 @@ async def test_simulation_with_logprobs_scores_every_thought_from_the_distributi
 async def test_batched_mode_makes_2_plus_2L_calls_per_message_plus_the_speaker(
     llm_server, embedder, db
 ):
+    llm_server.set_responder(
+        faithful_responder
+    )  # one evaluation per listed thought, as a real model answers
     room, engine, seen = await _simulate(llm_server, embedder, db)
     counts = engine.client.counts.by_label
     understood = len(of(events.MessageInterpreted, seen))
@@ -119,3 +123,17 @@ async def test_api_key_never_reaches_the_database_or_logs(embedder, db, db_path,
     assert secret not in caplog.text
     config = SessionReader(db).load(room.session_id)["session"]["config"]
     assert "api_key" not in config["llm"] and config["llm"]["base_url"] == base_url
+
+
+async def test_thoughts_a_model_skipped_are_asked_for_once_more(llm_server, embedder, db):
+    # The generic server answers every batch with two evaluations, however many thoughts were listed.
+    room, engine, seen = await _simulate(llm_server, embedder, db)
+    counts = engine.client.counts.by_label
+    listeners = sum(
+        len({e.agent for e in of(events.MemoriesRetrieved, seen) if e.step == t.step})
+        for t in of(events.TriggerFired, seen)
+    )
+    assert counts["evaluation"] > listeners  # follow-up calls for the skipped thoughts
+    assert not of(events.ErrorOccurred, seen)
+    formed = {e.thought.id for e in of(events.ThoughtFormed, seen)}
+    assert formed <= {e.evaluation.thought_id for e in of(events.ThoughtEvaluated, seen)}

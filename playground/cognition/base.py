@@ -71,8 +71,8 @@ class Cognition(Protocol):
 
     async def evaluate(
         self, ctx: Context, thoughts: list[domain.Thought], stimuli: list[domain.Stimulus]
-    ) -> list[Rating]:
-        """One rating per thought, in order."""
+    ) -> list[Rating | None]:
+        """One rating per thought, in order; None for a thought the mind failed to rate (not scored this time)."""
         ...
 
     async def articulate(

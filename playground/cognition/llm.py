@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from playground import domain, errors, scoring
+from playground import domain, scoring
 from playground.cognition import prompts
 from playground.cognition.base import Context, Rating, ThoughtDraft
 from playground.llm.client import ChatClient, ChatResult
@@ -92,12 +92,26 @@ class LLMCognition:
 
     async def evaluate(
         self, ctx: Context, thoughts: list[domain.Thought], stimuli: list[domain.Stimulus]
-    ) -> list[Rating]:
+    ) -> list[Rating | None]:
         if not thoughts:
             return []
         if self.mode == "per-thought":
             results = await asyncio.gather(*(self._evaluate_one(ctx, t) for t in thoughts))
             return list(results)
+        ratings = await self._evaluate_batch(ctx, thoughts)
+        missing = [t for t, r in zip(thoughts, ratings, strict=True) if r is None]
+        if missing:
+            # The model skipped some thoughts: ask once more, for just those.
+            again = await self._evaluate_batch(ctx, missing)
+            retry = dict(zip((t.id for t in missing), again, strict=True))
+            ratings = [
+                r if r is not None else retry[t.id] for t, r in zip(thoughts, ratings, strict=True)
+            ]
+        return ratings
+
+    async def _evaluate_batch(
+        self, ctx: Context, thoughts: list[domain.Thought]
+    ) -> list[Rating | None]:
         res = await self.client.chat_json(
             "evaluation",
             prompts.batch_evaluation_messages(ctx, thoughts),
@@ -106,15 +120,22 @@ class LLMCognition:
             max_tokens=220 * len(thoughts),
         )
         evals = res.parsed.evaluations
-        by_id = {e.thought_id: (i, e) for i, e in enumerate(evals)}
         alternatives = res.rating_alternatives()
-        out = []
-        for k, t in enumerate(thoughts):
-            i, e = by_id.get(t.id, (k, evals[k] if k < len(evals) else None))
-            if e is None:
-                raise errors.LLMOutputError(
-                    f"{self.name} evaluated {len(evals)} thoughts but {len(thoughts)} were asked"
-                )
+        asked = [t.id for t in thoughts]
+        ids = [e.thought_id for e in evals]
+        if set(ids) <= set(asked) and len(set(ids)) == len(ids):
+            position = {tid: i for i, tid in enumerate(ids)}  # the model echoed our ids
+        else:
+            position = {
+                tid: i for i, tid in enumerate(asked[: len(evals)])
+            }  # ids garbled: trust the order
+        out: list[Rating | None] = []
+        for t in thoughts:
+            i = position.get(t.id)
+            if i is None:
+                out.append(None)
+                continue
+            e = evals[i]
             alt = alternatives[i] if len(alternatives) == len(evals) else None
             out.append(_rating(e.rating, e.reasons_for, e.reasons_against, alt))
         return out

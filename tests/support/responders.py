@@ -1,0 +1,44 @@
+"""Responders for the fake server that answer like an instruction-following model."""
+
+from __future__ import annotations
+
+import json
+import re
+
+
+def faithful_responder(body: dict) -> str | None:
+    """Answer thought and batch-evaluation calls with exactly what was asked, as a real model would.
+
+    The generic fake server picks array lengths and labels arbitrarily (2 items each); a real model
+    returns 1 System-1 + 2 System-2 thoughts and one evaluation per listed thought, and the benchmark
+    should see the call pattern a real run would. Other calls get the server's generic answers.
+    """
+    name = (body.get("response_format") or {}).get("json_schema", {}).get("name")
+    prompt = body["messages"][-1]["content"]
+    h = sum(map(ord, prompt))
+    if name == "ThoughtsOut":
+        words = [w for w in prompt.split() if w.isalpha() and len(w) > 4][-12:] or ["chat"]
+        items = [
+            {
+                "system": s,
+                "text": f"I could say something about {words[(h + i) % len(words)]} here.",
+                "stimuli": [],
+            }
+            for i, s in enumerate((1, 2, 2))
+        ]
+        return json.dumps({"thoughts": items})
+    if name == "EvaluationsOut":
+        ids = [
+            int(m) for m in re.findall(r"^\[(\d+)\] ", prompt.split("Thoughts:")[-1], flags=re.M)
+        ]
+        items = [
+            {
+                "thought_id": i,
+                "reasons_for": ["it fits", "it is new"],
+                "reasons_against": ["others may speak", "not urgent"],
+                "rating": 2 + (h + i) % 4,
+            }
+            for i in ids
+        ]
+        return json.dumps({"evaluations": items})
+    return None

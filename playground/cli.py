@@ -264,13 +264,10 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def launch_gui(argv: Sequence[str]) -> int:
+    """Open the GUI through the ``playground.gui`` entry point; -1 when no GUI is installed."""
     eps = entry_points(group="playground.gui")
     if not eps:
-        print(
-            "The GUI is not installed yet; try `playground simulate` (see `playground --help`).",
-            file=sys.stderr,
-        )
-        return 2
+        return -1
     return int(next(iter(eps)).load()(list(argv)) or 0)
 
 
@@ -286,7 +283,12 @@ def main(
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if not argv:
-        return launch_gui(argv)
+        code = launch_gui(argv)
+        if code != -1:
+            return code
+        # No GUI installed: run the demo simulation headless instead.
+        print("(no GUI installed: running a headless simulation; see `playground --help`)", file=err)
+        argv = ["simulate"]
     args = build_parser().parse_args(argv)
     try:
         if args.command == "simulate":

@@ -66,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--timeout", type=float, help="seconds per LLM call")
     sim.add_argument(
+        "--max-retries", type=int, help="retries on 429/5xx/timeouts (default 3, with back-off)"
+    )
+    sim.add_argument("--concurrency", type=int, help="most LLM calls in flight at once (default 8)")
+    sim.add_argument(
         "--max-silent-steps", type=int, help="stop after this many silent steps in a row"
     )
     sim.add_argument(
@@ -154,6 +158,8 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "evaluation_mode": args.evaluation_mode,
             "embeddings": args.embeddings,
             "timeout": args.timeout,
+            "max_retries": args.max_retries,
+            "concurrency": args.concurrency,
             "max_silent_steps": args.max_silent_steps,
         },
     )
@@ -287,7 +293,9 @@ def main(
         if code != -1:
             return code
         # No GUI installed: run the demo simulation headless instead.
-        print("(no GUI installed: running a headless simulation; see `playground --help`)", file=err)
+        print(
+            "(no GUI installed: running a headless simulation; see `playground --help`)", file=err
+        )
         argv = ["simulate"]
     args = build_parser().parse_args(argv)
     try:

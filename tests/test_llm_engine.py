@@ -7,7 +7,7 @@ from playground.storage import SessionReader
 from tests.conftest import server_settings
 from tests.support.llm_server import FakeLLMServer
 from tests.support.responders import faithful_responder
-from tests.support.rooms import build, library, of
+from tests.support.rooms import build, library, listener_count, of
 
 pytestmark = pytest.mark.asyncio
 
@@ -55,16 +55,12 @@ async def test_simulation_with_logprobs_scores_every_thought_from_the_distributi
 async def test_batched_mode_makes_2_plus_2L_calls_per_message_plus_the_speaker(
     llm_server, embedder, db
 ):
-    llm_server.set_responder(
-        faithful_responder
-    )  # one evaluation per listed thought, as a real model answers
+    # One evaluation per listed thought, as a real model answers.
+    llm_server.set_responder(faithful_responder)
     room, engine, seen = await _simulate(llm_server, embedder, db)
     counts = engine.client.counts.by_label
     understood = len(of(events.MessageInterpreted, seen))
-    listeners = sum(
-        len({e.agent for e in of(events.MemoriesRetrieved, seen) if e.step == t.step})
-        for t in of(events.TriggerFired, seen)
-    )
+    listeners = listener_count(seen)
     assert counts["interpretation"] == counts["turn type"] == understood
     assert counts["thoughts"] == listeners and counts["evaluation"] == listeners
     assert counts["articulation"] == len(room.messages) - 1  # every message but the icebreaker
@@ -75,10 +71,7 @@ async def test_per_thought_mode_matches_the_papers_call_pattern(llm_server, embe
     room, engine, seen = await _simulate(llm_server, embedder, db, evaluation_mode="per-thought")
     counts = engine.client.counts.by_label
     evaluated = len(of(events.ThoughtEvaluated, seen))
-    listeners = sum(
-        len({e.agent for e in of(events.MemoriesRetrieved, seen) if e.step == t.step})
-        for t in of(events.TriggerFired, seen)
-    )
+    listeners = listener_count(seen)
     assert counts["System-1 thoughts"] == counts["System-2 thoughts"] == listeners
     assert counts["evaluation"] == evaluated > listeners  # one call per thought, not one per agent
 
@@ -129,10 +122,7 @@ async def test_thoughts_a_model_skipped_are_asked_for_once_more(llm_server, embe
     # The generic server answers every batch with two evaluations, however many thoughts were listed.
     room, engine, seen = await _simulate(llm_server, embedder, db)
     counts = engine.client.counts.by_label
-    listeners = sum(
-        len({e.agent for e in of(events.MemoriesRetrieved, seen) if e.step == t.step})
-        for t in of(events.TriggerFired, seen)
-    )
+    listeners = listener_count(seen)
     assert counts["evaluation"] > listeners  # follow-up calls for the skipped thoughts
     assert not of(events.ErrorOccurred, seen)
     formed = {e.thought.id for e in of(events.ThoughtFormed, seen)}

@@ -46,3 +46,12 @@ async def build(
 
 def of(kind: type, seen: list[Any]) -> list[Any]:
     return [e for e in seen if isinstance(e, kind)]
+
+
+def listener_count(seen: list[Any]) -> int:
+    """Agents that thought at each trigger, summed over the run (L summed over triggers)."""
+    return sum(
+        len({e.agent for e in seen if isinstance(e, events.MemoriesRetrieved) and e.step == t.step})
+        for t in seen
+        if isinstance(t, events.TriggerFired)
+    )

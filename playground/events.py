@@ -138,6 +138,35 @@ class ErrorOccurred(BaseEvent):
     error_type: str
 
 
+class AnnotationAdded(BaseEvent):
+    """A human's private note on a message: a reason (own message) or a reaction (someone else's).
+
+    Never shown to the agents: nothing in the engine reads annotations back into a prompt.
+    """
+
+    kind: Literal["annotation_added"] = "annotation_added"
+    message_id: int
+    author: str
+    note_kind: Literal["reason", "reaction"]
+    text: str
+
+
+class LabelRecorded(BaseEvent):
+    """A human's one-click answer to an in-the-moment question about a message ("not sure" counts)."""
+
+    kind: Literal["label_recorded"] = "label_recorded"
+    message_id: int
+    author: str
+    question: str
+    answer: str
+
+
+class ProactivityChanged(BaseEvent):
+    kind: Literal["proactivity_changed"] = "proactivity_changed"
+    name: str
+    proactivity: dict[str, Any]
+
+
 class SessionFinished(BaseEvent):
     kind: Literal["session_finished"] = "session_finished"
     status: Literal["finished", "interrupted", "failed"]
@@ -162,6 +191,9 @@ Event = Annotated[
     | ParticipantStateChanged
     | UsageRecorded
     | ErrorOccurred
+    | AnnotationAdded
+    | LabelRecorded
+    | ProactivityChanged
     | SessionFinished,
     Field(discriminator="kind"),
 ]

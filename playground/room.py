@@ -320,6 +320,68 @@ class Room:
     def delete_thought(self, agent_name: str, thought_id: int) -> None:
         self.agent(agent_name).reservoir.delete(thought_id)
 
+    async def add_memory(
+        self, agent_name: str, kind: domain.MemoryKind, text: str, weight: float = 1.0
+    ) -> domain.MemoryItem:
+        if not text.strip():
+            raise errors.PlaygroundError("a memory needs some text")
+        return await self.agent(agent_name).memory.add(
+            kind, text.strip(), weight=weight, step=self.step
+        )
+
+    async def edit_memory(
+        self,
+        agent_name: str,
+        memory_id: int,
+        *,
+        kind: domain.MemoryKind | None = None,
+        text: str | None = None,
+        weight: float | None = None,
+    ) -> domain.MemoryItem:
+        return await self.agent(agent_name).memory.edit(
+            memory_id, kind=kind, text=text, weight=weight
+        )
+
+    def delete_memory(self, agent_name: str, memory_id: int) -> None:
+        self.agent(agent_name).memory.delete(memory_id)
+
+    def set_proactivity(self, agent_name: str, proactivity: ProactivitySettings) -> None:
+        agent = self.agent(agent_name)
+        agent.proactivity = proactivity
+        self.emit(events.ProactivityChanged(name=agent.name, proactivity=proactivity.model_dump()))
+
+    def annotate(self, author: str, message_id: int, text: str) -> events.AnnotationAdded:
+        """A human's private note: a *reason* on their own message, a *reaction* on anyone else's.
+
+        Notes are recorded and shown only to their author; no agent prompt ever includes them.
+        """
+        if not isinstance(self.participants.get(author), Human):
+            raise errors.PlaygroundError(
+                f"only a human participant can add private notes ({author!r} is not one)"
+            )
+        if not 1 <= message_id <= len(self.messages):
+            raise errors.PlaygroundError(f"there is no message #{message_id}")
+        if not text.strip():
+            raise errors.PlaygroundError("a note needs some text")
+        kind = "reason" if self.messages[message_id - 1].speaker == author else "reaction"
+        event = events.AnnotationAdded(
+            message_id=message_id, author=author, note_kind=kind, text=text.strip()
+        )
+        self.emit(event)
+        return event
+
+    def record_label(self, author: str, message_id: int, question: str, answer: str) -> None:
+        """A one-click answer to an in-the-moment question about a message."""
+        if not isinstance(self.participants.get(author), Human):
+            raise errors.PlaygroundError(
+                f"only a human participant can answer questions ({author!r} is not one)"
+            )
+        self.emit(
+            events.LabelRecorded(
+                message_id=message_id, author=author, question=question, answer=answer
+            )
+        )
+
     # -- understanding an utterance (once per message, shared by all agents) ----------------------
 
     async def _understand(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
@@ -494,6 +556,10 @@ class Room:
             thought = agent.reservoir.get(winner.thought_id or 0)
             self._set_state(agent.name, "speaking")
             text = await agent.articulate(work.ctx, thought)
+            if self.settings.room.pace == "typing":
+                await self.clock.sleep(
+                    len(text) / self.settings.room.typing_cps
+                )  # as long as typing it would take
             if gen != self.generation:
                 return None  # a newer trigger arrived while articulating: this answer is stale
             msg = await self.post(

@@ -107,6 +107,12 @@ class RoomSettings(BaseModel):
     saliency_threshold: float = Field(0.3, ge=0, le=1)
     memory_decay: float = Field(0.95, gt=0, le=1)
     silence_factor: float = Field(1.02, ge=1, le=2)
+    pace: Literal["fast", "typing"] = Field(
+        "fast", description="Post as fast as possible, or wait as long as typing the message takes."
+    )
+    typing_cps: float = Field(
+        15.0, gt=0, le=1000, description="Typing speed in characters per second when paced."
+    )
     creativity: float = Field(
         0.3, ge=0, le=1, description="Chance per trigger of pulling in one random long-term memory."
     )

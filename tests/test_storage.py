@@ -13,7 +13,7 @@ from tests.support.rooms import build, library
 def test_opening_twice_applies_the_schema_once(db_path):
     open_database(db_path).close()
     db = open_database(db_path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert {
@@ -25,6 +25,8 @@ def test_opening_twice_applies_the_schema_once(db_path):
         "evaluations",
         "decisions",
         "events",
+        "annotations",
+        "labels",
     } <= set(db.table_names())
     db.close()
 

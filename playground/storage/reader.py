@@ -88,6 +88,10 @@ class SessionReader:
                 "SELECT * FROM messages WHERE session_id = ? ORDER BY id", [sid]
             ),
             "thoughts": thoughts,
+            "annotations": self._query(
+                "SELECT * FROM annotations WHERE session_id = ? ORDER BY id", [sid]
+            ),
+            "labels": self._query("SELECT * FROM labels WHERE session_id = ? ORDER BY id", [sid]),
             "decisions": self._query(
                 "SELECT * FROM decisions WHERE session_id = ? ORDER BY id", [sid]
             ),

@@ -275,6 +275,24 @@ class SessionRecorder:
             [u.calls, u.prompt_tokens, u.completion_tokens, u.embedding_calls, e.session_id],
         )
 
+    def _on_annotation_added(self, e: events.AnnotationAdded) -> None:
+        self._x(
+            "INSERT INTO annotations (session_id, message_id, author, kind, text, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [e.session_id, e.message_id, e.author, e.note_kind, e.text, e.at],
+        )
+
+    def _on_label_recorded(self, e: events.LabelRecorded) -> None:
+        self._x(
+            "INSERT INTO labels (session_id, message_id, author, question, answer, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [e.session_id, e.message_id, e.author, e.question, e.answer, e.at],
+        )
+
+    def _on_proactivity_changed(self, e: events.ProactivityChanged) -> None:
+        self._x(
+            "UPDATE participants SET proactivity = ? WHERE session_id = ? AND name = ?",
+            [_j(e.proactivity), e.session_id, e.name],
+        )
+
     def _on_session_finished(self, e: events.SessionFinished) -> None:
         self._x(
             "UPDATE sessions SET status = ?, end_reason = ?, finished_at = ?, updated_at = ? WHERE id = ?",

@@ -140,4 +140,29 @@ MIGRATIONS: list[str] = [
     CREATE INDEX decisions_session ON decisions(session_id, step);
     CREATE INDEX evaluations_session ON evaluations(session_id, thought_id);
     """,
+    # 2: a human's private reasons/reactions and in-the-moment labels
+    """
+    CREATE TABLE annotations (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        message_id INTEGER NOT NULL,
+        author TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('reason', 'reaction')),
+        text TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        FOREIGN KEY (session_id, message_id) REFERENCES messages(session_id, id) ON DELETE CASCADE,
+        FOREIGN KEY (session_id, author) REFERENCES participants(session_id, name) ON DELETE CASCADE
+    );
+    CREATE TABLE labels (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        message_id INTEGER NOT NULL,
+        author TEXT NOT NULL,
+        question TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        FOREIGN KEY (session_id, message_id) REFERENCES messages(session_id, id) ON DELETE CASCADE,
+        FOREIGN KEY (session_id, author) REFERENCES participants(session_id, name) ON DELETE CASCADE
+    );
+    """,
 ]

@@ -6,7 +6,7 @@ import json
 import re
 
 
-def faithful_responder(body: dict) -> str | None:
+def faithful_responder(body: dict, rating: int | None = None) -> str | None:
     """Answer thought and batch-evaluation calls with exactly what was asked, as a real model would.
 
     The generic fake server picks array lengths and labels arbitrarily (2 items each); a real model
@@ -36,7 +36,7 @@ def faithful_responder(body: dict) -> str | None:
                 "thought_id": i,
                 "reasons_for": ["it fits", "it is new"],
                 "reasons_against": ["others may speak", "not urgent"],
-                "rating": 2 + (h + i) % 4,
+                "rating": rating or 2 + (h + i) % 4,
             }
             for i in ids
         ]

@@ -1,0 +1,37 @@
+"""Qt tests run headless; async UI tests run on a qasync loop (pytest-asyncio loop-factory hook).
+
+Never call qtbot.wait*/waitUntil inside an async test: it spins a nested Qt loop under the running
+qasync loop and hangs the session. Poll with ``await asyncio.sleep`` instead (see ``until``).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import asyncio  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+
+import PySide6  # noqa: E402,F401 - bind qasync to PySide6
+import qasync  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+
+def _qasync_loop() -> qasync.QEventLoop:
+    app = QApplication.instance() or QApplication([])
+    app.setQuitOnLastWindowClosed(False)  # closing a window must not stop the loop under test
+    return qasync.QEventLoop(app)
+
+
+def pytest_asyncio_loop_factories(config, item):  # noqa: ANN001, ANN201
+    return {"qasync": _qasync_loop}
+
+
+async def until(pred: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> None:  # noqa: ASYNC109
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not pred():
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)

@@ -1,0 +1,252 @@
+"""ThoughtsPane: live bubbles from bridge events, selection, sorting, requests and the popup."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from playground import domain, events  # noqa: E402
+from ui.bridge import EngineBridge  # noqa: E402
+from ui.selection import SelectedParticipant  # noqa: E402
+from ui.widgets.evaluation_popup import EvaluationPopup  # noqa: E402
+from ui.widgets.thoughts_pane import ThoughtsPane  # noqa: E402
+
+
+def thought(tid: int, agent: str = "Ana", **kw) -> domain.Thought:  # type: ignore[no-untyped-def]
+    fields = {
+        "text": f"thought number {tid} of {agent}",
+        "system": 2,
+        "stimuli": ["memory:3", "message:5"],
+        "saliency": 0.41,
+        "created_step": tid,
+        "last_access": tid,
+    }
+    fields.update(kw)
+    return domain.Thought(id=tid, agent=agent, **fields)
+
+
+def evaluation(tid: int, score: float, step: int = 1, **kw) -> domain.Evaluation:  # type: ignore[no-untyped-def]
+    fields = {
+        "rating": 4,
+        "distribution": {1: 0.0, 2: 0.05, 3: 0.2, 4: 0.6, 5: 0.15},
+        "reasons_for": ["It answers Bo's question", "Nobody mentioned the budget yet"],
+        "reasons_against": ["Ana spoke a moment ago", "It may sound off-topic"],
+        "expected": 3.85,
+        "silence_factor": 1.0404,
+        "method": "logprobs",
+    }
+    fields.update(kw)
+    return domain.Evaluation(thought_id=tid, step=step, score=score, **fields)
+
+
+@pytest.fixture
+def setup(qtbot):  # type: ignore[no-untyped-def]
+    bridge = EngineBridge()
+    selection = SelectedParticipant()
+    pane = ThoughtsPane(bridge, selection)
+    qtbot.addWidget(pane)
+    pane.resize(380, 700)
+    pane.show()
+    return bridge, selection, pane
+
+
+def form(bridge: EngineBridge, t: domain.Thought) -> None:
+    bridge.dispatch(events.ThoughtFormed(thought=t))
+
+
+def evaluate(bridge: EngineBridge, agent: str, ev: domain.Evaluation, retained=False) -> None:  # type: ignore[no-untyped-def]
+    bridge.dispatch(events.ThoughtEvaluated(agent=agent, evaluation=ev, retained=retained))
+
+
+def ids(pane: ThoughtsPane) -> list[int]:
+    return [b.thought_id for b in pane.bubbles()]
+
+
+def test_shows_only_the_selected_agent_and_switches(setup) -> None:  # type: ignore[no-untyped-def]
+    bridge, selection, pane = setup
+    form(bridge, thought(1, "Ana"))
+    assert pane.bubbles() == []  # nobody selected yet
+    selection.select("Ana")
+    form(bridge, thought(2, "Bo"))
+    form(bridge, thought(3, "Ana", text="Budget first"))
+    assert ids(pane) == [3, 1]  # newest first
+    assert pane.bubbles()[0].text() == "Budget first"
+    assert "Ana" in pane._title.text()
+
+    selection.select("Bo")
+    assert ids(pane) == [2]
+    assert "Bo" in pane._title.text()
+    selection.select("")
+    assert pane.bubbles() == []
+    assert pane._title.text() == "Inner thoughts"
+
+
+def test_score_badge_updates_and_sort_by_score(setup) -> None:  # type: ignore[no-untyped-def]
+    bridge, selection, pane = setup
+    selection.select("Ana")
+    for tid in (1, 2, 3):
+        form(bridge, thought(tid))
+    assert [b.score_text() for b in pane.bubbles()] == ["–", "–", "–"]
+
+    evaluate(bridge, "Ana", evaluation(1, 4.123))
+    evaluate(bridge, "Ana", evaluation(2, 2.5))
+    evaluate(bridge, "Bo", evaluation(3, 5.0))  # another agent's evaluation is not Ana's
+    scores = {b.thought_id: b.score_text() for b in pane.bubbles()}
+    assert scores == {1: "4.12", 2: "2.50", 3: "–"}
+
+    pane.sort_combo.setCurrentText("Highest score")
+    assert ids(pane) == [1, 2, 3]  # unevaluated last
+    evaluate(bridge, "Ana", evaluation(3, 4.5, step=2))
+    assert ids(pane) == [3, 1, 2]
+    evaluate(bridge, "Ana", evaluation(1, 1.0, step=3), retained=True)
+    assert ids(pane) == [3, 2, 1]
+    assert pane.bubbles()[2]._retained_tag.isVisibleTo(pane.bubbles()[2])
+    form(bridge, thought(4))
+    assert ids(pane) == [3, 2, 1, 4]
+
+    pane.sort_combo.setCurrentText("Newest first")
+    assert ids(pane) == [4, 3, 2, 1]
+    # The layout shows the bubbles in the same order, top to bottom.
+    QApplication.processEvents()
+    tops = [b.y() for b in pane.bubbles()]
+    assert tops == sorted(tops) and len(set(tops)) == 4
+
+
+def test_click_forces_expression_and_delete_button_requests_deletion(setup, qtbot) -> None:  # type: ignore[no-untyped-def]
+    bridge, selection, pane = setup
+    selection.select("Ana")
+    form(bridge, thought(7))
+    bubble = pane.bubbles()[0]
+
+    with qtbot.waitSignal(pane.force_express_requested, timeout=1000) as sig:
+        qtbot.mouseClick(bubble, Qt.MouseButton.LeftButton)
+    assert sig.args == ["Ana", 7]
+
+    with qtbot.waitSignal(pane.delete_requested, timeout=1000) as sig:
+        qtbot.mouseClick(bubble.delete_button, Qt.MouseButton.LeftButton)
+    assert sig.args == ["Ana", 7]
+    assert ids(pane) == [7]  # the engine decides; the bubble goes on ThoughtDeleted
+
+    bridge.dispatch(events.ThoughtDeleted(agent="Ana", thought_id=7))
+    assert pane.bubbles() == []
+
+
+def test_expressed_thought_is_highlighted_and_links_to_its_message(setup, qtbot) -> None:  # type: ignore[no-untyped-def]
+    bridge, selection, pane = setup
+    selection.select("Ana")
+    form(bridge, thought(1))
+    form(bridge, thought(2))
+    bridge.dispatch(events.ThoughtExpressed(agent="Ana", thought_id=1, message_id=9, forced=True))
+    bubble = next(b for b in pane.bubbles() if b.thought_id == 1)
+    assert bubble.is_expressed()
+    assert bubble.property("expressed") is True
+    assert bubble.said_label.isVisibleTo(bubble)
+    assert "said in #9" in bubble.said_label.text()
+    assert "1 said" in pane._count.text()
+
+    with qtbot.waitSignal(pane.message_focus_requested, timeout=1000) as sig:
+        bubble.said_label.linkActivated.emit("9")
+    assert sig.args == [9]
+
+    # An expressed thought cannot be forced again.
+    with qtbot.assertNotEmitted(pane.force_express_requested):
+        qtbot.mouseClick(bubble, Qt.MouseButton.LeftButton)
+
+    # The state survives switching participants.
+    selection.select("Bo")
+    selection.select("Ana")
+    assert next(b for b in pane.bubbles() if b.thought_id == 1).is_expressed()
+
+
+def test_stimulus_focus_highlights_a_thought_and_links_emit_focus(setup, qtbot) -> None:  # type: ignore[no-untyped-def]
+    bridge, selection, pane = setup
+    selection.select("Ana")
+    for tid in range(1, 6):
+        form(bridge, thought(tid, stimuli=["memory:3", "thought:1"]))
+    selection.focus_stimulus("thought:2")
+    highlighted = [b.thought_id for b in pane.bubbles() if b.is_highlighted()]
+    assert highlighted == [2]
+    selection.focus_stimulus("")
+    assert not any(b.is_highlighted() for b in pane.bubbles())
+
+    bubble = pane.bubbles()[0]
+    with qtbot.waitSignal(selection.stimulus_focused, timeout=1000) as sig:
+        bubble._stimuli.linkHovered.emit("memory:3")
+    assert sig.args == ["memory:3"]
+    with qtbot.waitSignal(selection.stimulus_focused, timeout=1000) as sig:
+        bubble._stimuli.left.emit()
+    assert sig.args == [""]
+    with qtbot.waitSignal(selection.stimulus_focused, timeout=1000) as sig:
+        bubble._stimuli.linkActivated.emit("thought:1")
+    assert sig.args == ["thought:1"]
+    assert [b.thought_id for b in pane.bubbles() if b.is_highlighted()] == [1]
+
+
+def test_evaluation_popup_explains_the_score(setup) -> None:  # type: ignore[no-untyped-def]
+    bridge, selection, pane = setup
+    selection.select("Ana")
+    form(bridge, thought(1))
+    bubble = pane.bubbles()[0]
+    assert bubble.show_evaluation() is None  # not evaluated yet
+
+    evaluate(bridge, "Ana", evaluation(1, 3.2, step=1))
+    evaluate(bridge, "Ana", evaluation(1, 4.01, step=3, method="parsed"), retained=True)
+    popup = bubble.show_evaluation()
+    assert isinstance(popup, EvaluationPopup)
+    assert popup.parent() is pane
+    assert not popup.isModal()
+    text = popup.text()
+    for reason in ("It answers Bo's question", "Nobody mentioned the budget yet"):
+        assert reason in text
+    for reason in ("Ana spoke a moment ago", "It may sound off-topic"):
+        assert reason in text
+    assert "because the server returned no logprobs" in text
+    assert "1.02^2" in text
+    assert "4.01" in text
+    assert "step 1 → 3.20 · step 3 → 4.01" in text
+    assert "60%" in text
+
+
+def test_offline_heuristics_are_listed(qtbot) -> None:  # type: ignore[no-untyped-def]
+    ev = evaluation(
+        1,
+        3.0,
+        method="offline-heuristic",
+        heuristics={"relevance": 0.62, "urgency": 0.1},
+    )
+    popup = EvaluationPopup(thought(1), [ev])
+    qtbot.addWidget(popup)
+    text = popup.text()
+    assert "eight measured signals" in text
+    assert "relevance: 0.62" in text
+    assert "urgency: 0.10" in text
+
+
+def test_reset_forgets_everything(setup) -> None:  # type: ignore[no-untyped-def]
+    bridge, selection, pane = setup
+    selection.select("Ana")
+    form(bridge, thought(1))
+    pane.reset()
+    assert pane.bubbles() == []
+    selection.select("Bo")
+    selection.select("Ana")
+    assert pane.bubbles() == []
+
+
+def test_hidden_pages_stay_live_and_follow_the_sort_order(setup) -> None:  # type: ignore[no-untyped-def]
+    bridge, selection, pane = setup
+    selection.select("Ana")
+    form(bridge, thought(1))
+    form(bridge, thought(2))
+    selection.select("Bo")
+    form(bridge, thought(3))  # Ana's page is hidden but kept up to date
+    evaluate(bridge, "Ana", evaluation(1, 4.9))
+    bridge.dispatch(events.ThoughtDeleted(agent="Ana", thought_id=2))
+    pane.sort_combo.setCurrentText("Highest score")
+    selection.select("Ana")
+    assert ids(pane) == [1, 3]
+    assert pane.bubbles()[0].score_text() == "4.90"
+    assert pane._count.text() == "2 thoughts"

@@ -1,0 +1,214 @@
+"""The playground window end to end, headless: simulation, inspection, forcing, memory, human, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sqlite3
+
+import pytest
+
+from playground.storage import SessionReader, open_database
+from tests.support.llm_server import FakeLLMServer
+from tests.support.responders import faithful_responder
+from tests.ui.conftest import until
+from ui.app import build
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+    win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
+    controller._embedder = None
+    from playground.embedding.cache import CachingEmbedder
+
+    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    qtbot.addWidget(win)
+    win.show()
+    yield win, controller
+
+
+def _step_done(room) -> bool:  # noqa: ANN001
+    return room.step >= 1 and all(state == "idle" for state in room._states.values())
+
+
+async def _start(
+    win, controller, n: int = 4, icebreaker: str | None = "What did you do last weekend?"
+):  # noqa: ANN001, ANN202
+    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
+    people = controller.library()[:n]
+    room = await controller.new_session(people, icebreaker=icebreaker)
+    assert room is not None
+    return room
+
+
+async def test_a_four_agent_offline_simulation_fills_the_panes(window):
+    win, controller = window
+    room = await _start(win, controller)
+    assert "offline engine" in win.engine_label.text()
+    win.act_run.trigger()
+    await until(lambda: len(win.conversation.widgets) >= 4, what="messages")
+    await until(lambda: win.thoughts.bubbles(), what="thought bubbles")
+    assert len(win.participants.chips) == 4
+    assert win.memory.rows(), "the selected agent's memory is shown"
+    await until(
+        lambda: win.decisions.rows(), what="the decision strip explaining the latest trigger"
+    )
+    win.act_pause.trigger()
+    await asyncio.sleep(0.3)
+    n = len(win.conversation.widgets)
+    await asyncio.sleep(0.5)
+    assert len(win.conversation.widgets) == n, "paused means no new messages"
+    assert room.messages
+    await controller.shutdown()
+
+
+async def test_selecting_another_participant_switches_both_side_panes(window):
+    win, controller = window
+    room = await _start(win, controller)
+    win.act_step.trigger()
+    await until(lambda: win.thoughts.bubbles(), what="bubbles")
+    first = win.selection.name
+    other = next(a.name for a in room.agents if a.name != first)
+    before_memory = [r["text"] for r in win.memory.rows()]
+    win.participants.chips[other].clicked.emit(other)
+    assert win.selection.name == other
+    after_memory = [r["text"] for r in win.memory.rows()]
+    assert after_memory and after_memory != before_memory
+    assert {
+        room.agent(other).reservoir.get(b.thought_id).agent for b in win.thoughts.bubbles()
+    } <= {other}
+    await controller.shutdown()
+
+
+async def test_force_express_posts_the_thought_and_delete_removes_a_bubble(window):
+    win, controller = window
+    room = await _start(win, controller)
+    win.act_step.trigger()
+    await until(lambda: _step_done(room), what="the step to finish")
+    await until(lambda: len(win.thoughts.bubbles()) >= 2, what="bubbles")
+    name = win.selection.name
+    bubbles = win.thoughts.bubbles()
+    target = next(
+        b for b in bubbles if room.agent(name).reservoir.get(b.thought_id).expressed_in is None
+    )
+    n = len(room.messages)
+    win.thoughts.force_express_requested.emit(name, target.thought_id)
+    await until(lambda: len(room.messages) > n, what="the forced message")
+    assert room.messages[-1].speaker == name and room.messages[-1].thought_id == target.thought_id
+    await until(lambda: room.messages[-1].id in win.conversation.widgets, what="message shown")
+    victim = next(b.thought_id for b in win.thoughts.bubbles() if b.thought_id != target.thought_id)
+    win.thoughts.delete_requested.emit(name, victim)
+    await until(
+        lambda: victim not in [b.thought_id for b in win.thoughts.bubbles()], what="bubble removed"
+    )
+    await controller.shutdown()
+
+
+async def test_an_added_memory_is_used_as_a_stimulus(window):
+    win, controller = window
+    room = await _start(win, controller, n=2, icebreaker=None)
+    name = win.selection.name
+    win.memory.add_requested.emit(name, "interest", "I build wooden sailing boats by hand.", 1.0)
+    await until(
+        lambda: any("sailing boats" in r["text"] for r in win.memory.rows()), what="memory row"
+    )
+    await controller.join_as_human("Zoe")
+    await controller.send("Has anyone here ever built a wooden boat?")
+    mem = next(m for m in room.agent(name).memory.items.values() if "sailing boats" in m.text)
+    await until(
+        lambda: any(
+            mem.ref in room.agent(name).reservoir.get(b.thought_id).stimuli
+            for b in win.thoughts.bubbles()
+        ),
+        what="a thought with the new memory as stimulus",
+    )
+    row = next(r for r in win.memory.rows() if r["id"] == mem.id)
+    assert row["saliency"] is not None and row["highlighted"]
+    await controller.shutdown()
+
+
+async def test_human_joins_gets_a_reply_and_private_notes_never_reach_a_prompt(
+    qtbot, tmp_path, minilm
+):
+    from playground.embedding.cache import CachingEmbedder
+
+    with FakeLLMServer() as srv:
+        srv.set_responder(functools.partial(faithful_responder, rating=5))  # agents keen to answer
+        env = {"OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "test-key"}
+        win, controller = build(db_path=str(tmp_path / "h.db"), environ=env)
+        qtbot.addWidget(win)
+        win.show()
+        controller.configure({"model": "fake-model", "pause_seconds": 30, "retry_base_delay": 0})
+        controller._embedder = CachingEmbedder(minilm)
+        room = await _start(win, controller, n=2, icebreaker=None)
+        await controller.join_as_human("Zoe")
+        assert win.conversation.composer.isEnabled()
+        win.conversation.composer.setPlainText("Hi both! Ana, what did you cook this weekend?")
+        win.conversation.send_button.click()
+        await until(
+            lambda: any(m.kind == "ai" for m in room.messages), timeout=30, what="an agent reply"
+        )
+        mine = next(m for m in room.messages if m.speaker == "Zoe")
+        theirs = next(m for m in room.messages if m.kind == "ai")
+        win.conversation.widgets[mine.id].note_submitted.emit(
+            mine.id, "SECRET-REASON I want Ana to talk"
+        )
+        win.conversation.widgets[theirs.id].note_submitted.emit(
+            theirs.id, "SECRET-REACTION that felt warm"
+        )
+        await until(
+            lambda: win.conversation.widgets[theirs.id].notes.isVisible(), what="note shown"
+        )
+        await controller.send("Nice! What else?")
+        await until(
+            lambda: sum(m.kind == "ai" for m in room.messages) >= 2 or len(srv.requests) > 40,
+            timeout=30,
+            what="more thinking",
+        )
+        sid = room.session_id
+        await controller.shutdown()
+        prompts = " ".join(str(r.get("messages", "")) for r in srv.requests)
+    db = sqlite3.connect(tmp_path / "h.db")
+    notes = db.execute("SELECT kind, text FROM annotations WHERE session_id = ?", [sid]).fetchall()
+    db.close()
+    assert ("reason", "SECRET-REASON I want Ana to talk") in notes
+    assert ("reaction", "SECRET-REACTION that felt warm") in notes
+    assert "SECRET-REASON" not in prompts and "SECRET-REACTION" not in prompts
+    assert "Nice! What else?" in prompts  # the agents did see the messages themselves
+
+
+async def test_a_server_error_is_shown_and_the_session_is_kept(qtbot, tmp_path, minilm):
+    from playground.embedding.cache import CachingEmbedder
+
+    with FakeLLMServer() as srv:
+        env = {"OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "test-key"}
+        win, controller = build(db_path=str(tmp_path / "e.db"), environ=env)
+        qtbot.addWidget(win)
+        win.show()
+        controller.configure({"model": "fake-model", "retry_base_delay": 0, "max_retries": 0})
+        controller._embedder = CachingEmbedder(minilm)
+        room = await _start(win, controller, n=2)
+        srv.fail_next(500, count=100)
+        win.act_step.trigger()
+        await until(lambda: win.banner.isVisible(), what="the error banner")
+        assert "500" in win.banner.text()
+        sid = room.session_id
+        await controller.shutdown()
+    data = SessionReader(open_database(tmp_path / "e.db")).load(sid)
+    assert data["messages"][0]["text"] == "What did you do last weekend?"
+    assert data["session"]["status"] in ("failed", "interrupted")
+
+
+async def test_closing_the_window_mid_run_marks_the_session_interrupted(window, tmp_path):
+    win, controller = window
+    room = await _start(win, controller)
+    controller.configure({"max_turns": 500})
+    win.act_run.trigger()
+    await until(lambda: len(room.messages) >= 3, what="a few messages")
+    sid = room.session_id
+    win.close()
+    await until(lambda: controller.db is None, what="shutdown")
+    data = SessionReader(open_database(tmp_path / "ui.db")).load(sid)
+    assert data["session"]["status"] == "interrupted"

@@ -1,0 +1,54 @@
+"""The GUI's composition root: QApplication, the qasync loop, controller, window; `playground` with no arguments."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+import PySide6  # noqa: E402,F401 - imported before qasync so qasync binds to PySide6
+import qasync  # noqa: E402
+from PySide6.QtGui import QFont  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from ui.bridge import EngineBridge  # noqa: E402
+from ui.controller import SessionController  # noqa: E402
+from ui.main_window import MainWindow  # noqa: E402
+
+
+def build(
+    *, db_path: str | None = None, environ: dict[str, str] | None = None
+) -> tuple[MainWindow, SessionController]:
+    """Create the bridge, controller and window (a QApplication must exist)."""
+    bridge = EngineBridge()
+    kwargs = {"db_path": db_path} if db_path else {}
+    controller = SessionController(bridge, environ=environ, **kwargs)
+    window = MainWindow(controller, bridge)
+    bridge.setParent(window)
+    controller.setParent(window)
+    return window, controller
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Open the playground window; returns when it is closed."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app = QApplication.instance() or QApplication(sys.argv[:1] + list(argv or []))
+    app.setApplicationName("Thought Playground")
+    app.setFont(QFont(app.font().family(), 10))
+
+    async def main() -> None:
+        app.setQuitOnLastWindowClosed(False)
+        closed = asyncio.Event()
+        app.lastWindowClosed.connect(closed.set)
+        window, controller = build()
+        window.show()
+        controller.start_loading_embedder()  # after the first paint: imports take seconds
+        await closed.wait()
+        await controller.shutdown()
+
+    qasync.run(main())
+    return 0

@@ -1,0 +1,389 @@
+"""SessionController: the GUI's commands to the engine, and the boundary that turns failures into messages."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from playground import domain, errors, events, factory, personas
+from playground.embedding.cache import CachingEmbedder
+from playground.room import Room, RunControl
+from playground.settings import PRESETS, ProactivitySettings, Settings, load_settings
+from playground.storage import open_database
+from playground.storage.database import DEFAULT_DB
+from ui.bridge import EngineBridge
+
+log = logging.getLogger(__name__)
+
+
+class SessionController(QObject):
+    """Owns the current session: settings, engine, room, recorder and the running task.
+
+    Every command is an ``async`` method; failures become ``error`` signals with a message that
+    names what is wrong, and the session keeps everything it had.
+    """
+
+    error = Signal(str)
+    notice = Signal(str)
+    session_changed = Signal(str)  # session id
+    running_changed = Signal(bool)
+    mode_changed = Signal(str)  # "simulation" | "realtime"
+    engine_changed = Signal(str)  # label for the status bar
+    embedder_ready = Signal()
+
+    def __init__(
+        self,
+        bridge: EngineBridge,
+        *,
+        db_path: str | os.PathLike[str] = DEFAULT_DB,
+        personas_dir: str | None = None,
+        environ: dict[str, str] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.db_path = db_path
+        self.personas_dir = personas_dir or str(personas.DEFAULT_DIR)
+        self.environ = dict(os.environ if environ is None else environ)
+        self.settings: Settings = load_settings(self.environ)
+        self.api_key: str | None = None  # a key typed in the window: kept in memory only
+        self.db: Any = None
+        self.engine: factory.Engine | None = None
+        self.room: Room | None = None
+        self.control = RunControl()
+        self.task: asyncio.Task[Any] | None = None
+        self.mode = "simulation"
+        self.human: str | None = None
+        self.closed = False
+        self._embedder: CachingEmbedder | None = None
+        self._embedder_task: asyncio.Task[Any] | None = None
+
+    # -- boundary ----------------------------------------------------------------------------------
+
+    async def guarded(self, what: str, fn: Callable[[], Awaitable[Any]]) -> Any:
+        """Run a command; expected failures become one clear message, never a crash."""
+        try:
+            return await fn()
+        except errors.PlaygroundError as exc:
+            self.error.emit(f"{what}: {exc}")
+        except Exception as exc:
+            # The GUI boundary: an unexpected bug is logged and shown, and the window stays usable.
+            log.exception("%s failed", what)
+            self.error.emit(f"{what} failed unexpectedly: {type(exc).__name__}: {exc}")
+        return None
+
+    # -- resources -----------------------------------------------------------------------------------
+
+    def library(self) -> list[domain.Persona]:
+        return personas.load_personas(self.personas_dir)
+
+    def icebreakers(self) -> list[str]:
+        return personas.load_icebreakers(self.personas_dir)
+
+    def database(self) -> Any:
+        if self.db is None:
+            self.db = open_database(self.db_path)
+        return self.db
+
+    def start_loading_embedder(self) -> None:
+        """Load MiniLM in a worker thread right after the window shows (imports take seconds)."""
+        if self._embedder_task is None:
+            self._embedder = factory.local_embedder()
+            self._embedder_task = asyncio.ensure_future(self._load_embedder())
+
+    async def _load_embedder(self) -> None:
+        assert self._embedder is not None
+        try:
+            await self._embedder.inner.load()  # type: ignore[attr-defined]
+            self.embedder_ready.emit()
+        except Exception as exc:
+            log.exception("embedding model failed to load")
+            self.error.emit(f"the embedding model failed to load: {exc}")
+
+    async def embedder(self) -> CachingEmbedder:
+        self.start_loading_embedder()
+        assert self._embedder_task is not None and self._embedder is not None
+        await asyncio.shield(self._embedder_task)
+        return self._embedder
+
+    def engine_label(self) -> str:
+        s = self.settings
+        if s.engine.engine == "offline":
+            return "offline engine (no language model)"
+        return f"{s.llm.model} @ {s.llm.base_url or 'api.openai.com'}"
+
+    # -- settings ------------------------------------------------------------------------------------
+
+    def configure(self, overrides: dict[str, Any]) -> Settings:
+        """Apply settings from the window. Raises SettingsError naming the bad value."""
+        if overrides.get("api_key"):
+            self.api_key = str(overrides["api_key"])
+        merged = {k: v for k, v in overrides.items() if k != "api_key"}
+        merged["api_key"] = self.api_key
+        self.settings = load_settings(self.environ, merged)
+        self.engine_changed.emit(self.engine_label())
+        return self.settings
+
+    async def test_connection(self, overrides: dict[str, Any]) -> str:
+        """Probe a server with the given settings; returns a one-line verdict. Raises LLMError/SettingsError."""
+        key = overrides.get("api_key") or self.api_key
+        settings = load_settings(self.environ, {**overrides, "api_key": key, "engine": "openai"})
+        client = factory.make_chat_client(settings)
+        try:
+            logprobs = await client.probe()
+        finally:
+            await client.close()
+        how = (
+            "returns logprobs: scores use the rating distribution"
+            if logprobs
+            else "returns no logprobs: scores use the parsed rating"
+        )
+        return f"Connected to {client.where} with model {settings.llm.model}; it {how}."
+
+    # -- sessions ------------------------------------------------------------------------------------
+
+    async def new_session(
+        self, people: list[domain.Persona], *, icebreaker: str | None, preset: str | None = None
+    ) -> Room | None:
+        return await self.guarded(
+            "New session", lambda: self._new_session(people, icebreaker, preset)
+        )
+
+    async def _new_session(
+        self, people: list[domain.Persona], icebreaker: str | None, preset: str | None
+    ) -> Room:
+        if not people:
+            raise errors.PlaygroundError("choose at least one participant")
+        await self._end_current("a new session was started")
+        if preset:
+            self.settings = self.settings.model_copy(update={"preset": preset})
+        self.notice.emit(
+            "Loading the embedding model…"
+            if self._embedder_task is None or not self._embedder_task.done()
+            else "Starting…"
+        )
+        embedder = await self.embedder()
+        self.engine = await factory.build_engine(self.settings, embedder=embedder)
+        bus = events.EventBus()
+        self.bridge.attach(bus)
+        self.room, _ = await factory.create_room(
+            self.settings, self.engine, db=self.database(), personas=people, bus=bus
+        )
+        self.control = RunControl()
+        self.control.pause()
+        self.mode = "simulation"
+        self.human = None
+        self._icebreaker = icebreaker
+        self.session_changed.emit(self.room.session_id)
+        self.mode_changed.emit(self.mode)
+        self.engine_changed.emit(self.engine_label())
+        if icebreaker:
+            await self.room.post(self._initiator(), icebreaker, origin="icebreaker")
+        return self.room
+
+    def _initiator(self) -> str:
+        import random
+
+        assert self.room is not None
+        return random.Random(f"{self.settings.engine.seed}:room").choice(
+            [a.name for a in self.room.agents]
+        )
+
+    async def _end_current(self, reason: str) -> None:
+        await self._cancel_task()
+        if self.room is not None and self.room.status == "running":
+            self.room.finish("interrupted", reason)
+        if self.engine is not None:
+            await self.engine.close()
+        self.room = None
+        self.engine = None
+
+    async def _cancel_task(self) -> None:
+        if self.task is not None and not self.task.done():
+            if self.room is not None:
+                self.room.stop()
+            self.control.stop()
+            self.task.cancel()
+            # The task's own errors were already reported.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+        self.task = None
+        if self.room is not None:
+            self.room._stopped = False
+        self.running_changed.emit(False)
+
+    # -- run control (simulation) ------------------------------------------------------------------
+
+    def _require_room(self) -> Room:
+        if self.room is None:
+            raise errors.PlaygroundError("start a new session first")
+        return self.room
+
+    async def run(self) -> None:
+        await self.guarded("Run", self._run)
+
+    async def _run(self) -> None:
+        room = self._require_room()
+        if self.mode == "realtime":
+            raise errors.PlaygroundError("a human has joined: the conversation runs in real time")
+        self.control.play()
+        self._ensure_simulation_task(room)
+
+    async def step(self) -> None:
+        await self.guarded("Step", self._step)
+
+    async def _step(self) -> None:
+        room = self._require_room()
+        if self.mode == "realtime":
+            raise errors.PlaygroundError("a human has joined: the conversation runs in real time")
+        self.control.step()
+        self._ensure_simulation_task(room)
+
+    def pause(self) -> None:
+        self.control.pause()
+        self.running_changed.emit(False)
+
+    async def stop(self) -> None:
+        await self.guarded("Stop", self._stop)
+
+    async def _stop(self) -> None:
+        room = self._require_room()
+        await self._cancel_task()
+        room.finish("interrupted", "stopped by the user")
+
+    def _ensure_simulation_task(self, room: Room) -> None:
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._simulate(room))
+        self.running_changed.emit(not self.control.paused)
+
+    async def _simulate(self, room: Room) -> None:
+        try:
+            await room.run_simulation(control=self.control)
+        except errors.PlaygroundError as exc:
+            self.error.emit(f"The simulation stopped: {exc}")
+        finally:
+            self.running_changed.emit(False)
+
+    def set_pace(self, pace: str) -> None:
+        self.settings.room.pace = pace  # type: ignore[assignment]
+
+    # -- participants ------------------------------------------------------------------------------
+
+    async def add_participant(self, persona: domain.Persona, preset: str | None = None) -> None:
+        async def go() -> None:
+            room = self._require_room()
+            await room.add_agent(persona, PRESETS[preset or self.settings.preset])
+
+        await self.guarded("Add participant", go)
+
+    async def remove_participant(self, name: str) -> None:
+        async def go() -> None:
+            self._require_room().remove_participant(name)
+
+        await self.guarded("Remove participant", go)
+
+    async def set_proactivity(self, name: str, proactivity: ProactivitySettings) -> None:
+        async def go() -> None:
+            self._require_room().set_proactivity(name, proactivity)
+
+        await self.guarded("Participant settings", go)
+
+    # -- the human participant -----------------------------------------------------------------------
+
+    async def join_as_human(self, name: str) -> None:
+        await self.guarded("Join", lambda: self._join(name))
+
+    async def _join(self, name: str) -> None:
+        room = self._require_room()
+        if self.human:
+            raise errors.PlaygroundError(f"you already joined as {self.human}")
+        room.add_human(name.strip())
+        self.human = name.strip()
+        await self._cancel_task()
+        self.mode = "realtime"
+        self.mode_changed.emit(self.mode)
+        self.task = asyncio.ensure_future(self._realtime(room))
+        self.running_changed.emit(True)
+
+    async def _realtime(self, room: Room) -> None:
+        try:
+            await room.run_realtime()
+        finally:
+            self.running_changed.emit(False)
+
+    async def send(self, text: str) -> domain.Message | None:
+        async def go() -> domain.Message:
+            room = self._require_room()
+            if not self.human:
+                raise errors.PlaygroundError("join the conversation as a human first")
+            return await room.post_human_message(self.human, text)
+
+        return await self.guarded("Send", go)
+
+    async def annotate(self, message_id: int, text: str) -> None:
+        async def go() -> None:
+            if not self.human:
+                raise errors.PlaygroundError("join the conversation as a human first")
+            self._require_room().annotate(self.human, message_id, text)
+
+        await self.guarded("Private note", go)
+
+    async def label(self, message_id: int, question: str, answer: str) -> None:
+        async def go() -> None:
+            if self.human:
+                self._require_room().record_label(self.human, message_id, question, answer)
+
+        await self.guarded("Answer", go)
+
+    # -- minds ------------------------------------------------------------------------------------
+
+    async def force_express(self, agent: str, thought_id: int) -> None:
+        await self.guarded(
+            "Express thought", lambda: self._require_room().force_express(agent, thought_id)
+        )
+
+    async def delete_thought(self, agent: str, thought_id: int) -> None:
+        async def go() -> None:
+            self._require_room().delete_thought(agent, thought_id)
+
+        await self.guarded("Delete thought", go)
+
+    async def add_memory(self, agent: str, kind: str, text: str, weight: float) -> None:
+        await self.guarded(
+            "Add memory", lambda: self._require_room().add_memory(agent, kind, text, weight)
+        )  # type: ignore[arg-type]
+
+    async def edit_memory(
+        self, agent: str, memory_id: int, kind: str, text: str, weight: float
+    ) -> None:
+        await self.guarded(
+            "Edit memory",
+            lambda: self._require_room().edit_memory(
+                agent, memory_id, kind=kind, text=text, weight=weight
+            ),
+        )  # type: ignore[arg-type]
+
+    async def delete_memory(self, agent: str, memory_id: int) -> None:
+        async def go() -> None:
+            self._require_room().delete_memory(agent, memory_id)
+
+        await self.guarded("Delete memory", go)
+
+    # -- shutdown -----------------------------------------------------------------------------------
+
+    async def shutdown(self) -> None:
+        """Stop cleanly: the running session is marked interrupted; the database is closed."""
+        await self._end_current("the window was closed")
+        if self._embedder_task is not None and not self._embedder_task.done():
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(self._embedder_task), 30)
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+        self.closed = True

@@ -1,0 +1,302 @@
+"""Dialogs: new session, engine settings (with test connection), participant proactivity, joining."""
+
+from __future__ import annotations
+
+import random
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from playground import domain
+from playground.settings import PRESETS, ProactivitySettings, Settings
+
+PRESET_LABELS = {
+    "simulation": "Simulation default (paper)",
+    "non-stop-chatter": "Non-stop chatter",
+    "active-contributor": "Active contributor",
+    "selective-participant": "Selective participant",
+}
+
+
+def preset_combo(current: str = "simulation", *, custom: bool = False) -> QComboBox:
+    combo = QComboBox()
+    for key, label in PRESET_LABELS.items():
+        combo.addItem(label, key)
+    if custom:
+        combo.addItem("Custom", "custom")
+    combo.setCurrentIndex(max(0, combo.findData(current)))
+    return combo
+
+
+class NewSessionDialog(QDialog):
+    """Choose participants from the persona library (or a random 4) and an icebreaker."""
+
+    def __init__(
+        self,
+        library: list[domain.Persona],
+        icebreakers: list[str],
+        settings: Settings,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("New session")
+        self.library = library
+        lay = QVBoxLayout(self)
+        lay.addWidget(QLabel("Participants (AI agents from the persona library):"))
+        self.list = QListWidget()
+        for p in library:
+            item = QListWidgetItem(f"{p.name} — {p.description}")
+            item.setData(Qt.ItemDataRole.UserRole, p.id)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked)
+            self.list.addItem(item)
+        lay.addWidget(self.list)
+        self.random_button = QPushButton("Random 4")
+        self.random_button.clicked.connect(self.pick_random)
+        lay.addWidget(self.random_button, alignment=Qt.AlignmentFlag.AlignLeft)
+        form = QFormLayout()
+        self.icebreaker = QComboBox()
+        self.icebreaker.setEditable(True)
+        self.icebreaker.addItem("(no icebreaker: I will start)", "")
+        for ib in icebreakers:
+            self.icebreaker.addItem(ib, ib)
+        self.icebreaker.setCurrentIndex(1 if icebreakers else 0)
+        self.preset = preset_combo(settings.preset)
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 1_000_000)
+        self.seed.setValue(settings.engine.seed)
+        form.addRow("Icebreaker", self.icebreaker)
+        form.addRow("Proactivity preset", self.preset)
+        form.addRow("Seed", self.seed)
+        lay.addLayout(form)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        lay.addWidget(self.buttons)
+        self.list.itemChanged.connect(self._validate)
+        self.pick_random()
+        self.resize(560, 520)
+
+    def pick_random(self) -> None:
+        chosen = set(random.sample(range(self.list.count()), min(4, self.list.count())))
+        for i in range(self.list.count()):
+            self.list.item(i).setCheckState(
+                Qt.CheckState.Checked if i in chosen else Qt.CheckState.Unchecked
+            )
+
+    def _validate(self) -> None:
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(self.chosen()))
+
+    def chosen(self) -> list[domain.Persona]:
+        ids = {
+            self.list.item(i).data(Qt.ItemDataRole.UserRole)
+            for i in range(self.list.count())
+            if self.list.item(i).checkState() == Qt.CheckState.Checked
+        }
+        return [p for p in self.library if p.id in ids]
+
+    def icebreaker_text(self) -> str | None:
+        data = self.icebreaker.currentData()
+        text = self.icebreaker.currentText().strip()
+        if data == "" and text.startswith("(no icebreaker"):
+            return None
+        return text or None
+
+
+class EngineSettingsDialog(QDialog):
+    """Offline engine or an OpenAI-compatible server; a typed key stays in memory only."""
+
+    test_requested = Signal(dict)
+
+    def __init__(
+        self, settings: Settings, *, key_from_env: bool, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Engine settings")
+        lay = QVBoxLayout(self)
+        form = QFormLayout()
+        self.engine = QComboBox()
+        self.engine.addItem("Offline engine (no language model, no network)", "offline")
+        self.engine.addItem("OpenAI-compatible server", "openai")
+        self.engine.setCurrentIndex(self.engine.findData(settings.engine.engine))
+        self.base_url = QLineEdit(settings.llm.base_url or "")
+        self.base_url.setPlaceholderText(
+            "https://api.openai.com/v1 · http://localhost:11434/v1 (Ollama) …"
+        )
+        self.model = QLineEdit(settings.llm.model)
+        self.api_key = QLineEdit()
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.api_key.setPlaceholderText(
+            "taken from OPENAI_API_KEY" if key_from_env else "not needed for local servers"
+        )
+        self.mode = QComboBox()
+        self.mode.addItem("Batched (one evaluation call per agent)", "batched")
+        self.mode.addItem("Per thought (as in the paper)", "per-thought")
+        self.mode.setCurrentIndex(self.mode.findData(settings.engine.evaluation_mode))
+        self.pause_seconds = QDoubleSpinBox()
+        self.pause_seconds.setRange(1, 600)
+        self.pause_seconds.setValue(settings.room.pause_seconds)
+        self.pause_seconds.setSuffix(" s")
+        self.max_turns = QSpinBox()
+        self.max_turns.setRange(1, 10_000)
+        self.max_turns.setValue(settings.room.max_turns)
+        form.addRow("Engine", self.engine)
+        form.addRow("Base URL", self.base_url)
+        form.addRow("Model", self.model)
+        form.addRow("API key", self.api_key)
+        form.addRow("Evaluation", self.mode)
+        form.addRow("Pause trigger after", self.pause_seconds)
+        form.addRow("Max turns", self.max_turns)
+        lay.addLayout(form)
+        row = QHBoxLayout()
+        self.test_button = QPushButton("Test connection")
+        self.test_button.clicked.connect(lambda: self.test_requested.emit(self.overrides()))
+        self.result = QLabel("")
+        self.result.setWordWrap(True)
+        row.addWidget(self.test_button)
+        row.addWidget(self.result, 1)
+        lay.addLayout(row)
+        note = QLabel(
+            "A key typed here is kept in memory for this run only; it is never written to the session database."
+        )
+        note.setWordWrap(True)
+        note.setStyleSheet("color:#666; font-size:11px;")
+        lay.addWidget(note)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+        self.engine.currentIndexChanged.connect(self._toggle)
+        self._toggle()
+        self.resize(560, 360)
+
+    def _toggle(self) -> None:
+        remote = self.engine.currentData() == "openai"
+        for w in (self.base_url, self.model, self.api_key, self.mode, self.test_button):
+            w.setEnabled(remote)
+
+    def overrides(self) -> dict[str, object]:
+        return {
+            "engine": self.engine.currentData(),
+            "base_url": self.base_url.text().strip() or None,
+            "model": self.model.text().strip(),
+            "api_key": self.api_key.text().strip() or None,
+            "evaluation_mode": self.mode.currentData(),
+            "pause_seconds": self.pause_seconds.value(),
+            "max_turns": self.max_turns.value(),
+        }
+
+    def show_result(self, text: str, ok: bool) -> None:
+        self.result.setText(text)
+        self.result.setStyleSheet(f"color:{'#2e7d32' if ok else '#c62828'};")
+
+
+class ParticipantSettingsDialog(QDialog):
+    """A preset, or custom values for the three layers of proactivity and interruption."""
+
+    def __init__(
+        self, name: str, current: ProactivitySettings, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Proactivity — {name}")
+        lay = QVBoxLayout(self)
+        form = QFormLayout()
+        match = next((k for k, v in PRESETS.items() if v == current), "custom")
+        self.preset = preset_combo(match, custom=True)
+        self.system1_prob = self._spin(0, 1, 0.05, current.system1_prob)
+        self.im_threshold = self._spin(1, 5, 0.05, current.im_threshold)
+        self.interrupt_threshold = self._spin(1, 5, 0.05, current.interrupt_threshold)
+        self.proactive_tone = QCheckBox("restyle utterances assertively")
+        self.proactive_tone.setChecked(current.proactive_tone)
+        self.system1_count = QSpinBox()
+        self.system1_count.setRange(0, 5)
+        self.system1_count.setValue(current.system1_count)
+        self.system2_count = QSpinBox()
+        self.system2_count.setRange(0, 5)
+        self.system2_count.setValue(current.system2_count)
+        form.addRow("Preset", self.preset)
+        form.addRow("system1Prob (overt)", self.system1_prob)
+        form.addRow("imThreshold (covert)", self.im_threshold)
+        form.addRow("interruptThreshold", self.interrupt_threshold)
+        form.addRow("proactiveTone (tonal)", self.proactive_tone)
+        form.addRow("System-1 thoughts per trigger", self.system1_count)
+        form.addRow("System-2 thoughts per trigger", self.system2_count)
+        lay.addLayout(form)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+        self.preset.currentIndexChanged.connect(self._apply_preset)
+
+    @staticmethod
+    def _spin(lo: float, hi: float, step: float, value: float) -> QDoubleSpinBox:
+        s = QDoubleSpinBox()
+        s.setRange(lo, hi)
+        s.setSingleStep(step)
+        s.setDecimals(2)
+        s.setValue(value)
+        return s
+
+    def _apply_preset(self) -> None:
+        p = PRESETS.get(self.preset.currentData())
+        if p is None:
+            return
+        self.system1_prob.setValue(p.system1_prob)
+        self.im_threshold.setValue(p.im_threshold)
+        self.interrupt_threshold.setValue(p.interrupt_threshold)
+        self.proactive_tone.setChecked(p.proactive_tone)
+        self.system1_count.setValue(p.system1_count)
+        self.system2_count.setValue(p.system2_count)
+
+    def value(self) -> ProactivitySettings:
+        return ProactivitySettings(
+            system1_prob=self.system1_prob.value(),
+            im_threshold=self.im_threshold.value(),
+            interrupt_threshold=self.interrupt_threshold.value(),
+            proactive_tone=self.proactive_tone.isChecked(),
+            system1_count=self.system1_count.value(),
+            system2_count=self.system2_count.value(),
+        )
+
+
+class JoinDialog(QDialog):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Join the conversation")
+        lay = QFormLayout(self)
+        self.name = QLineEdit("Me")
+        lay.addRow("Your name", self.name)
+        hint = QLabel(
+            "The conversation switches to real time: every message you send triggers the agents; "
+            "after a pause they may speak up on their own."
+        )
+        hint.setWordWrap(True)
+        lay.addRow(hint)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay.addRow(buttons)

@@ -1,0 +1,358 @@
+"""MainWindow: assembles the panes, toolbar, status bar and dialogs; wiring only, no engine logic."""
+
+from __future__ import annotations
+
+import asyncio
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from playground import errors
+from ui.bridge import EngineBridge
+from ui.controller import SessionController
+from ui.dialogs import EngineSettingsDialog, JoinDialog, NewSessionDialog, ParticipantSettingsDialog
+from ui.selection import SelectedParticipant
+from ui.widgets.conversation_pane import ConversationPane
+from ui.widgets.decision_strip import DecisionStrip
+from ui.widgets.memory_pane import MemoryPane
+from ui.widgets.participants_bar import ParticipantsBar
+from ui.widgets.thoughts_pane import ThoughtsPane
+
+
+class MainWindow(QMainWindow):
+    """The playground: participants bar, memory | conversation | thoughts, decision strip, controls."""
+
+    def __init__(self, controller: SessionController, bridge: EngineBridge) -> None:
+        super().__init__()
+        self.controller = controller
+        self.bridge = bridge
+        self.selection = SelectedParticipant(self)
+        self._tasks: set[asyncio.Future[object]] = set()
+        self._closing = False
+        self.setWindowTitle("Thought Playground")
+        self.resize(1440, 900)
+
+        self.participants = ParticipantsBar(bridge, self.selection)
+        self.memory = MemoryPane(bridge, self.selection)
+        self.conversation = ConversationPane(bridge, self.selection, self.participants.colors)
+        self.decisions = DecisionStrip(bridge)
+        self.thoughts = ThoughtsPane(bridge, self.selection)
+
+        self.banner = QLabel("")
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet(
+            "background:#fdecea; color:#b71c1c; padding:6px; border:1px solid #f5c6cb; border-radius:4px;"
+        )
+        self.banner.hide()
+        self.banner_close = QToolButton()
+        self.banner_close.setText("✕")
+        self.banner_close.setAutoRaise(True)
+        self.banner_close.hide()
+        self.banner_close.clicked.connect(self.hide_error)
+
+        center = QWidget()
+        cl = QVBoxLayout(center)
+        cl.setContentsMargins(4, 0, 4, 0)
+        brow = QHBoxLayout()
+        brow.addWidget(self.banner, 1)
+        brow.addWidget(self.banner_close)
+        cl.addLayout(brow)
+        cl.addWidget(self.conversation, 1)
+        cl.addWidget(self.decisions)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.memory)
+        splitter.addWidget(center)
+        splitter.addWidget(self.thoughts)
+        splitter.setSizes([360, 680, 400])
+        splitter.setChildrenCollapsible(False)
+
+        root = QWidget()
+        rl = QVBoxLayout(root)
+        rl.setContentsMargins(6, 4, 6, 4)
+        rl.addWidget(self.participants)
+        rl.addWidget(splitter, 1)
+        self.setCentralWidget(root)
+        self._build_toolbar()
+        self._build_status()
+        self._connect()
+        self.hint(
+            "Choose “New session” to start: a random 4 of 8 personas with an icebreaker, or pick your own."
+        )
+
+    # -- building --------------------------------------------------------------------------------
+
+    def _build_toolbar(self) -> None:
+        tb = self.addToolBar("Session")
+        tb.setMovable(False)
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.act_new = QAction("New session…", self)
+        self.act_run = QAction("▶ Run", self)
+        self.act_pause = QAction("⏸ Pause", self)
+        self.act_step = QAction("⏭ Step", self)
+        self.act_stop = QAction("⏹ Stop", self)
+        self.act_join = QAction("Join as human…", self)
+        self.act_engine = QAction("Engine…", self)
+        for a in (self.act_new, self.act_run, self.act_pause, self.act_step, self.act_stop):
+            tb.addAction(a)
+        tb.addSeparator()
+        self.pace = QComboBox()
+        self.pace.addItem("As fast as possible", "fast")
+        self.pace.addItem("Human typing speed", "typing")
+        self.pace.setToolTip("Simulation speed")
+        tb.addWidget(self.pace)
+        tb.addSeparator()
+        tb.addAction(self.act_join)
+        self.participants_button = QToolButton()
+        self.participants_button.setText("Participants ▾")
+        self.participants_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.participants_menu = QMenu(self)
+        self.act_settings = self.participants_menu.addAction(
+            "Proactivity of the selected participant…"
+        )
+        self.add_menu = self.participants_menu.addMenu("Add participant")
+        self.act_remove = self.participants_menu.addAction("Remove the selected participant")
+        self.participants_button.setMenu(self.participants_menu)
+        tb.addWidget(self.participants_button)
+        tb.addAction(self.act_engine)
+        self._set_running(False)
+
+    def _build_status(self) -> None:
+        sb = self.statusBar()
+        self.engine_label = QLabel(self.controller.engine_label())
+        self.usage_label = QLabel("0 LLM calls · 0 tokens")
+        self.status_label = QLabel("")
+        sb.addWidget(self.engine_label)
+        sb.addWidget(QLabel("|"))
+        sb.addWidget(self.usage_label)
+        sb.addWidget(QLabel("|"))
+        sb.addWidget(self.status_label, 1)
+
+    def _connect(self) -> None:
+        c = self.controller
+        self.act_new.triggered.connect(self.open_new_session)
+        self.act_run.triggered.connect(lambda: self.spawn(c.run()))
+        self.act_pause.triggered.connect(c.pause)
+        self.act_step.triggered.connect(lambda: self.spawn(c.step()))
+        self.act_stop.triggered.connect(lambda: self.spawn(c.stop()))
+        self.act_join.triggered.connect(self.open_join)
+        self.act_engine.triggered.connect(self.open_engine_settings)
+        self.act_settings.triggered.connect(self.open_participant_settings)
+        self.act_remove.triggered.connect(
+            lambda: self.spawn(c.remove_participant(self.selection.name))
+        )
+        self.participants_menu.aboutToShow.connect(self._fill_add_menu)
+        self.pace.currentIndexChanged.connect(lambda: c.set_pace(self.pace.currentData()))
+        c.error.connect(self.show_error)
+        c.notice.connect(self.hint)
+        c.running_changed.connect(self._set_running)
+        c.engine_changed.connect(self.engine_label.setText)
+        c.mode_changed.connect(self._mode)
+        c.embedder_ready.connect(lambda: self.hint("Embedding model loaded."))
+        c.session_changed.connect(
+            lambda sid: self.hint(f"Session {sid} — saved continuously to {c.db_path}")
+        )
+        self.bridge.usage_recorded.connect(self._usage)
+        self.bridge.error_occurred.connect(lambda where, msg: self.show_error(f"{where}: {msg}"))
+        self.bridge.session_finished.connect(
+            lambda status, reason: self.hint(f"Session {status}: {reason}")
+        )
+        self.conversation.send_requested.connect(lambda text: self.spawn(c.send(text)))
+        self.conversation.note_requested.connect(
+            lambda mid, text: self.spawn(c.annotate(mid, text))
+        )
+        self.conversation.label_requested.connect(lambda mid, q, a: self.spawn(c.label(mid, q, a)))
+        self.thoughts.force_express_requested.connect(
+            lambda agent, tid: self.spawn(c.force_express(agent, tid))
+        )
+        self.thoughts.delete_requested.connect(
+            lambda agent, tid: self.spawn(c.delete_thought(agent, tid))
+        )
+        self.thoughts.message_focus_requested.connect(self.conversation.focus_message)
+        self.memory.add_requested.connect(
+            lambda agent, kind, text, w: self.spawn(c.add_memory(agent, kind, text, w))
+        )
+        self.memory.edit_requested.connect(
+            lambda agent, mid, kind, text, w: self.spawn(c.edit_memory(agent, mid, kind, text, w))
+        )
+        self.memory.delete_requested.connect(
+            lambda agent, mid: self.spawn(c.delete_memory(agent, mid))
+        )
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def spawn(self, coro) -> asyncio.Future[object]:  # noqa: ANN001
+        """Run a controller command on the loop; its errors are already turned into messages."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def hint(self, text: str) -> None:
+        self.status_label.setStyleSheet("color:#333;")
+        self.status_label.setText(text)
+
+    def show_error(self, text: str) -> None:
+        self.banner.setText(f"⚠ {text}")
+        self.banner.show()
+        self.banner_close.show()
+        self.status_label.setStyleSheet("color:#c62828;")
+        self.status_label.setText(text)
+
+    def hide_error(self) -> None:
+        self.banner.hide()
+        self.banner_close.hide()
+
+    def _usage(self, u) -> None:  # noqa: ANN001
+        self.usage_label.setText(
+            f"{u.calls} LLM calls · {u.prompt_tokens + u.completion_tokens:,} tokens"
+        )
+
+    def _set_running(self, running: bool) -> None:
+        realtime = self.controller.mode == "realtime"
+        has_room = self.controller.room is not None
+        self.act_run.setEnabled(has_room and not running and not realtime)
+        self.act_step.setEnabled(has_room and not running and not realtime)
+        self.act_pause.setEnabled(has_room and running and not realtime)
+        self.act_stop.setEnabled(has_room)
+        self.act_join.setEnabled(has_room and not self.controller.human)
+
+    def _mode(self, mode: str) -> None:
+        self.conversation.set_human(self.controller.human if mode == "realtime" else None)
+        if mode == "realtime":
+            self.hint(
+                f"You joined as {self.controller.human}: real time. Agents answer, stay silent or interrupt; "
+                f"after {self.controller.settings.room.pause_seconds:g} s of silence they may speak up."
+            )
+        self._set_running(self.controller.task is not None and not self.controller.task.done())
+
+    def reset_views(self) -> None:
+        self.selection.select("")
+        for pane in (
+            self.participants,
+            self.memory,
+            self.conversation,
+            self.decisions,
+            self.thoughts,
+        ):
+            pane.reset()
+        self.usage_label.setText("0 LLM calls · 0 tokens")
+        self.hide_error()
+
+    # -- dialogs -----------------------------------------------------------------------------------
+
+    def open_new_session(self) -> NewSessionDialog | None:
+        try:
+            dlg = NewSessionDialog(
+                self.controller.library(),
+                self.controller.icebreakers(),
+                self.controller.settings,
+                self,
+            )
+        except errors.PlaygroundError as exc:
+            self.show_error(f"Persona library: {exc}")
+            return None
+        dlg.accepted.connect(lambda: self.start_session(dlg))
+        dlg.open()
+        return dlg
+
+    def start_session(self, dlg: NewSessionDialog) -> asyncio.Future[object]:
+        self.reset_views()
+        self.controller.settings.engine.seed = dlg.seed.value()
+        return self.spawn(
+            self.controller.new_session(
+                dlg.chosen(), icebreaker=dlg.icebreaker_text(), preset=dlg.preset.currentData()
+            )
+        )
+
+    def _fill_add_menu(self) -> None:
+        self.add_menu.clear()
+        room = self.controller.room
+        try:
+            library = self.controller.library()
+        except errors.PlaygroundError as exc:
+            self.show_error(str(exc))
+            return
+        present = set(room.participants) if room else set()
+        for p in library:
+            act = self.add_menu.addAction(p.name)
+            act.setEnabled(room is not None and p.name not in present)
+            act.triggered.connect(
+                lambda _=False, persona=p: self.spawn(self.controller.add_participant(persona))
+            )
+
+    def open_engine_settings(self) -> EngineSettingsDialog:
+        c = self.controller
+        dlg = EngineSettingsDialog(
+            c.settings, key_from_env=bool(c.environ.get("OPENAI_API_KEY")), parent=self
+        )
+
+        async def test(overrides: dict) -> None:
+            dlg.show_result("Testing…", True)
+            try:
+                dlg.show_result(await c.test_connection(overrides), True)
+            except errors.PlaygroundError as exc:
+                dlg.show_result(str(exc), False)
+
+        def apply() -> None:
+            try:
+                c.configure(dlg.overrides())
+                self.hint(f"Engine: {c.engine_label()} (applies to the next new session)")
+            except errors.PlaygroundError as exc:
+                self.show_error(f"Engine settings: {exc}")
+
+        dlg.test_requested.connect(lambda o: self.spawn(test(o)))
+        dlg.accepted.connect(apply)
+        dlg.open()
+        return dlg
+
+    def open_participant_settings(self) -> ParticipantSettingsDialog | None:
+        room = self.controller.room
+        name = self.selection.name
+        if room is None or name not in {a.name for a in room.agents}:
+            self.show_error("Select an AI participant first.")
+            return None
+        dlg = ParticipantSettingsDialog(name, room.agent(name).proactivity, self)
+        dlg.accepted.connect(lambda: self.spawn(self.controller.set_proactivity(name, dlg.value())))
+        dlg.open()
+        return dlg
+
+    def open_join(self) -> JoinDialog:
+        dlg = JoinDialog(self)
+        dlg.accepted.connect(lambda: self.spawn(self.controller.join_as_human(dlg.name.text())))
+        dlg.open()
+        return dlg
+
+    # -- closing -----------------------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        if self._closing or self.controller.closed:
+            event.accept()
+            return
+        # Stop cleanly first (the session is marked interrupted), then close for real.
+        event.ignore()
+        self._closing = True
+
+        async def finish() -> None:
+            try:
+                await self.controller.shutdown()
+                self.close()
+            except RuntimeError:  # the Qt objects are already gone (interpreter or test teardown)
+                pass
+
+        self.spawn(finish())
+
+    def exec_dialog(self, dlg: QDialog) -> None:  # pragma: no cover - convenience for manual use
+        dlg.open()

@@ -1,0 +1,315 @@
+"""The conversation: messages with speaker colour, time, turn and markers; the human's composer,
+private notes (reasons / reactions) and one-click in-the-moment questions."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui import theme
+from ui.bridge import EngineBridge
+from ui.selection import SelectedParticipant
+
+QUESTION = "How did you take {speaker}'s message?"
+ANSWERS = ["Interesting", "Helpful", "Off-topic", "Too pushy", "Not sure"]
+
+
+class MessageWidget(QFrame):
+    """One message, with the human's private notes underneath (shown only to them)."""
+
+    note_submitted = Signal(int, str)
+
+    def __init__(self, msg, color: str, parent: QWidget | None = None) -> None:  # noqa: ANN001
+        super().__init__(parent)
+        self.msg = msg
+        self.setObjectName("msg")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 5, 8, 5)
+        lay.setSpacing(2)
+        marks = []
+        if msg.interruption:
+            marks.append("<span style='color:#c62828'>⚡ interrupts</span>")
+        if msg.system == 1:
+            marks.append("<span style='color:#6a1b9a'>System-1 reply</span>")
+        if msg.thought_id is not None:
+            marks.append(f"<span style='color:#888'>thought #{msg.thought_id}</span>")
+        if msg.origin == "icebreaker":
+            marks.append("<span style='color:#888'>icebreaker</span>")
+        time = msg.at[11:19] if len(msg.at) >= 19 else msg.at
+        head = QHBoxLayout()
+        self.header = QLabel(
+            f"<span style='color:{color}; font-weight:bold'>{html.escape(msg.speaker)}</span> "
+            f"<span style='color:#999'>#{msg.id} · {time}</span> " + " · ".join(marks)
+        )
+        head.addWidget(self.header, 1)
+        self.note_button = QToolButton()
+        self.note_button.setText("✎ note")
+        self.note_button.setAutoRaise(True)
+        self.note_button.setVisible(False)
+        self.note_button.clicked.connect(self.open_note)
+        head.addWidget(self.note_button)
+        lay.addLayout(head)
+        self.body = QLabel(html.escape(msg.text))
+        self.body.setWordWrap(True)
+        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.body)
+        self.notes = QLabel()
+        self.notes.setWordWrap(True)
+        self.notes.setVisible(False)
+        self.notes.setStyleSheet("color:#5d4037; font-style:italic;")
+        lay.addWidget(self.notes)
+        self.note_edit = QLineEdit()
+        self.note_edit.setVisible(False)
+        self.note_edit.returnPressed.connect(self._submit_note)
+        lay.addWidget(self.note_edit)
+        self._note_lines: list[str] = []
+        self.set_highlight(False)
+
+    def enable_notes(self, human: str) -> None:
+        own = self.msg.speaker == human
+        self.note_button.setVisible(True)
+        self.note_button.setToolTip(
+            "Add a private reason for sending this (only you see it)"
+            if own
+            else "Add your private reaction to this message (only you see it)"
+        )
+        self.note_edit.setPlaceholderText(
+            "Why I sent this… (Enter to save)" if own else "How I took this… (Enter to save)"
+        )
+
+    def open_note(self) -> None:
+        self.note_edit.setVisible(True)
+        self.note_edit.setFocus()
+
+    def _submit_note(self) -> None:
+        text = self.note_edit.text().strip()
+        if text:
+            self.note_submitted.emit(self.msg.id, text)
+        self.note_edit.clear()
+        self.note_edit.setVisible(False)
+
+    def add_note(self, kind: str, text: str, at: str) -> None:
+        self._note_lines.append(f"🔒 your {kind} ({at[11:19]}): {html.escape(text)}")
+        self.notes.setText("<br>".join(self._note_lines))
+        self.notes.setVisible(True)
+
+    def set_highlight(self, on: bool) -> None:
+        bg = theme.HIGHLIGHT_BG if on else "white"
+        self.setStyleSheet(f"#msg {{ background:{bg}; border-bottom:1px solid #eee; }}")
+
+
+class Composer(QPlainTextEdit):
+    """Enter sends, Shift+Enter starts a new line."""
+
+    submitted = Signal(str)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        if (
+            event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        ):
+            text = self.toPlainText().strip()
+            if text:
+                self.submitted.emit(text)
+                self.clear()
+            return
+        super().keyPressEvent(event)
+
+
+class ConversationPane(QWidget):
+    """The overt conversation, plus everything the human participant does."""
+
+    send_requested = Signal(str)
+    note_requested = Signal(int, str)  # message id, text
+    label_requested = Signal(int, str, str)  # message id, question, answer
+
+    def __init__(
+        self,
+        bridge: EngineBridge,
+        selection: SelectedParticipant,
+        colors: dict[str, str],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.colors = colors
+        self.human: str | None = None
+        self.widgets: dict[int, MessageWidget] = {}
+        self.thinking: set[str] = set()
+        self._focused: int | None = None
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.title = QLabel("<b>Conversation</b>")
+        lay.addWidget(self.title)
+        self.list = QListWidget()
+        self.list.setVerticalScrollMode(QListWidget.ScrollMode.ScrollPerPixel)
+        self.list.setSelectionMode(QListWidget.SelectionMode.NoSelection)
+        lay.addWidget(self.list, 1)
+        self.thinking_label = QLabel("")
+        self.thinking_label.setStyleSheet("color:#b26a00; font-style:italic;")
+        lay.addWidget(self.thinking_label)
+        self.card = QFrame()
+        self.card.setStyleSheet(
+            "QFrame { background:#f3f0ff; border:1px solid #d1c4e9; border-radius:6px; }"
+        )
+        card_lay = QHBoxLayout(self.card)
+        card_lay.setContentsMargins(8, 4, 8, 4)
+        self.card_label = QLabel()
+        card_lay.addWidget(self.card_label)
+        self.card_buttons: list[QPushButton] = []
+        for answer in ANSWERS:
+            b = QPushButton(answer)
+            b.setFlat(False)
+            b.clicked.connect(lambda _=False, a=answer: self._answer(a))
+            card_lay.addWidget(b)
+            self.card_buttons.append(b)
+        close = QToolButton()
+        close.setText("✕")
+        close.setAutoRaise(True)
+        close.clicked.connect(self.card.hide)
+        card_lay.addWidget(close)
+        self.card.hide()
+        self._card_message: int | None = None
+        lay.addWidget(self.card)
+        row = QHBoxLayout()
+        self.composer = Composer()
+        self.composer.setPlaceholderText(
+            "Join as a human to take part (Enter sends, Shift+Enter for a new line)"
+        )
+        self.composer.setFixedHeight(56)
+        self.composer.setEnabled(False)
+        self.composer.submitted.connect(self.send_requested)
+        self.send_button = QPushButton("Send")
+        self.send_button.setEnabled(False)
+        self.send_button.clicked.connect(self._send_clicked)
+        row.addWidget(self.composer, 1)
+        row.addWidget(self.send_button)
+        lay.addLayout(row)
+        bridge.message_posted.connect(self._posted)
+        bridge.state_changed.connect(self._state)
+        bridge.annotation_added.connect(self._annotation)
+        selection.stimulus_focused.connect(self._focus_ref)
+
+    def reset(self) -> None:
+        self.list.clear()
+        self.widgets.clear()
+        self.thinking.clear()
+        self.thinking_label.setText("")
+        self.card.hide()
+        self.set_human(None)
+
+    def set_human(self, name: str | None) -> None:
+        self.human = name
+        self.composer.setEnabled(bool(name))
+        self.send_button.setEnabled(bool(name))
+        self.composer.setPlaceholderText(
+            f"Message as {name} (Enter sends, Shift+Enter for a new line)"
+            if name
+            else "Join as a human to take part (Enter sends, Shift+Enter for a new line)"
+        )
+        if name:
+            for w in self.widgets.values():
+                w.enable_notes(name)
+
+    def messages(self) -> list[tuple[str, str]]:
+        return [(w.msg.speaker, w.msg.text) for w in self.widgets.values()]
+
+    def _send_clicked(self) -> None:
+        text = self.composer.toPlainText().strip()
+        if text:
+            self.send_requested.emit(text)
+            self.composer.clear()
+
+    def _posted(self, msg) -> None:  # noqa: ANN001
+        w = MessageWidget(msg, self.colors.get(msg.speaker, "#333"))
+        w.note_submitted.connect(self.note_requested)
+        if self.human:
+            w.enable_notes(self.human)
+        item = QListWidgetItem()
+        item.setData(Qt.ItemDataRole.UserRole, msg.id)
+        self.list.addItem(item)
+        self.list.setItemWidget(item, w)
+        self.widgets[msg.id] = w
+        QTimer.singleShot(0, lambda: self._fit(item, w))
+        if self.human and msg.kind == "ai":
+            self._ask(msg)
+        elif self.card.isVisible() and msg.speaker == self.human:
+            self.card.hide()
+
+    def _fit(self, item: QListWidgetItem, w: MessageWidget) -> None:
+        w.setFixedWidth(max(200, self.list.viewport().width() - 4))
+        item.setSizeHint(w.sizeHint())
+        self.list.scrollToBottom()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+        super().resizeEvent(event)
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            w = self.list.itemWidget(item)
+            if w is not None:
+                w.setFixedWidth(max(200, self.list.viewport().width() - 4))
+                item.setSizeHint(w.sizeHint())
+
+    def _ask(self, msg) -> None:  # noqa: ANN001
+        self._card_message = msg.id
+        self.card_label.setText(QUESTION.format(speaker=msg.speaker))
+        self.card.show()
+
+    def _answer(self, answer: str) -> None:
+        if self._card_message is not None:
+            self.label_requested.emit(self._card_message, self.card_label.text(), answer.lower())
+        self.card.hide()
+
+    def _annotation(self, e) -> None:  # noqa: ANN001
+        w = self.widgets.get(e.message_id)
+        if w is not None and e.author == self.human:
+            w.add_note(e.note_kind, e.text, e.at)
+            self._refit(e.message_id)
+
+    def _refit(self, message_id: int) -> None:
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(Qt.ItemDataRole.UserRole) == message_id:
+                item.setSizeHint(self.widgets[message_id].sizeHint())
+
+    def _state(self, name: str, state: str) -> None:
+        if state == "thinking":
+            self.thinking.add(name)
+        else:
+            self.thinking.discard(name)
+        names = sorted(self.thinking)
+        if not names:
+            self.thinking_label.setText("")
+        else:
+            who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+            self.thinking_label.setText(f"{who} {'is' if len(names) == 1 else 'are'} thinking…")
+
+    def focus_message(self, message_id: int) -> None:
+        if self._focused in self.widgets:
+            self.widgets[self._focused].set_highlight(False)
+        self._focused = message_id if message_id in self.widgets else None
+        if self._focused is not None:
+            self.widgets[message_id].set_highlight(True)
+            for i in range(self.list.count()):
+                if self.list.item(i).data(Qt.ItemDataRole.UserRole) == message_id:
+                    self.list.scrollToItem(self.list.item(i))
+
+    def _focus_ref(self, ref: str) -> None:
+        if ref.startswith("message:"):
+            self.focus_message(int(ref.split(":")[1]))
+        elif not ref and self._focused is not None:
+            self.focus_message(-1)

@@ -1,0 +1,128 @@
+"""The participants bar: colour, avatar initial, kind and live state of everyone in the room."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from ui import theme
+from ui.bridge import EngineBridge
+from ui.selection import SelectedParticipant
+
+STATE_TEXT = {
+    "idle": "idle",
+    "thinking": "thinking…",
+    "wants_to_speak": "wants to speak",
+    "speaking": "speaking",
+}
+KIND_TEXT = {"ai": "AI", "human": "human", "simulated": "simulated user"}
+
+
+class ParticipantChip(QFrame):
+    clicked = Signal(str)
+
+    def __init__(self, name: str, kind: str, color: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        self.color = color
+        self.setObjectName("chip")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(6, 4, 10, 4)
+        avatar = QLabel(name[:1].upper())
+        avatar.setFixedSize(30, 30)
+        avatar.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        avatar.setStyleSheet(
+            f"background:{color}; color:white; border-radius:15px; font-weight:bold; font-size:14px;"
+        )
+        row.addWidget(avatar)
+        col = QVBoxLayout()
+        col.setSpacing(0)
+        self.title = QLabel(
+            f"<b>{name}</b> <span style='color:#666'>· {KIND_TEXT.get(kind, kind)}</span>"
+        )
+        self.state_label = QLabel("idle")
+        self.state_label.setStyleSheet("color:#666; font-size:11px;")
+        col.addWidget(self.title)
+        col.addWidget(self.state_label)
+        row.addLayout(col)
+        self.set_selected(False)
+
+    def set_state(self, state: str) -> None:
+        self.state = state
+        self.state_label.setText(STATE_TEXT.get(state, state))
+        color = {"thinking": "#b26a00", "wants_to_speak": "#2e7d32", "speaking": "#c62828"}.get(
+            state, "#666"
+        )
+        self.state_label.setStyleSheet(
+            f"color:{color}; font-size:11px; font-weight:{'bold' if state != 'idle' else 'normal'};"
+        )
+
+    def set_selected(self, on: bool) -> None:
+        border = self.color if on else "#d0d0d0"
+        self.setStyleSheet(
+            f"#chip {{ border:2px solid {border}; border-radius:8px; background:{'#f4f8ff' if on else 'white'}; }}"
+        )
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+        self.clicked.emit(self.name)
+
+
+class ParticipantsBar(QScrollArea):
+    """Everyone in the room; clicking a participant makes the side panes follow them."""
+
+    def __init__(
+        self, bridge: EngineBridge, selection: SelectedParticipant, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.selection = selection
+        self.chips: dict[str, ParticipantChip] = {}
+        self.colors: dict[str, str] = {}
+        inner = QWidget()
+        self.row = QHBoxLayout(inner)
+        self.row.setContentsMargins(4, 4, 4, 4)
+        self.row.addStretch(1)
+        self.setWidget(inner)
+        self.setWidgetResizable(True)
+        self.setFixedHeight(64)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        bridge.participant_joined.connect(self._joined)
+        bridge.participant_left.connect(self._left)
+        bridge.state_changed.connect(self._state)
+        selection.changed.connect(self._selected)
+
+    def reset(self) -> None:
+        for chip in self.chips.values():
+            chip.deleteLater()
+        self.chips.clear()
+        self.colors.clear()
+
+    def _joined(self, e) -> None:  # noqa: ANN001
+        color = (
+            theme.HUMAN_COLOR if e.participant_kind == "human" else theme.color_for(e.color_index)
+        )
+        self.colors[e.name] = color
+        chip = ParticipantChip(e.name, e.participant_kind, color)
+        chip.clicked.connect(self.selection.select)
+        self.chips[e.name] = chip
+        self.row.insertWidget(self.row.count() - 1, chip)
+        if not self.selection.name and e.participant_kind == "ai":
+            self.selection.select(e.name)
+        chip.set_selected(self.selection.name == e.name)
+
+    def _left(self, name: str) -> None:
+        chip = self.chips.pop(name, None)
+        if chip is not None:
+            chip.deleteLater()
+        if self.selection.name == name:
+            self.selection.select(next(iter(self.chips), ""))
+
+    def _state(self, name: str, state: str) -> None:
+        if name in self.chips:
+            self.chips[name].set_state(state)
+
+    def _selected(self, name: str) -> None:
+        for n, chip in self.chips.items():
+            chip.set_selected(n == name)

@@ -1,0 +1,808 @@
+"""Thoughts pane: the selected participant's inner thoughts as live, sortable bubbles.
+
+Each bubble shows the thought's id (black badge), saliency (white badge), motivation score (red
+badge), System 1/2, a "retained" tag when its latest evaluation re-scored an older thought, the
+thought text and the stimuli it came from. Expressed thoughts are tinted and link to the message
+that said them. Clicking a bubble asks the engine to make the agent say it now, right-clicking
+explains the evaluation, and the ✕ button asks to delete it. The pane never changes the engine:
+it emits ``force_express_requested`` / ``delete_requested`` / ``message_focus_requested``.
+
+Bubbles are updated in place; only a change that moves a bubble in the current sort order moves
+its widget, so sessions with hundreds of thoughts stay cheap. Each participant gets a page of
+bubbles the first time they are selected, which is then kept up to date: switching participants
+does not rebuild anything and keeps each page's scroll position.
+"""
+
+from __future__ import annotations
+
+import bisect
+import html
+
+import shiboken6
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCursor, QMouseEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QStackedWidget,
+    QToolButton,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from playground import domain
+from ui import theme
+from ui.bridge import EngineBridge
+from ui.selection import SelectedParticipant
+from ui.widgets.evaluation_popup import EvaluationPopup, breakable
+
+SORT_NEWEST = "Newest first"
+SORT_SCORE = "Highest score"
+NONE_PLACEHOLDER = "Select a participant to see their inner thoughts."
+EMPTY_PLACEHOLDER = "No thoughts yet."
+HUMAN_PLACEHOLDER = "Humans have no inner thoughts in the engine."
+NO_SCORE = "–"
+LINK_STYLE = "color:#1565c0; text-decoration:none;"
+
+SortKey = tuple[float, ...]
+
+STYLE = f"""
+QFrame#thoughtBubble {{
+    background: #ffffff;
+    border: 1px solid #cfd8dc;
+    border-radius: 8px;
+}}
+QFrame#thoughtBubble[expressed="true"] {{
+    background: {theme.EXPRESSED_BG};
+    border: 1px solid #e0c35a;
+}}
+QFrame#thoughtBubble[highlighted="true"] {{
+    background: {theme.HIGHLIGHT_BG};
+    border: 1px solid #5b9bd5;
+}}
+QLabel#badgeId {{
+    background: {theme.BADGE_ID};
+    color: #ffffff;
+    border-radius: 4px;
+    padding: 1px 5px;
+    font-weight: bold;
+}}
+QLabel#badgeSaliency {{
+    background: {theme.BADGE_SALIENCY};
+    color: #000000;
+    border: 1px solid #555555;
+    border-radius: 4px;
+    padding: 0px 4px;
+}}
+QLabel#badgeScore {{
+    background: {theme.BADGE_SCORE};
+    color: #ffffff;
+    border-radius: 4px;
+    padding: 1px 5px;
+    font-weight: bold;
+}}
+QLabel#tagSystem, QLabel#tagRetained {{
+    color: #455a64;
+    border: 1px solid #b0bec5;
+    border-radius: 4px;
+    padding: 0px 4px;
+}}
+QLabel#tagRetained {{
+    color: #6a1b9a;
+    border-color: #ce93d8;
+}}
+QLabel#thoughtText {{
+    color: #212121;
+}}
+QLabel#stimuli, QLabel#saidIn {{
+    color: #607d8b;
+}}
+QToolButton#deleteButton {{
+    color: #78909c;
+    border: none;
+    padding: 0px 2px;
+}}
+QToolButton#deleteButton:hover {{
+    color: {theme.BADGE_SCORE};
+}}
+"""
+
+
+def _refresh_style(widget: QWidget) -> None:
+    """Re-apply the style sheet after a dynamic property used by a selector changed."""
+    style = widget.style()
+    style.unpolish(widget)
+    style.polish(widget)
+    widget.update()
+
+
+def _badge(text: str, name: str, parent: QWidget) -> QLabel:
+    label = QLabel(text, parent)
+    label.setObjectName(name)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+    return label
+
+
+class _LinkLabel(QLabel):
+    """A rich-text label of links that also reports when the mouse leaves it."""
+
+    left = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.setWordWrap(True)
+        self.setCursor(Qt.CursorShape.ArrowCursor)
+
+    def leaveEvent(self, event) -> None:
+        self.left.emit()
+        super().leaveEvent(event)
+
+
+class ThoughtBubble(QFrame):
+    """One thought as a bubble: badges, text, stimuli and (once said) a link to its message.
+
+    The bubble only reports what the user did through its signals; the pane turns them into its
+    own requests.
+
+    Args:
+        thought: The thought to show.
+        evaluations: Its evaluations so far, oldest first (the list object is kept and read
+            again when the evaluation popup opens).
+        retained: Whether the latest evaluation re-scored an older, retained thought.
+        popup_parent: The widget evaluation popups are parented to (the pane).
+        parent: Optional parent widget.
+
+    Attributes:
+        thought_id: The id of the thought shown.
+        delete_button: The ✕ button.
+    """
+
+    clicked = Signal(int)  # thought id (left click on the body of an unexpressed thought)
+    delete_clicked = Signal(int)  # thought id
+    stimulus_hovered = Signal(str)  # ref, "" when the mouse left a link
+    stimulus_clicked = Signal(str)  # ref
+    message_clicked = Signal(int)  # message id
+
+    def __init__(
+        self,
+        thought: domain.Thought,
+        evaluations: list[domain.Evaluation],
+        *,
+        retained: bool = False,
+        popup_parent: QWidget | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("thoughtBubble")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.thought_id = thought.id
+        self.thought = thought
+        self._evaluations = evaluations
+        self._popup_parent = popup_parent
+        self._popup: EvaluationPopup | None = None
+        self._pressed = False
+        self.setProperty("expressed", False)
+        self.setProperty("highlighted", False)
+
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(8, 6, 6, 7)
+        outer.setSpacing(4)
+
+        top = QHBoxLayout()
+        top.setSpacing(4)
+        self._id_badge = _badge(f"#{thought.id}", "badgeId", self)
+        self._saliency_badge = _badge("", "badgeSaliency", self)
+        self._saliency_badge.setToolTip("Saliency: how strongly the conversation evoked it")
+        self._score_badge = _badge(NO_SCORE, "badgeScore", self)
+        self._score_badge.setToolTip("Motivation score (right-click for the evaluation)")
+        self._system_tag = _badge("", "tagSystem", self)
+        self._retained_tag = _badge("retained", "tagRetained", self)
+        self._retained_tag.setToolTip("Re-scored: this older thought became salient again")
+        for w in (
+            self._id_badge,
+            self._saliency_badge,
+            self._score_badge,
+            self._system_tag,
+            self._retained_tag,
+        ):
+            top.addWidget(w)
+        top.addStretch(1)
+        self.delete_button = QToolButton(self)
+        self.delete_button.setObjectName("deleteButton")
+        self.delete_button.setText("✕")
+        self.delete_button.setToolTip("Delete this thought")
+        self.delete_button.setAutoRaise(True)
+        self.delete_button.setCursor(Qt.CursorShape.ArrowCursor)
+        self.delete_button.clicked.connect(lambda: self.delete_clicked.emit(self.thought_id))
+        top.addWidget(self.delete_button)
+        outer.addLayout(top)
+
+        self._text = QLabel(self)
+        self._text.setObjectName("thoughtText")
+        self._text.setTextFormat(Qt.TextFormat.PlainText)
+        self._text.setWordWrap(True)
+        # Long words get break opportunities (breakable); anything else that cannot wrap is
+        # clipped rather than widening the pane.
+        self._text.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        outer.addWidget(self._text)
+
+        self._stimuli = _LinkLabel(self)
+        self._stimuli.setObjectName("stimuli")
+        self._stimuli.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._stimuli.linkHovered.connect(self.stimulus_hovered.emit)
+        self._stimuli.linkActivated.connect(self.stimulus_clicked.emit)
+        self._stimuli.left.connect(lambda: self.stimulus_hovered.emit(""))
+        outer.addWidget(self._stimuli)
+
+        self.said_label = _LinkLabel(self)
+        self.said_label.setObjectName("saidIn")
+        self.said_label.setWordWrap(False)
+        self.said_label.linkActivated.connect(self._on_said_link)
+        outer.addWidget(self.said_label)
+
+        self.set_thought(thought)
+        self.set_evaluation(retained)
+
+    # -- content -------------------------------------------------------------------------------
+
+    def set_thought(self, thought: domain.Thought) -> None:
+        """Show a (new version of the) thought; only what changed is touched."""
+        old = self.thought
+        self.thought = thought
+        first = self._text.text() == ""
+        if first or thought.text != old.text:
+            self._text.setText(breakable(thought.text))
+        if first or thought.saliency != old.saliency:
+            self._saliency_badge.setText(f"sal {thought.saliency:.2f}")
+        if first or thought.system != old.system:
+            self._system_tag.setText(f"S{thought.system}")
+            self._system_tag.setToolTip(
+                "System 1: fast, intuitive" if thought.system == 1 else "System 2: deliberate"
+            )
+        if first or thought.stimuli != old.stimuli:
+            links = " · ".join(
+                f'<a style="{LINK_STYLE}" href="{html.escape(ref)}">{html.escape(ref)}</a>'
+                for ref in thought.stimuli
+            )
+            self._stimuli.setText(f"from {links}" if links else "")
+            self._stimuli.setVisible(bool(thought.stimuli))
+        self._id_badge.setToolTip(
+            f"Thought #{thought.id} · formed at step {thought.created_step}"
+            + (f" · {thought.origin}" if thought.origin else "")
+        )
+        self._apply_expressed()
+        self._apply_score()
+
+    def set_evaluation(self, retained: bool) -> None:
+        """Refresh the score badge and the retained tag after an evaluation."""
+        self._retained_tag.setVisible(retained and bool(self._evaluations))
+        self._apply_score()
+
+    def set_highlighted(self, on: bool) -> None:
+        if bool(self.property("highlighted")) != on:
+            self.setProperty("highlighted", on)
+            _refresh_style(self)
+
+    def is_highlighted(self) -> bool:
+        return bool(self.property("highlighted"))
+
+    def is_expressed(self) -> bool:
+        return self.thought.expressed_in is not None
+
+    def score(self) -> float | None:
+        """The latest evaluation's score, else the thought's own score (None before either)."""
+        if self._evaluations:
+            return self._evaluations[-1].score
+        return self.thought.score
+
+    def text(self) -> str:
+        """The thought text."""
+        return self.thought.text
+
+    def score_text(self) -> str:
+        """The score badge's text: e.g. ``"4.12"``, or ``"–"`` before any evaluation."""
+        return self._score_badge.text()
+
+    def _apply_score(self) -> None:
+        score = self.score()
+        text = NO_SCORE if score is None else f"{score:.2f}"
+        if self._score_badge.text() != text:
+            self._score_badge.setText(text)
+
+    def _apply_expressed(self) -> None:
+        mid = self.thought.expressed_in
+        expressed = mid is not None
+        if expressed:
+            self.said_label.setText(f'<a style="{LINK_STYLE}" href="{mid}">said in #{mid}</a>')
+            self.setToolTip(f"Said in message #{mid} · right-click for the evaluation")
+            self.setCursor(Qt.CursorShape.ArrowCursor)
+        else:
+            self.setToolTip(
+                f"Click to make {self.thought.agent} say this now · right-click for the evaluation"
+            )
+            self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.said_label.setVisible(expressed)
+        if bool(self.property("expressed")) != expressed:
+            self.setProperty("expressed", expressed)
+            _refresh_style(self)
+
+    def _on_said_link(self, href: str) -> None:
+        if href.isdigit():
+            self.message_clicked.emit(int(href))
+
+    # -- interaction ---------------------------------------------------------------------------
+
+    def show_evaluation(self) -> EvaluationPopup | None:
+        """Open (or reopen) the evaluation popup; None when the thought is not evaluated yet."""
+        if not self._evaluations:
+            QToolTip.showText(QCursor.pos(), "Not evaluated yet.", self)
+            return None
+        if self._popup is not None and shiboken6.isValid(self._popup):
+            self._popup.close()
+        popup = EvaluationPopup(self.thought, self._evaluations, self._popup_parent)
+        popup.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        popup.show()
+        popup.raise_()
+        self._popup = popup
+        return popup
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._pressed = True
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self._pressed:
+            self._pressed = False
+            inside = self.rect().contains(event.position().toPoint())
+            if inside and not self.is_expressed():
+                self.clicked.emit(self.thought_id)
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def contextMenuEvent(self, event) -> None:
+        self.show_evaluation()
+        event.accept()
+
+
+class _AgentPage(QScrollArea):
+    """One participant's bubbles in their own scroll area.
+
+    A page is built the first time its participant is selected and then kept up to date, so
+    switching back and forth is instant and each participant keeps its scroll position.
+    """
+
+    def __init__(self, pane: ThoughtsPane, agent: str) -> None:
+        super().__init__()
+        self.agent = agent
+        self._pane = pane
+        self.bubbles: dict[int, ThoughtBubble] = {}
+        self.order: list[int] = []
+        self.highlighted: int | None = None
+        self.by_score = False
+
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.content = QWidget()
+        self.content.setObjectName("thoughtsContent")
+        self.list = QVBoxLayout(self.content)
+        self.list.setContentsMargins(4, 4, 4, 4)
+        self.list.setSpacing(6)
+        self.placeholder = _placeholder(EMPTY_PLACEHOLDER, self.content)
+        self.list.addWidget(self.placeholder)
+        self.list.addStretch(1)
+        self.setWidget(self.content)
+
+    def sort_key(self, tid: int) -> SortKey:
+        if self.by_score:
+            score = self.bubbles[tid].score()
+            return (0.0, -score, -tid) if score is not None else (1.0, 0.0, -tid)
+        return (-tid,)
+
+    def build(self, thoughts: list[domain.Thought], by_score: bool) -> None:
+        """Create every bubble at once (first selection of the participant)."""
+        self.by_score = by_score
+        self.content.setUpdatesEnabled(False)
+        try:
+            for thought in thoughts:
+                self.add(thought, place=False)
+            self.order = sorted(self.bubbles, key=self.sort_key)
+            for i, tid in enumerate(self.order):
+                self.list.insertWidget(i, self.bubbles[tid])
+        finally:
+            self.content.setUpdatesEnabled(True)
+        self.placeholder.setVisible(not self.bubbles)
+
+    def add(self, thought: domain.Thought, *, place: bool = True) -> ThoughtBubble:
+        pane = self._pane
+        bubble = ThoughtBubble(
+            thought,
+            pane._evaluations_of(thought.agent, thought.id),
+            retained=pane._retained.get(thought.agent, {}).get(thought.id, False),
+            popup_parent=pane,
+            parent=self.content,
+        )
+        bubble.clicked.connect(lambda _id, b=bubble: pane._force(b))
+        bubble.delete_clicked.connect(lambda _id, b=bubble: pane._delete(b))
+        bubble.message_clicked.connect(pane.message_focus_requested.emit)
+        bubble.stimulus_hovered.connect(pane._on_stimulus_hovered)
+        bubble.stimulus_clicked.connect(pane._on_stimulus_clicked)
+        self.bubbles[thought.id] = bubble
+        if place:
+            index = bisect.bisect_left(self.order, self.sort_key(thought.id), key=self.sort_key)
+            self.order.insert(index, thought.id)
+            self.list.insertWidget(index, bubble)
+            self.placeholder.hide()
+        return bubble
+
+    def remove(self, tid: int) -> None:
+        bubble = self.bubbles.pop(tid, None)
+        if bubble is None:
+            return
+        self.order.remove(tid)
+        self.list.removeWidget(bubble)
+        bubble.hide()
+        bubble.deleteLater()
+        if self.highlighted == tid:
+            self.highlighted = None
+        self.placeholder.setVisible(not self.bubbles)
+
+    def reposition(self, tid: int) -> None:
+        """Move one bubble if its sort key changed its place; nothing happens otherwise."""
+        index = self.order.index(tid)
+        key = self.sort_key(tid)
+        before_ok = index == 0 or self.sort_key(self.order[index - 1]) <= key
+        after_ok = index == len(self.order) - 1 or key <= self.sort_key(self.order[index + 1])
+        if before_ok and after_ok:
+            return
+        del self.order[index]
+        new_index = bisect.bisect_left(self.order, key, key=self.sort_key)
+        self.order.insert(new_index, tid)
+        bubble = self.bubbles[tid]
+        self.list.removeWidget(bubble)
+        self.list.insertWidget(new_index, bubble)
+
+    def resort(self, by_score: bool) -> None:
+        if by_score == self.by_score:
+            return
+        self.by_score = by_score
+        self.content.setUpdatesEnabled(False)
+        try:
+            self.order.sort(key=self.sort_key)
+            for bubble in self.bubbles.values():
+                self.list.removeWidget(bubble)
+            for i, tid in enumerate(self.order):
+                self.list.insertWidget(i, self.bubbles[tid])
+        finally:
+            self.content.setUpdatesEnabled(True)
+        self.verticalScrollBar().setValue(0)
+
+    def highlight(self, tid: int | None, *, scroll: bool) -> None:
+        if self.highlighted is not None and self.highlighted != tid:
+            old = self.bubbles.get(self.highlighted)
+            if old is not None:
+                old.set_highlighted(False)
+            self.highlighted = None
+        bubble = self.bubbles.get(tid) if tid is not None else None
+        if bubble is None:
+            return
+        bubble.set_highlighted(True)
+        self.highlighted = tid
+        if scroll:
+            self.ensureWidgetVisible(bubble, 0, 8)
+
+
+def _placeholder(text: str, parent: QWidget | None = None) -> QLabel:
+    label = QLabel(text, parent)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: #90a4ae; padding: 24px;")
+    return label
+
+
+def _thought_id(ref: str) -> int | None:
+    kind, _, num = ref.partition(":")
+    return int(num) if kind == "thought" and num.isdigit() else None
+
+
+class ThoughtsPane(QWidget):
+    """The right-hand pane: the selected participant's inner thoughts, live.
+
+    The pane keeps, per participant, every thought, its evaluations (oldest first), whether the
+    latest evaluation re-scored a retained thought, and which message expressed it. It shows the
+    selected participant only. Call :meth:`reset` when a new session starts.
+
+    Args:
+        bridge: Source of engine events.
+        selection: Which participant to follow; also used to focus stimuli across panes.
+        parent: Optional parent widget.
+
+    Attributes:
+        sort_combo: "Newest first" or "Highest score".
+    """
+
+    force_express_requested = Signal(str, int)  # agent, thought id
+    delete_requested = Signal(str, int)  # agent, thought id
+    message_focus_requested = Signal(int)  # message id
+
+    def __init__(
+        self,
+        bridge: EngineBridge,
+        selection: SelectedParticipant,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._bridge = bridge
+        self._selection = selection
+        # Everything the pane knows, per agent.
+        self._thoughts: dict[str, dict[int, domain.Thought]] = {}
+        self._evaluations: dict[str, dict[int, list[domain.Evaluation]]] = {}
+        self._retained: dict[str, dict[int, bool]] = {}
+        self._humans: set[str] = set()
+        self._ref_texts: dict[str, dict[str, str]] = {}  # agent -> memory ref -> text
+        self._message_texts: dict[str, str] = {}  # message ref -> "speaker: text"
+        # What is on screen.
+        self._agent = ""
+        self._pages: dict[str, _AgentPage] = {}
+        self._focus_ref = ""
+        self._pinned_ref = ""
+        self._hover_ref = ""
+        self._scroll_on_focus = True
+
+        self._title = QLabel(self)
+        font = self._title.font()
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.1)
+        self._title.setFont(font)
+        self._title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._count = QLabel(self)
+        self._count.setStyleSheet("color: #607d8b;")
+        self.sort_combo = QComboBox(self)
+        self.sort_combo.addItems([SORT_NEWEST, SORT_SCORE])
+        self.sort_combo.setToolTip("Order of the thoughts")
+        self.sort_combo.currentIndexChanged.connect(self._on_sort_changed)
+
+        header = QHBoxLayout()
+        header.addWidget(self._title, 1)
+        header.addWidget(self.sort_combo)
+
+        self._stack = QStackedWidget(self)
+        self._stack.setStyleSheet(STYLE)
+        self._none_page = _placeholder(NONE_PLACEHOLDER)
+        self._none_page.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self._stack.addWidget(self._none_page)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(4)
+        layout.addLayout(header)
+        layout.addWidget(self._count)
+        layout.addWidget(self._stack, 1)
+
+        bridge.participant_joined.connect(self._on_participant_joined)
+        bridge.memories_retrieved.connect(self._on_memories_retrieved)
+        bridge.memory_changed.connect(self._on_memory_changed)
+        bridge.message_posted.connect(self._on_message_posted)
+        bridge.thought_formed.connect(self._on_thought_formed)
+        bridge.thought_evaluated.connect(self._on_thought_evaluated)
+        bridge.thought_expressed.connect(self._on_thought_expressed)
+        bridge.thought_deleted.connect(self._on_thought_deleted)
+        selection.changed.connect(self._show_agent)
+        selection.stimulus_focused.connect(self._on_stimulus_focused)
+
+        self._show_agent(selection.name)
+
+    # -- public --------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget every thought, evaluation, page and popup (a new session starts)."""
+        for popup in self.findChildren(EvaluationPopup):
+            popup.close()
+        self._stack.setCurrentWidget(self._none_page)
+        for page in self._pages.values():
+            self._stack.removeWidget(page)
+            page.deleteLater()
+        self._pages.clear()
+        self._thoughts.clear()
+        self._evaluations.clear()
+        self._retained.clear()
+        self._humans.clear()
+        self._ref_texts.clear()
+        self._message_texts.clear()
+        self._pinned_ref = ""
+        self._focus_ref = ""
+        self._agent = ""
+        self._show_agent(self._selection.name)
+
+    def bubbles(self) -> list[ThoughtBubble]:
+        """The bubbles on screen, in display order."""
+        page = self._pages.get(self._agent)
+        return [page.bubbles[tid] for tid in page.order] if page is not None else []
+
+    def bubble(self, thought_id: int) -> ThoughtBubble | None:
+        """The selected participant's bubble for ``thought_id``, if shown."""
+        page = self._pages.get(self._agent)
+        return page.bubbles.get(thought_id) if page is not None else None
+
+    # -- bridge events -------------------------------------------------------------------------
+
+    def _on_participant_joined(self, e) -> None:  # events.ParticipantJoined
+        if e.participant_kind == "human":
+            self._humans.add(e.name)
+        else:
+            self._humans.discard(e.name)
+        if e.name == self._agent:
+            self._update_header()
+
+    def _on_memories_retrieved(self, agent: str, stimuli: list, step: int) -> None:
+        texts = self._ref_texts.setdefault(agent, {})
+        for s in stimuli:
+            texts[s.ref] = s.text
+
+    def _on_memory_changed(self, agent: str, change: str, memory: domain.MemoryItem) -> None:
+        texts = self._ref_texts.setdefault(agent, {})
+        if change == "deleted":
+            texts.pop(memory.ref, None)
+        else:
+            texts[memory.ref] = memory.text
+
+    def _on_message_posted(self, message: domain.Message) -> None:
+        self._message_texts[message.ref] = f"{message.speaker}: {message.text}"
+
+    def _on_thought_formed(self, thought: domain.Thought) -> None:
+        agent = thought.agent
+        self._thoughts.setdefault(agent, {})[thought.id] = thought
+        page = self._pages.get(agent)
+        if page is None:
+            return
+        bubble = page.bubbles.get(thought.id)
+        if bubble is None:
+            bubble = page.add(thought)
+            if agent == self._agent and _thought_id(self._focus_ref) == thought.id:
+                page.highlight(thought.id, scroll=False)
+        else:
+            bubble.set_thought(thought)
+            page.reposition(thought.id)
+        if agent == self._agent:
+            self._update_header()
+
+    def _on_thought_evaluated(self, agent: str, ev: domain.Evaluation, retained: bool) -> None:
+        self._evaluations_of(agent, ev.thought_id).append(ev)
+        self._retained.setdefault(agent, {})[ev.thought_id] = retained
+        page = self._pages.get(agent)
+        bubble = page.bubbles.get(ev.thought_id) if page is not None else None
+        if bubble is not None:
+            bubble.set_evaluation(retained)
+            page.reposition(ev.thought_id)
+
+    def _on_thought_expressed(self, agent: str, tid: int, mid: int, forced: bool) -> None:
+        thoughts = self._thoughts.get(agent, {})
+        if tid not in thoughts:
+            return
+        thought = thoughts[tid].model_copy(update={"expressed_in": mid})
+        thoughts[tid] = thought
+        page = self._pages.get(agent)
+        bubble = page.bubbles.get(tid) if page is not None else None
+        if bubble is not None:
+            bubble.set_thought(thought)
+        if agent == self._agent:
+            self._update_header()
+
+    def _on_thought_deleted(self, agent: str, tid: int) -> None:
+        self._thoughts.get(agent, {}).pop(tid, None)
+        self._evaluations.get(agent, {}).pop(tid, None)
+        self._retained.get(agent, {}).pop(tid, None)
+        page = self._pages.get(agent)
+        if page is not None:
+            page.remove(tid)
+        if agent == self._agent:
+            self._update_header()
+
+    def _evaluations_of(self, agent: str, tid: int) -> list[domain.Evaluation]:
+        return self._evaluations.setdefault(agent, {}).setdefault(tid, [])
+
+    # -- selection -----------------------------------------------------------------------------
+
+    def _show_agent(self, name: str) -> None:
+        """Show ``name``'s page, building it on the first visit."""
+        self._agent = name
+        self._pinned_ref = ""
+        self._hover_ref = ""
+        by_score = self.sort_combo.currentText() == SORT_SCORE
+        if not name:
+            self._stack.setCurrentWidget(self._none_page)
+        else:
+            page = self._pages.get(name)
+            if page is None:
+                page = _AgentPage(self, name)
+                thoughts = sorted(self._thoughts.get(name, {}).values(), key=lambda t: t.id)
+                page.build(thoughts, by_score)
+                self._pages[name] = page
+                self._stack.addWidget(page)
+            else:
+                page.resort(by_score)
+            self._stack.setCurrentWidget(page)
+            page.highlight(_thought_id(self._focus_ref), scroll=True)
+        self._update_header()
+
+    def _on_sort_changed(self) -> None:
+        page = self._pages.get(self._agent)
+        if page is not None:  # the other pages re-sort when shown again
+            page.resort(self.sort_combo.currentText() == SORT_SCORE)
+
+    def _on_stimulus_focused(self, ref: str) -> None:
+        self._focus_ref = ref
+        page = self._pages.get(self._agent)
+        if page is not None:
+            page.highlight(_thought_id(ref), scroll=self._scroll_on_focus)
+
+    def _update_header(self) -> None:
+        name = self._agent
+        self._title.setText(f"Inner thoughts — {name}" if name else "Inner thoughts")
+        page = self._pages.get(name)
+        if page is None:
+            self._count.setText("")
+            return
+        n = len(page.bubbles)
+        said = sum(1 for b in page.bubbles.values() if b.is_expressed())
+        noun = "thought" if n == 1 else "thoughts"
+        self._count.setText(f"{n} {noun}" + (f" · {said} said" if said else ""))
+        human = name in self._humans and n == 0
+        page.placeholder.setText(HUMAN_PLACEHOLDER if human else EMPTY_PLACEHOLDER)
+
+    # -- user actions --------------------------------------------------------------------------
+
+    def _force(self, bubble: ThoughtBubble) -> None:
+        if not bubble.is_expressed():
+            self.force_express_requested.emit(bubble.thought.agent, bubble.thought_id)
+
+    def _delete(self, bubble: ThoughtBubble) -> None:
+        self.delete_requested.emit(bubble.thought.agent, bubble.thought_id)
+
+    def _focus_from_here(self, ref: str, *, scroll: bool) -> None:
+        self._scroll_on_focus = scroll
+        try:
+            self._selection.focus_stimulus(ref)
+        finally:
+            self._scroll_on_focus = True
+
+    def _on_stimulus_hovered(self, ref: str) -> None:
+        if ref == self._hover_ref:
+            return  # a link's own "left" and the label's leave event both report ""
+        self._hover_ref = ref
+        if ref:
+            # Hovering must not scroll the pane away from under the mouse.
+            self._focus_from_here(ref, scroll=False)
+            text = self._describe_ref(ref)
+            if text:
+                QToolTip.showText(QCursor.pos(), text, self)
+        else:
+            self._focus_from_here(self._pinned_ref, scroll=False)
+
+    def _on_stimulus_clicked(self, ref: str) -> None:
+        """A click pins the focus on a stimulus (a second click on it unpins)."""
+        self._pinned_ref = "" if self._pinned_ref == ref else ref
+        self._focus_from_here(self._pinned_ref, scroll=True)
+
+    def _describe_ref(self, ref: str) -> str:
+        tid = _thought_id(ref)
+        if tid is not None:
+            thought = self._thoughts.get(self._agent, {}).get(tid)
+            return f"{ref}: {thought.text}" if thought else f"{ref} (deleted or not shown)"
+        if ref.startswith("message:"):
+            text = self._message_texts.get(ref)
+            return f"{ref} — {text}" if text else ""
+        text = self._ref_texts.get(self._agent, {}).get(ref)
+        return f"{ref}: {text}" if text else ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +29,9 @@ class SentenceTransformerEmbedder:
         self._threads = threads
         self._model: Any = None
         self._lock = threading.Lock()
+        # One plain worker thread of our own: torch calls are serialised, and the work never runs on
+        # the event loop's default executor (under qasync, QThreads that die with the loop).
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
 
     def load_sync(self) -> Any:
         """Load the model now (blocking). Safe to call from several threads."""
@@ -53,7 +57,7 @@ class SentenceTransformerEmbedder:
             return self._model
 
     async def load(self) -> None:
-        await asyncio.to_thread(self.load_sync)
+        await asyncio.get_running_loop().run_in_executor(self._executor, self.load_sync)
 
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         model = self.load_sync()
@@ -69,4 +73,4 @@ class SentenceTransformerEmbedder:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        return await asyncio.to_thread(self.embed_sync, texts)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self.embed_sync, texts)

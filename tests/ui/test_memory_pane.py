@@ -383,3 +383,15 @@ def test_a_thousand_memories_stay_fast(setup, qtbot):
     qtbot.wait(1)
     assert ids(pane)[:3] == [600, 20, 1]
     assert time.perf_counter() - start < 3.0
+
+
+def test_rows_are_re_measured_when_the_memory_column_changes_width(setup, qtbot):
+    bridge, selection, pane = setup
+    pane.resize(360, 500)
+    pane.show()
+    qtbot.waitExposed(pane)
+    selection.select("Ana")
+    add(bridge, "Ana", 1, "A long memory that wraps over several lines in a narrow pane. " * 3)
+    narrow = pane.table.rowHeight(0)
+    pane.resize(1200, 500)
+    qtbot.waitUntil(lambda: pane.table.rowHeight(0) < narrow, timeout=2000)

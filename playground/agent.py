@@ -175,7 +175,7 @@ class Agent:
             recent.add(work.ctx.latest.ref)
         for draft, vec in work.drafts:
             stimuli = [r for r in dict.fromkeys(draft.stimuli) if r in known or r in recent]
-            sal = max((known[r].saliency for r in stimuli if r in known), default=0.0)
+            sal = max(0.0, max((known[r].saliency for r in stimuli if r in known), default=0.0))
             thought = domain.Thought(
                 id=next(ids),
                 agent=self.name,

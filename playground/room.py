@@ -661,6 +661,11 @@ class Room:
             waiter = asyncio.create_task(self._arrived.wait())
             try:
                 await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                task.cancel()  # the room itself is being stopped: take the step in flight with it
+                with suppress(asyncio.CancelledError):
+                    await task
+                raise
             finally:
                 waiter.cancel()
             if not task.done():

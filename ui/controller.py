@@ -36,6 +36,7 @@ class SessionController(QObject):
     mode_changed = Signal(str)  # "simulation" | "realtime"
     engine_changed = Signal(str)  # label for the status bar
     embedder_ready = Signal()
+    pace_changed = Signal(str)  # "fast" | "typing"
 
     def __init__(
         self,
@@ -56,6 +57,7 @@ class SessionController(QObject):
         self.db: Any = None
         self.engine: factory.Engine | None = None
         self.room: Room | None = None
+        self.recorder: Any = None
         self.control = RunControl()
         self.task: asyncio.Task[Any] | None = None
         self.mode = "simulation"
@@ -172,7 +174,7 @@ class SessionController(QObject):
         self.engine = await factory.build_engine(self.settings, embedder=embedder)
         bus = events.EventBus()
         self.bridge.attach(bus)
-        self.room, _ = await factory.create_room(
+        self.room, self.recorder = await factory.create_room(
             self.settings, self.engine, db=self.database(), personas=people, bus=bus
         )
         self.control = RunControl()
@@ -199,6 +201,9 @@ class SessionController(QObject):
         await self._cancel_task()
         if self.room is not None and self.room.status == "running":
             self.room.finish("interrupted", reason)
+        if self.recorder is not None:
+            self.recorder.detach()
+            self.recorder = None
         if self.engine is not None:
             await self.engine.close()
         self.room = None
@@ -271,7 +276,9 @@ class SessionController(QObject):
             self.running_changed.emit(False)
 
     def set_pace(self, pace: str) -> None:
-        self.settings.room.pace = pace  # type: ignore[assignment]
+        if self.settings.room.pace != pace:
+            self.settings.room.pace = pace  # type: ignore[assignment]
+            self.pace_changed.emit(pace)
 
     # -- participants ------------------------------------------------------------------------------
 
@@ -307,6 +314,8 @@ class SessionController(QObject):
         self.human = name.strip()
         await self._cancel_task()
         self.mode = "realtime"
+        # A person reads along: agents post no faster than they could type.
+        self.set_pace("typing")
         self.mode_changed.emit(self.mode)
         self.task = asyncio.ensure_future(self._realtime(room))
         self.running_changed.emit(True)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QSplitter,
+    QStyle,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -97,12 +98,16 @@ class MainWindow(QMainWindow):
     def _build_toolbar(self) -> None:
         tb = self.addToolBar("Session")
         tb.setMovable(False)
-        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        icon = self.style().standardIcon
+        sp = QStyle.StandardPixmap
         self.act_new = QAction("New session…", self)
-        self.act_run = QAction("▶ Run", self)
-        self.act_pause = QAction("⏸ Pause", self)
-        self.act_step = QAction("⏭ Step", self)
-        self.act_stop = QAction("⏹ Stop", self)
+        self.act_run = QAction(icon(sp.SP_MediaPlay), "Run", self)
+        self.act_pause = QAction(icon(sp.SP_MediaPause), "Pause", self)
+        self.act_step = QAction(icon(sp.SP_MediaSkipForward), "Step", self)
+        self.act_stop = QAction(icon(sp.SP_MediaStop), "Stop", self)
+        self.act_run.setToolTip("Run the simulation")
+        self.act_step.setToolTip("Process one trigger, then pause")
         self.act_join = QAction("Join as human…", self)
         self.act_engine = QAction("Engine…", self)
         for a in (self.act_new, self.act_run, self.act_pause, self.act_step, self.act_stop):
@@ -155,6 +160,7 @@ class MainWindow(QMainWindow):
         )
         self.participants_menu.aboutToShow.connect(self._fill_add_menu)
         self.pace.currentIndexChanged.connect(lambda: c.set_pace(self.pace.currentData()))
+        c.pace_changed.connect(lambda pace: self.pace.setCurrentIndex(self.pace.findData(pace)))
         c.error.connect(self.show_error)
         c.notice.connect(self.hint)
         c.running_changed.connect(self._set_running)

@@ -73,4 +73,6 @@ class SentenceTransformerEmbedder:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self.embed_sync, texts)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, self.embed_sync, texts
+        )

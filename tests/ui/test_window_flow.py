@@ -115,6 +115,7 @@ async def test_an_added_memory_is_used_as_a_stimulus(window):
         lambda: any("sailing boats" in r["text"] for r in win.memory.rows()), what="memory row"
     )
     await controller.join_as_human("Zoe")
+    controller.set_pace("fast")
     await controller.send("Has anyone here ever built a wooden boat?")
     mem = next(m for m in room.agent(name).memory.items.values() if "sailing boats" in m.text)
     await until(
@@ -144,6 +145,8 @@ async def test_human_joins_gets_a_reply_and_private_notes_never_reach_a_prompt(
         controller._embedder = CachingEmbedder(minilm)
         room = await _start(win, controller, n=2, icebreaker=None)
         await controller.join_as_human("Zoe")
+        assert win.pace.currentData() == "typing"  # real time reads at typing speed
+        controller.set_pace("fast")  # but this test need not wait for it
         assert win.conversation.composer.isEnabled()
         win.conversation.composer.setPlainText("Hi both! Ana, what did you cook this weekend?")
         win.conversation.send_button.click()

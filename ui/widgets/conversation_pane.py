@@ -64,7 +64,8 @@ class MessageWidget(QFrame):
         self.note_button.clicked.connect(self.open_note)
         head.addWidget(self.note_button)
         lay.addLayout(head)
-        self.body = QLabel(html.escape(msg.text))
+        self.body = QLabel(msg.text)
+        self.body.setTextFormat(Qt.TextFormat.PlainText)
         self.body.setWordWrap(True)
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.body)
@@ -104,7 +105,7 @@ class MessageWidget(QFrame):
         self.note_edit.setVisible(False)
 
     def add_note(self, kind: str, text: str, at: str) -> None:
-        self._note_lines.append(f"🔒 your {kind} ({at[11:19]}): {html.escape(text)}")
+        self._note_lines.append(f"private {kind} ({at[11:19]}): {html.escape(text)}")
         self.notes.setText("<br>".join(self._note_lines))
         self.notes.setVisible(True)
 

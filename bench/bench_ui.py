@@ -1,0 +1,112 @@
+"""Benchmark 4: window start-up to first paint, and the longest event-loop stall during a 4-agent run.
+
+Targets: stall under 100 ms while a 4-agent offline simulation runs from the window.
+Run headless:  QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_ui.py
+or on X:       xvfb-run -a -s "-screen 0 1440x900x24" .venv/bin/python bench/bench_ui.py
+"""
+
+from __future__ import annotations
+
+import time
+
+T_START = time.perf_counter()
+
+import asyncio  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+
+from _common import REPO  # noqa: E402,F401
+
+import PySide6  # noqa: E402,F401
+import qasync  # noqa: E402
+from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from ui.app import build  # noqa: E402
+
+
+class FirstPaint(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.at: float | None = None
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802, ANN001
+        if event.type() == QEvent.Type.Paint and self.at is None:
+            self.at = time.perf_counter()
+        return False
+
+
+class StallMeter:
+    """A 10 ms timer on the GUI loop; any gap well beyond 10 ms is time the loop was blocked."""
+
+    def __init__(self) -> None:
+        self.gaps: list[float] = []
+        self.last = time.perf_counter()
+        self.timer = QTimer()
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(self.tick)
+
+    def tick(self) -> None:
+        now = time.perf_counter()
+        self.gaps.append(now - self.last)
+        self.last = now
+
+    def start(self) -> None:
+        self.gaps.clear()
+        self.last = time.perf_counter()
+        self.timer.start()
+
+    def stop(self) -> list[float]:
+        self.timer.stop()
+        return list(self.gaps)
+
+
+def report(name: str, gaps: list[float]) -> None:
+    g = sorted(x * 1000 for x in gaps)
+    p99 = g[min(len(g) - 1, int(0.99 * len(g)))]
+    print(
+        f"{name}: longest stall {g[-1]:.0f} ms · p99 {p99:.0f} ms · median tick {statistics.median(g):.1f} ms · {len(g)} ticks"
+    )
+
+
+async def main() -> None:
+    t_main = time.perf_counter()
+    win, controller = build(db_path=f"{tempfile.mkdtemp()}/bench.db", environ={})
+    fp = FirstPaint()
+    win.installEventFilter(fp)
+    win.show()
+    while fp.at is None:
+        await asyncio.sleep(0.001)
+    print(
+        f"start-up to first paint: {(fp.at - t_main) * 1000:.0f} ms after the event loop started "
+        f"({(fp.at - T_START) * 1000:.0f} ms including Python imports of Qt and the app)"
+    )
+    meter = StallMeter()
+    meter.start()
+    controller.start_loading_embedder()
+    await controller.embedder()
+    report("while the embedding model loads (torch import in a worker thread)", meter.stop())
+
+    people = controller.library()[:4]
+    controller.settings.engine.seed = 7
+    await controller.new_session(people, icebreaker="What did you do last weekend?")
+    room = controller.room
+    meter.start()
+    t0 = time.perf_counter()
+    await controller.run()
+    while controller.task is not None and not controller.task.done():
+        await asyncio.sleep(0.01)
+    elapsed = time.perf_counter() - t0
+    report(
+        f"4-agent offline run from the window ({len(room.messages)} messages, {room.step} steps, {elapsed:.1f} s)",
+        meter.stop(),
+    )
+    print("target: longest stall under 100 ms")
+    await controller.shutdown()
+
+
+if __name__ == "__main__":
+    app = QApplication.instance() or QApplication(sys.argv)
+    app.setQuitOnLastWindowClosed(False)
+    qasync.run(main())

@@ -1,0 +1,82 @@
+"""Render the screenshots in docs/: a running simulation, the evaluation pop-up and a human session.
+
+Run under a real X server for window-manager-free grabs, e.g.
+    xvfb-run -a -s "-screen 0 1440x900x24" .venv/bin/python scripts/screenshots.py
+(QT_QPA_PLATFORM=offscreen works too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import PySide6  # noqa: E402,F401
+import qasync  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from ui.app import build  # noqa: E402
+
+DOCS = ROOT / "docs"
+
+
+async def settle(seconds: float = 0.3) -> None:
+    await asyncio.sleep(seconds)
+    QApplication.processEvents()
+
+
+async def main() -> None:
+    tmp = tempfile.mkdtemp()
+    win, controller = build(db_path=f"{tmp}/shots.db", environ={})
+    win.resize(1440, 900)
+    win.show()
+    controller.start_loading_embedder()
+    await controller.embedder()
+    library = controller.library()
+    people = [p for p in library if p.name in ("Ana", "Ben", "Chloe", "Dev")]
+    controller.settings.engine.seed = 7
+    await controller.new_session(people, icebreaker="What did you do last weekend?")
+    room = controller.room
+    for _ in range(7):
+        controller.control.step()
+        controller._ensure_simulation_task(room)
+        while (
+            room._states
+            and any(s != "idle" for s in room._states.values())
+            or controller.control._steps
+        ):
+            await asyncio.sleep(0.05)
+        await settle(0.2)
+    win.thoughts.sort_combo.setCurrentIndex(1)
+    await settle()
+    win.grab().save(str(DOCS / "playground.png"))
+
+    bubble = next(b for b in win.thoughts.bubbles() if b.score_text() != "–")
+    popup = bubble.show_evaluation()
+    await settle()
+    popup.grab().save(str(DOCS / "evaluation.png"))
+    popup.close()
+
+    await controller.join_as_human("Maya")
+    await controller.send("Hi all! Ben, you walk a lot — any tips for a first hike in the Dales?")
+    await settle(2.5)
+    mine = next(m for m in room.messages if m.speaker == "Maya")
+    await controller.annotate(mine.id, "I want Ben to feel invited in")
+    reply = next((m for m in room.messages if m.kind == "ai" and m.id > mine.id), None)
+    if reply is not None:
+        await controller.annotate(reply.id, "friendly, but a bit generic")
+    await controller.shutdown()  # freeze the conversation for the picture
+    win.conversation.focus_message(mine.id)
+    await settle(0.5)
+    win.grab().save(str(DOCS / "human-session.png"))
+    print("wrote", ", ".join(str(p.relative_to(ROOT)) for p in sorted(DOCS.glob("*.png"))))
+
+
+if __name__ == "__main__":
+    app = QApplication.instance() or QApplication(sys.argv)
+    app.setQuitOnLastWindowClosed(False)
+    qasync.run(main())

@@ -215,3 +215,76 @@ async def test_closing_the_window_mid_run_marks_the_session_interrupted(window, 
     await until(lambda: controller.db is None, what="shutdown")
     data = SessionReader(open_database(tmp_path / "ui.db")).load(sid)
     assert data["session"]["status"] == "interrupted"
+
+
+async def test_question_card_answers_are_saved_as_labels(window, tmp_path):
+    win, controller = window
+    room = await _start(win, controller, n=2)
+    await controller.join_as_human("Zoe")
+    controller.set_pace("fast")
+    await controller.send("Ana, what did you cook this weekend?")
+    await until(lambda: win.conversation.card.isVisible(), what="the question card")
+    not_sure = next(b for b in win.conversation.card_buttons if b.text() == "Not sure")
+    not_sure.click()
+    await until(lambda: not win.conversation.card.isVisible(), what="the card to close")
+    sid = room.session_id
+    await controller.shutdown()
+    db = sqlite3.connect(tmp_path / "ui.db")
+    labels = db.execute("SELECT author, answer FROM labels WHERE session_id = ?", [sid]).fetchall()
+    db.close()
+    assert labels == [("Zoe", "not sure")]
+
+
+async def test_participants_can_be_added_removed_and_retuned_mid_session(window):
+    win, controller = window
+    room = await _start(win, controller, n=2)
+    newcomer = controller.library()[5]
+    await controller.add_participant(newcomer)
+    await until(lambda: newcomer.name in win.participants.chips, what="the new chip")
+    dlg = None
+    win.selection.select(newcomer.name)
+    dlg = win.open_participant_settings()
+    assert dlg is not None
+    dlg.preset.setCurrentIndex(dlg.preset.findData("selective-participant"))
+    dlg.accept()
+    await until(lambda: room.agent(newcomer.name).proactivity.system1_prob == 0.0, what="the preset applied")
+    assert room.agent(newcomer.name).proactivity.interrupt_threshold == 5.0
+    await controller.remove_participant(newcomer.name)
+    await until(lambda: newcomer.name not in win.participants.chips, what="the chip removed")
+    await controller.shutdown()
+
+
+async def test_hovering_a_stimulus_highlights_its_memory(window):
+    win, controller = window
+    room = await _start(win, controller)
+    win.act_step.trigger()
+    await until(lambda: _step_done(room), what="the step")
+    name = win.selection.name
+    thought = next(
+        room.agent(name).reservoir.get(b.thought_id)
+        for b in win.thoughts.bubbles()
+        if any(r.startswith("memory:") for r in room.agent(name).reservoir.get(b.thought_id).stimuli)
+    )
+    ref = next(r for r in thought.stimuli if r.startswith("memory:"))
+    win.selection.focus_stimulus(ref)
+    assert win.memory.focused_id == int(ref.split(":")[1])
+    win.selection.focus_stimulus("message:1")
+    assert win.conversation.widgets[1].styleSheet().count("#d8ecff") == 1
+    await controller.shutdown()
+
+
+async def test_bad_settings_and_unreachable_servers_are_reported_in_the_window(window):
+    win, controller = window
+    dlg = win.open_engine_settings()
+    dlg.engine.setCurrentIndex(dlg.engine.findData("openai"))
+    dlg.base_url.setText("http://127.0.0.1:9/v1")
+    dlg.test_requested.emit(dlg.overrides())
+    await until(lambda: "cannot reach http://127.0.0.1:9/v1" in dlg.result.text(), what="the test verdict")
+    dlg.accept()
+    controller.configure({"engine": "openai", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0})
+    await controller.new_session(controller.library()[:2], icebreaker="Hey!")
+    await until(lambda: win.banner.isVisible(), what="the error banner")
+    assert "cannot reach" in win.banner.text() and controller.room is None
+    with pytest.raises(Exception, match="max_turns"):
+        controller.configure({"max_turns": 0})
+    await controller.shutdown()

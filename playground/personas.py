@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -78,3 +79,49 @@ def load_icebreakers(directory: str | Path = DEFAULT_DIR) -> list[str]:
     ):
         raise errors.PersonaError(path, "icebreakers", "must be a non-empty list of strings")
     return [str(i) for i in items]
+
+
+def _toml_str(value: str) -> str:
+    # JSON string escapes are valid TOML basic-string escapes.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def dump_persona(persona: domain.Persona) -> str:
+    """A persona as TOML in the same shape as the shipped files."""
+    lines = [f"name = {_toml_str(persona.name)}"]
+    if persona.description:
+        lines.append(f"description = {_toml_str(persona.description)}")
+    if persona.style:
+        lines.append(f"style = {_toml_str(persona.style)}")
+    lines.append("")
+    lines.append("facts = [")
+    lines += [f"  {_toml_str(f)}," for f in persona.facts]
+    lines.append("]")
+    for m in persona.memories:
+        lines += [
+            "",
+            "[[memories]]",
+            f"kind = {_toml_str(m.kind)}",
+            f"text = {_toml_str(m.text)}",
+            f"weight = {m.weight:g}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def save_persona(persona: domain.Persona, directory: str | Path = DEFAULT_DIR) -> Path:
+    """Write a persona file (``<id>.toml``) atomically; the result is read back to validate it.
+
+    Raises:
+        PersonaError: the file could not be written.
+    """
+    path = Path(directory) / f"{persona.id}.toml"
+    tmp = path.with_suffix(".toml.tmp")
+    try:
+        tmp.write_text(dump_persona(persona), encoding="utf-8")
+        load_persona(tmp)  # never replace a good file with one that does not load
+        tmp.replace(path)
+    except OSError as exc:
+        raise errors.PersonaError(path, "", f"cannot be written ({exc.strerror})") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

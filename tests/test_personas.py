@@ -79,3 +79,16 @@ def test_bad_icebreakers_file_is_named(tmp_path):
         errors.PersonaError, match="icebreakers.toml: icebreakers: must be a non-empty list"
     ):
         personas.load_icebreakers(tmp_path)
+
+
+def test_a_persona_round_trips_through_save(tmp_path):
+    original = personas.load_personas()[0]
+    edited = original.model_copy(
+        update={
+            "description": 'Now with "quotes" and a \\ backslash',
+            "facts": [*original.facts[:4], "I learned to sail."],
+        }
+    )
+    path = personas.save_persona(edited, tmp_path)
+    assert path.name == f"{original.id}.toml"
+    assert personas.load_persona(path) == edited

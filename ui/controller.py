@@ -85,6 +85,10 @@ class SessionController(QObject):
     def library(self) -> list[domain.Persona]:
         return personas.load_personas(self.personas_dir)
 
+    def save_persona(self, persona: domain.Persona) -> None:
+        """Write an edited persona back to the library. Raises PersonaError naming what is wrong."""
+        personas.save_persona(persona, self.personas_dir)
+
     def icebreakers(self) -> list[str]:
         return personas.load_icebreakers(self.personas_dir)
 

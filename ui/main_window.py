@@ -23,7 +23,13 @@ from PySide6.QtWidgets import (
 from playground import errors
 from ui.bridge import EngineBridge
 from ui.controller import SessionController
-from ui.dialogs import EngineSettingsDialog, JoinDialog, NewSessionDialog, ParticipantSettingsDialog
+from ui.dialogs import (
+    EngineSettingsDialog,
+    JoinDialog,
+    NewSessionDialog,
+    ParticipantSettingsDialog,
+    PersonaEditorDialog,
+)
 from ui.selection import SelectedParticipant
 from ui.widgets.conversation_pane import ConversationPane
 from ui.widgets.decision_strip import DecisionStrip
@@ -271,8 +277,21 @@ class MainWindow(QMainWindow):
             self.show_error(f"Persona library: {exc}")
             return None
         dlg.accepted.connect(lambda: self.start_session(dlg))
+        dlg.edit_button.clicked.connect(lambda: self.open_persona_editor(dlg))
         dlg.open()
         return dlg
+
+    def open_persona_editor(self, session_dialog: NewSessionDialog) -> PersonaEditorDialog | None:
+        persona = session_dialog.current_persona()
+        if persona is None:
+            return None
+        editor = PersonaEditorDialog(persona, self.controller.save_persona, session_dialog)
+        editor.saved.connect(session_dialog.replace_persona)
+        editor.saved.connect(
+            lambda p: self.hint(f"Saved persona {p.name}; it applies to new sessions.")
+        )
+        editor.open()
+        return editor
 
     def start_session(self, dlg: NewSessionDialog) -> asyncio.Future[object]:
         self.reset_views()

@@ -247,7 +247,9 @@ async def test_participants_can_be_added_removed_and_retuned_mid_session(window)
     assert dlg is not None
     dlg.preset.setCurrentIndex(dlg.preset.findData("selective-participant"))
     dlg.accept()
-    await until(lambda: room.agent(newcomer.name).proactivity.system1_prob == 0.0, what="the preset applied")
+    await until(
+        lambda: room.agent(newcomer.name).proactivity.system1_prob == 0.0, what="the preset applied"
+    )
     assert room.agent(newcomer.name).proactivity.interrupt_threshold == 5.0
     await controller.remove_participant(newcomer.name)
     await until(lambda: newcomer.name not in win.participants.chips, what="the chip removed")
@@ -263,7 +265,9 @@ async def test_hovering_a_stimulus_highlights_its_memory(window):
     thought = next(
         room.agent(name).reservoir.get(b.thought_id)
         for b in win.thoughts.bubbles()
-        if any(r.startswith("memory:") for r in room.agent(name).reservoir.get(b.thought_id).stimuli)
+        if any(
+            r.startswith("memory:") for r in room.agent(name).reservoir.get(b.thought_id).stimuli
+        )
     )
     ref = next(r for r in thought.stimuli if r.startswith("memory:"))
     win.selection.focus_stimulus(ref)
@@ -279,9 +283,13 @@ async def test_bad_settings_and_unreachable_servers_are_reported_in_the_window(w
     dlg.engine.setCurrentIndex(dlg.engine.findData("openai"))
     dlg.base_url.setText("http://127.0.0.1:9/v1")
     dlg.test_requested.emit(dlg.overrides())
-    await until(lambda: "cannot reach http://127.0.0.1:9/v1" in dlg.result.text(), what="the test verdict")
+    await until(
+        lambda: "cannot reach http://127.0.0.1:9/v1" in dlg.result.text(), what="the test verdict"
+    )
     dlg.accept()
-    controller.configure({"engine": "openai", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0})
+    controller.configure(
+        {"engine": "openai", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0}
+    )
     await controller.new_session(controller.library()[:2], icebreaker="Hey!")
     await until(lambda: win.banner.isVisible(), what="the error banner")
     assert "cannot reach" in win.banner.text() and controller.room is None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import TypeVar
@@ -54,6 +54,9 @@ class RunControl:
         self._go.set()
         self._steps: int | None = None
         self.stopped = False
+        self.on_auto_pause: Callable[[], None] | None = (
+            None  # told when a single step used up its permission
+        )
 
     def play(self) -> None:
         self._steps = None
@@ -84,6 +87,8 @@ class RunControl:
             if self._steps <= 0:
                 self._steps = None
                 self._go.clear()
+                if self.on_auto_pause is not None:
+                    self.on_auto_pause()
         return True
 
 

@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 import PySide6  # noqa: E402,F401
 import qasync  # noqa: E402
+from PySide6.QtGui import QColor, QPainter  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from ui.app import build  # noqa: E402
@@ -58,7 +59,17 @@ async def main() -> None:
     bubble = next(b for b in win.thoughts.bubbles() if b.score_text() != "–")
     popup = bubble.show_evaluation()
     await settle()
-    popup.grab().save(str(DOCS / "evaluation.png"))
+    # The pop-up over the window, as a person sees it after right-clicking a bubble.
+    canvas = win.grab()
+    shot = popup.grab()
+    x, y = canvas.width() - shot.width() - 430, 150
+    painter = QPainter(canvas)
+    painter.fillRect(x + 6, y + 6, shot.width(), shot.height(), QColor(0, 0, 0, 60))
+    painter.drawPixmap(x, y, shot)
+    painter.setPen(QColor("#888888"))
+    painter.drawRect(x, y, shot.width() - 1, shot.height() - 1)
+    painter.end()
+    canvas.save(str(DOCS / "evaluation.png"))
     popup.close()
 
     await controller.join_as_human("Maya")

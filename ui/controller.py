@@ -182,6 +182,7 @@ class SessionController(QObject):
             self.settings, self.engine, db=self.database(), personas=people, bus=bus
         )
         self.control = RunControl()
+        self.control.on_auto_pause = lambda: self.running_changed.emit(False)
         self.control.pause()
         self.mode = "simulation"
         self.human = None

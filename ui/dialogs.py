@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QSlider,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -255,9 +256,9 @@ class ParticipantSettingsDialog(QDialog):
         self.system2_count.setRange(0, 5)
         self.system2_count.setValue(current.system2_count)
         form.addRow("Preset", self.preset)
-        form.addRow("system1Prob (overt)", self.system1_prob)
-        form.addRow("imThreshold (covert)", self.im_threshold)
-        form.addRow("interruptThreshold", self.interrupt_threshold)
+        form.addRow("system1Prob (overt)", self._with_slider(self.system1_prob))
+        form.addRow("imThreshold (covert)", self._with_slider(self.im_threshold))
+        form.addRow("interruptThreshold", self._with_slider(self.interrupt_threshold))
         form.addRow("proactiveTone (tonal)", self.proactive_tone)
         form.addRow("System-1 thoughts per trigger", self.system1_count)
         form.addRow("System-2 thoughts per trigger", self.system2_count)
@@ -269,6 +270,21 @@ class ParticipantSettingsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
         self.preset.currentIndexChanged.connect(self._apply_preset)
+
+    def _with_slider(self, spin: QDoubleSpinBox) -> QWidget:
+        """A slider beside the spin box, kept in step with it (hundredths)."""
+        box = QWidget()
+        row = QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        slider = QSlider(Qt.Orientation.Horizontal)
+        slider.setRange(round(spin.minimum() * 100), round(spin.maximum() * 100))
+        slider.setValue(round(spin.value() * 100))
+        slider.valueChanged.connect(lambda v: spin.setValue(v / 100))
+        spin.valueChanged.connect(lambda v: slider.setValue(round(v * 100)))
+        spin.slider = slider  # type: ignore[attr-defined]
+        row.addWidget(slider, 1)
+        row.addWidget(spin)
+        return box
 
     @staticmethod
     def _spin(lo: float, hi: float, step: float, value: float) -> QDoubleSpinBox:

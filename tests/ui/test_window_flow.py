@@ -87,6 +87,7 @@ async def test_force_express_posts_the_thought_and_delete_removes_a_bubble(windo
     room = await _start(win, controller)
     win.act_step.trigger()
     await until(lambda: _step_done(room), what="the step to finish")
+    assert win.act_run.isEnabled() and not win.act_pause.isEnabled()  # paused again after one step
     await until(lambda: len(win.thoughts.bubbles()) >= 2, what="bubbles")
     name = win.selection.name
     bubbles = win.thoughts.bubbles()
@@ -251,6 +252,13 @@ async def test_participants_can_be_added_removed_and_retuned_mid_session(window)
         lambda: room.agent(newcomer.name).proactivity.system1_prob == 0.0, what="the preset applied"
     )
     assert room.agent(newcomer.name).proactivity.interrupt_threshold == 5.0
+    dlg = win.open_participant_settings()
+    dlg.im_threshold.slider.setValue(350)  # the slider drives the value
+    assert dlg.im_threshold.value() == 3.5
+    dlg.accept()
+    await until(
+        lambda: room.agent(newcomer.name).proactivity.im_threshold == 3.5, what="custom value"
+    )
     await controller.remove_participant(newcomer.name)
     await until(lambda: newcomer.name not in win.participants.chips, what="the chip removed")
     await controller.shutdown()

@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from collections.abc import Awaitable, Callable, Iterable
-from contextlib import suppress
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -23,6 +22,7 @@ from playground.clock import Clock, SystemClock
 from playground.cognition.base import Cognition, Context
 from playground.embedding.cache import CachingEmbedder
 from playground.memory import Pool
+from playground.run_control import RunControl
 from playground.settings import ProactivitySettings, Settings
 
 T = TypeVar("T")
@@ -44,52 +44,6 @@ class Human:
     kind: domain.ParticipantKind = "human"
     last_spoke: int = 0
     turns: int = 0
-
-
-class RunControl:
-    """Play / pause / single step / stop for a simulation (the asyncio form of a step controller)."""
-
-    def __init__(self) -> None:
-        self._go = asyncio.Event()
-        self._go.set()
-        self._steps: int | None = None
-        self.stopped = False
-        self.on_auto_pause: Callable[[], None] | None = (
-            None  # told when a single step used up its permission
-        )
-
-    def play(self) -> None:
-        self._steps = None
-        self._go.set()
-
-    def pause(self) -> None:
-        self._go.clear()
-
-    def step(self) -> None:
-        self._steps = 1
-        self._go.set()
-
-    def stop(self) -> None:
-        self.stopped = True
-        self._go.set()
-
-    @property
-    def paused(self) -> bool:
-        return not self._go.is_set()
-
-    async def wait_for_step_permission(self) -> bool:
-        """Wait until the next step may run; False once stopped."""
-        await self._go.wait()
-        if self.stopped:
-            return False
-        if self._steps is not None:
-            self._steps -= 1
-            if self._steps <= 0:
-                self._steps = None
-                self._go.clear()
-                if self.on_auto_pause is not None:
-                    self.on_auto_pause()
-        return True
 
 
 class Room:
@@ -644,47 +598,7 @@ class Room:
         return self.status
 
     async def run_realtime(self) -> None:
-        """Real time: each message triggers the agents; after ``pause_seconds`` of silence on_pause fires.
+        """Real time: see :func:`playground.realtime.run_realtime`."""
+        from playground.realtime import run_realtime
 
-        Pauses stop firing after ``max_silent_steps`` in a row until someone speaks again. A trigger
-        that arrives while agents think cancels their work. Errors are reported and the room goes on.
-        """
-        s = self.settings.room
-        pauses = 0
-        while not self._stopped:
-            timeout = s.pause_seconds if pauses < s.max_silent_steps and self.messages else None
-            with suppress(TimeoutError):
-                await asyncio.wait_for(self._arrived.wait(), timeout=timeout)
-            if self._stopped:
-                break
-            is_new = self._arrived.is_set()
-            self._arrived.clear()
-            if not self.messages:
-                continue
-            pauses = 0 if is_new else pauses + 1
-            task = asyncio.create_task(self.step_once(silent_steps=pauses))
-            waiter = asyncio.create_task(self._arrived.wait())
-            try:
-                await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            except asyncio.CancelledError:
-                task.cancel()  # the room itself is being stopped: take the step in flight with it
-                with suppress(asyncio.CancelledError):
-                    await task
-                raise
-            finally:
-                waiter.cancel()
-            if not task.done():
-                task.cancel()  # superseded by a newer message
-                with suppress(asyncio.CancelledError):
-                    await task
-                continue
-            exc = task.exception()
-            if isinstance(exc, errors.PlaygroundError):
-                self.emit(
-                    events.ErrorOccurred(
-                        where="room", message=str(exc), error_type=type(exc).__name__
-                    )
-                )
-            elif exc is not None:
-                raise exc
-        self.finish("finished", "stopped")
+        await run_realtime(self)

@@ -10,7 +10,7 @@ import pytest
 
 from playground import events
 from playground.cognition.offline import OfflineCognition
-from playground.room import RunControl
+from playground.run_control import RunControl
 from playground.settings import PRESETS
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library, of

@@ -13,7 +13,8 @@ from PySide6.QtCore import QObject, Signal
 
 from playground import domain, errors, events, factory, personas
 from playground.embedding.cache import CachingEmbedder
-from playground.room import Room, RunControl
+from playground.room import Room
+from playground.run_control import RunControl
 from playground.settings import PRESETS, ProactivitySettings, Settings, load_settings
 from playground.storage import open_database
 from playground.storage.database import DEFAULT_DB

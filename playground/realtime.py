@@ -1,0 +1,57 @@
+"""The real-time loop: messages trigger the agents as they arrive; silence fires on_pause."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import suppress
+from typing import TYPE_CHECKING
+
+from playground import errors, events
+
+if TYPE_CHECKING:
+    from playground.room import Room
+
+
+async def run_realtime(room: Room) -> None:
+    """Real time: each message triggers the agents; after ``pause_seconds`` of silence on_pause fires.
+
+    Pauses stop firing after ``max_silent_steps`` in a row until someone speaks again. A trigger
+    that arrives while agents think cancels their work. Errors are reported and the room goes on.
+    """
+    s = room.settings.room
+    pauses = 0
+    while not room._stopped:
+        timeout = s.pause_seconds if pauses < s.max_silent_steps and room.messages else None
+        with suppress(TimeoutError):
+            await asyncio.wait_for(room._arrived.wait(), timeout=timeout)
+        if room._stopped:
+            break
+        is_new = room._arrived.is_set()
+        room._arrived.clear()
+        if not room.messages:
+            continue
+        pauses = 0 if is_new else pauses + 1
+        task = asyncio.create_task(room.step_once(silent_steps=pauses))
+        waiter = asyncio.create_task(room._arrived.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()  # the room itself is being stopped: take the step in flight with it
+            with suppress(asyncio.CancelledError):
+                await task
+            raise
+        finally:
+            waiter.cancel()
+        if not task.done():
+            task.cancel()  # superseded by a newer message
+            with suppress(asyncio.CancelledError):
+                await task
+            continue
+        exc = task.exception()
+        if isinstance(exc, errors.PlaygroundError):
+            room.emit(
+                events.ErrorOccurred(where="room", message=str(exc), error_type=type(exc).__name__)
+            )
+        elif exc is not None:
+            raise exc
+    room.finish("finished", "stopped")

@@ -1,0 +1,52 @@
+"""RunControl: play / pause / single step / stop for a simulation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+
+class RunControl:
+    """Play / pause / single step / stop for a simulation (the asyncio form of a step controller)."""
+
+    def __init__(self) -> None:
+        self._go = asyncio.Event()
+        self._go.set()
+        self._steps: int | None = None
+        self.stopped = False
+        self.on_auto_pause: Callable[[], None] | None = (
+            None  # told when a single step used up its permission
+        )
+
+    def play(self) -> None:
+        self._steps = None
+        self._go.set()
+
+    def pause(self) -> None:
+        self._go.clear()
+
+    def step(self) -> None:
+        self._steps = 1
+        self._go.set()
+
+    def stop(self) -> None:
+        self.stopped = True
+        self._go.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._go.is_set()
+
+    async def wait_for_step_permission(self) -> bool:
+        """Wait until the next step may run; False once stopped."""
+        await self._go.wait()
+        if self.stopped:
+            return False
+        if self._steps is not None:
+            self._steps -= 1
+            if self._steps <= 0:
+                self._steps = None
+                self._go.clear()
+                if self.on_auto_pause is not None:
+                    self.on_auto_pause()
+        return True

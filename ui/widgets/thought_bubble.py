@@ -1,0 +1,357 @@
+"""One thought bubble: id, saliency and score badges, System 1/2, stimuli, text; click, right-click, delete."""
+
+from __future__ import annotations
+
+import html
+
+import shiboken6
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCursor, QMouseEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QToolButton,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from playground import domain
+from ui import theme
+from ui.widgets.evaluation_popup import EvaluationPopup, breakable
+
+SORT_NEWEST = "Newest first"
+SORT_SCORE = "Highest score"
+NONE_PLACEHOLDER = "Select a participant to see their inner thoughts."
+EMPTY_PLACEHOLDER = "No thoughts yet."
+HUMAN_PLACEHOLDER = "Humans have no inner thoughts in the engine."
+NO_SCORE = "–"
+LINK_STYLE = "color:#1565c0; text-decoration:none;"
+
+SortKey = tuple[float, ...]
+
+STYLE = f"""
+QFrame#thoughtBubble {{
+    background: #ffffff;
+    border: 1px solid #cfd8dc;
+    border-radius: 8px;
+}}
+QFrame#thoughtBubble[expressed="true"] {{
+    background: {theme.EXPRESSED_BG};
+    border: 1px solid #e0c35a;
+}}
+QFrame#thoughtBubble[highlighted="true"] {{
+    background: {theme.HIGHLIGHT_BG};
+    border: 1px solid #5b9bd5;
+}}
+QLabel#badgeId {{
+    background: {theme.BADGE_ID};
+    color: #ffffff;
+    border-radius: 4px;
+    padding: 1px 5px;
+    font-weight: bold;
+}}
+QLabel#badgeSaliency {{
+    background: {theme.BADGE_SALIENCY};
+    color: #000000;
+    border: 1px solid #555555;
+    border-radius: 4px;
+    padding: 0px 4px;
+}}
+QLabel#badgeScore {{
+    background: {theme.BADGE_SCORE};
+    color: #ffffff;
+    border-radius: 4px;
+    padding: 1px 5px;
+    font-weight: bold;
+}}
+QLabel#tagSystem, QLabel#tagRetained {{
+    color: #455a64;
+    border: 1px solid #b0bec5;
+    border-radius: 4px;
+    padding: 0px 4px;
+}}
+QLabel#tagRetained {{
+    color: #6a1b9a;
+    border-color: #ce93d8;
+}}
+QLabel#thoughtText {{
+    color: #212121;
+}}
+QLabel#stimuli, QLabel#saidIn {{
+    color: #607d8b;
+}}
+QToolButton#deleteButton {{
+    color: #78909c;
+    border: none;
+    padding: 0px 2px;
+}}
+QToolButton#deleteButton:hover {{
+    color: {theme.BADGE_SCORE};
+}}
+"""
+
+
+def _refresh_style(widget: QWidget) -> None:
+    """Re-apply the style sheet after a dynamic property used by a selector changed."""
+    style = widget.style()
+    style.unpolish(widget)
+    style.polish(widget)
+    widget.update()
+
+
+def _badge(text: str, name: str, parent: QWidget) -> QLabel:
+    label = QLabel(text, parent)
+    label.setObjectName(name)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+    return label
+
+
+class _LinkLabel(QLabel):
+    """A rich-text label of links that also reports when the mouse leaves it."""
+
+    left = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.setWordWrap(True)
+        self.setCursor(Qt.CursorShape.ArrowCursor)
+
+    def leaveEvent(self, event) -> None:
+        self.left.emit()
+        super().leaveEvent(event)
+
+
+class ThoughtBubble(QFrame):
+    """One thought as a bubble: badges, text, stimuli and (once said) a link to its message.
+
+    The bubble only reports what the user did through its signals; the pane turns them into its
+    own requests.
+
+    Args:
+        thought: The thought to show.
+        evaluations: Its evaluations so far, oldest first (the list object is kept and read
+            again when the evaluation popup opens).
+        retained: Whether the latest evaluation re-scored an older, retained thought.
+        popup_parent: The widget evaluation popups are parented to (the pane).
+        parent: Optional parent widget.
+
+    Attributes:
+        thought_id: The id of the thought shown.
+        delete_button: The ✕ button.
+    """
+
+    clicked = Signal(int)  # thought id (left click on the body of an unexpressed thought)
+    delete_clicked = Signal(int)  # thought id
+    stimulus_hovered = Signal(str)  # ref, "" when the mouse left a link
+    stimulus_clicked = Signal(str)  # ref
+    message_clicked = Signal(int)  # message id
+
+    def __init__(
+        self,
+        thought: domain.Thought,
+        evaluations: list[domain.Evaluation],
+        *,
+        retained: bool = False,
+        popup_parent: QWidget | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("thoughtBubble")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.thought_id = thought.id
+        self.thought = thought
+        self._evaluations = evaluations
+        self._popup_parent = popup_parent
+        self._popup: EvaluationPopup | None = None
+        self._pressed = False
+        self.setProperty("expressed", False)
+        self.setProperty("highlighted", False)
+
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(8, 6, 6, 7)
+        outer.setSpacing(4)
+
+        top = QHBoxLayout()
+        top.setSpacing(4)
+        self._id_badge = _badge(f"#{thought.id}", "badgeId", self)
+        self._saliency_badge = _badge("", "badgeSaliency", self)
+        self._saliency_badge.setToolTip("Saliency: how strongly the conversation evoked it")
+        self._score_badge = _badge(NO_SCORE, "badgeScore", self)
+        self._score_badge.setToolTip("Motivation score (right-click for the evaluation)")
+        self._system_tag = _badge("", "tagSystem", self)
+        self._retained_tag = _badge("retained", "tagRetained", self)
+        self._retained_tag.setToolTip("Re-scored: this older thought became salient again")
+        for w in (
+            self._id_badge,
+            self._saliency_badge,
+            self._score_badge,
+            self._system_tag,
+            self._retained_tag,
+        ):
+            top.addWidget(w)
+        top.addStretch(1)
+        self.delete_button = QToolButton(self)
+        self.delete_button.setObjectName("deleteButton")
+        self.delete_button.setText("✕")
+        self.delete_button.setToolTip("Delete this thought")
+        self.delete_button.setAutoRaise(True)
+        self.delete_button.setCursor(Qt.CursorShape.ArrowCursor)
+        self.delete_button.clicked.connect(lambda: self.delete_clicked.emit(self.thought_id))
+        top.addWidget(self.delete_button)
+        outer.addLayout(top)
+
+        self._text = QLabel(self)
+        self._text.setObjectName("thoughtText")
+        self._text.setTextFormat(Qt.TextFormat.PlainText)
+        self._text.setWordWrap(True)
+        # Long words get break opportunities (breakable); anything else that cannot wrap is
+        # clipped rather than widening the pane.
+        self._text.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        outer.addWidget(self._text)
+
+        self._stimuli = _LinkLabel(self)
+        self._stimuli.setObjectName("stimuli")
+        self._stimuli.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._stimuli.linkHovered.connect(self.stimulus_hovered.emit)
+        self._stimuli.linkActivated.connect(self.stimulus_clicked.emit)
+        self._stimuli.left.connect(lambda: self.stimulus_hovered.emit(""))
+        outer.addWidget(self._stimuli)
+
+        self.said_label = _LinkLabel(self)
+        self.said_label.setObjectName("saidIn")
+        self.said_label.setWordWrap(False)
+        self.said_label.linkActivated.connect(self._on_said_link)
+        outer.addWidget(self.said_label)
+
+        self.set_thought(thought)
+        self.set_evaluation(retained)
+
+    # -- content -------------------------------------------------------------------------------
+
+    def set_thought(self, thought: domain.Thought) -> None:
+        """Show a (new version of the) thought; only what changed is touched."""
+        old = self.thought
+        self.thought = thought
+        first = self._text.text() == ""
+        if first or thought.text != old.text:
+            self._text.setText(breakable(thought.text))
+        if first or thought.saliency != old.saliency:
+            self._saliency_badge.setText(f"sal {thought.saliency:.2f}")
+        if first or thought.system != old.system:
+            self._system_tag.setText(f"S{thought.system}")
+            self._system_tag.setToolTip(
+                "System 1: fast, intuitive" if thought.system == 1 else "System 2: deliberate"
+            )
+        if first or thought.stimuli != old.stimuli:
+            links = " · ".join(
+                f'<a style="{LINK_STYLE}" href="{html.escape(ref)}">{html.escape(ref)}</a>'
+                for ref in thought.stimuli
+            )
+            self._stimuli.setText(f"from {links}" if links else "")
+            self._stimuli.setVisible(bool(thought.stimuli))
+        self._id_badge.setToolTip(
+            f"Thought #{thought.id} · formed at step {thought.created_step}"
+            + (f" · {thought.origin}" if thought.origin else "")
+        )
+        self._apply_expressed()
+        self._apply_score()
+
+    def set_evaluation(self, retained: bool) -> None:
+        """Refresh the score badge and the retained tag after an evaluation."""
+        self._retained_tag.setVisible(retained and bool(self._evaluations))
+        self._apply_score()
+
+    def set_highlighted(self, on: bool) -> None:
+        if bool(self.property("highlighted")) != on:
+            self.setProperty("highlighted", on)
+            _refresh_style(self)
+
+    def is_highlighted(self) -> bool:
+        return bool(self.property("highlighted"))
+
+    def is_expressed(self) -> bool:
+        return self.thought.expressed_in is not None
+
+    def score(self) -> float | None:
+        """The latest evaluation's score, else the thought's own score (None before either)."""
+        if self._evaluations:
+            return self._evaluations[-1].score
+        return self.thought.score
+
+    def text(self) -> str:
+        """The thought text."""
+        return self.thought.text
+
+    def score_text(self) -> str:
+        """The score badge's text: e.g. ``"4.12"``, or ``"–"`` before any evaluation."""
+        return self._score_badge.text()
+
+    def _apply_score(self) -> None:
+        score = self.score()
+        text = NO_SCORE if score is None else f"{score:.2f}"
+        if self._score_badge.text() != text:
+            self._score_badge.setText(text)
+
+    def _apply_expressed(self) -> None:
+        mid = self.thought.expressed_in
+        expressed = mid is not None
+        if expressed:
+            self.said_label.setText(f'<a style="{LINK_STYLE}" href="{mid}">said in #{mid}</a>')
+            self.setToolTip(f"Said in message #{mid} · right-click for the evaluation")
+            self.setCursor(Qt.CursorShape.ArrowCursor)
+        else:
+            self.setToolTip(
+                f"Click to make {self.thought.agent} say this now · right-click for the evaluation"
+            )
+            self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.said_label.setVisible(expressed)
+        if bool(self.property("expressed")) != expressed:
+            self.setProperty("expressed", expressed)
+            _refresh_style(self)
+
+    def _on_said_link(self, href: str) -> None:
+        if href.isdigit():
+            self.message_clicked.emit(int(href))
+
+    # -- interaction ---------------------------------------------------------------------------
+
+    def show_evaluation(self) -> EvaluationPopup | None:
+        """Open (or reopen) the evaluation popup; None when the thought is not evaluated yet."""
+        if not self._evaluations:
+            QToolTip.showText(QCursor.pos(), "Not evaluated yet.", self)
+            return None
+        if self._popup is not None and shiboken6.isValid(self._popup):
+            self._popup.close()
+        popup = EvaluationPopup(self.thought, self._evaluations, self._popup_parent)
+        popup.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        popup.show()
+        popup.raise_()
+        self._popup = popup
+        return popup
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._pressed = True
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self._pressed:
+            self._pressed = False
+            inside = self.rect().contains(event.position().toPoint())
+            if inside and not self.is_expressed():
+                self.clicked.emit(self.thought_id)
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def contextMenuEvent(self, event) -> None:
+        self.show_evaluation()
+        event.accept()

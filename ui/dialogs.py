@@ -35,6 +35,16 @@ PRESET_LABELS = {
 }
 
 
+def ok_cancel(dialog: QDialog) -> QDialogButtonBox:
+    """OK / Cancel wired to the dialog's accept / reject."""
+    buttons = QDialogButtonBox(
+        QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+    )
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    return buttons
+
+
 def preset_combo(current: str = "simulation", *, custom: bool = False) -> QComboBox:
     combo = QComboBox()
     for key, label in PRESET_LABELS.items():
@@ -92,11 +102,7 @@ class NewSessionDialog(QDialog):
         form.addRow("Proactivity preset", self.preset)
         form.addRow("Seed", self.seed)
         lay.addLayout(form)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
+        self.buttons = ok_cancel(self)
         lay.addWidget(self.buttons)
         self.list.itemChanged.connect(self._validate)
         self.pick_random()
@@ -201,11 +207,7 @@ class EngineSettingsDialog(QDialog):
         note.setWordWrap(True)
         note.setStyleSheet("color:#666; font-size:11px;")
         lay.addWidget(note)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
+        buttons = ok_cancel(self)
         lay.addWidget(buttons)
         self.engine.currentIndexChanged.connect(self._toggle)
         self._toggle()
@@ -263,11 +265,7 @@ class ParticipantSettingsDialog(QDialog):
         form.addRow("System-1 thoughts per trigger", self.system1_count)
         form.addRow("System-2 thoughts per trigger", self.system2_count)
         lay.addLayout(form)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
+        buttons = ok_cancel(self)
         lay.addWidget(buttons)
         self.preset.currentIndexChanged.connect(self._apply_preset)
 
@@ -330,11 +328,7 @@ class JoinDialog(QDialog):
         )
         hint.setWordWrap(True)
         lay.addRow(hint)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
+        buttons = ok_cancel(self)
         lay.addRow(buttons)
 
 

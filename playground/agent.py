@@ -237,7 +237,11 @@ class Agent:
             work.scored.append(participation.Scored(thought.id, thought.system, score))
             self._emit(
                 events.ThoughtEvaluated(
-                    agent=self.name, evaluation=ev, retained=thought.id not in new_ids, step=t
+                    agent=self.name,
+                    evaluation=ev,
+                    saliency=current.saliency,
+                    retained=thought.id not in new_ids,
+                    step=t,
                 )
             )
 

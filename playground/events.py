@@ -95,6 +95,9 @@ class ThoughtEvaluated(BaseEvent):
     kind: Literal["thought_evaluated"] = "thought_evaluated"
     agent: str
     evaluation: domain.Evaluation
+    saliency: float | None = Field(
+        None, description="The thought's saliency at this evaluation (re-computed when retained)."
+    )
     retained: bool = Field(
         False,
         description="True when an older thought was re-scored because it became salient again.",

@@ -221,7 +221,7 @@ class SessionRecorder:
         )
         self._x(
             "UPDATE thoughts SET score = ?, rating = ?, distribution = ?, reasons_for = ?, reasons_against = ?, heuristics = ?, method = ?,"
-            " evaluated_step = ? WHERE session_id = ? AND id = ?",
+            " evaluated_step = ?, saliency = COALESCE(?, saliency) WHERE session_id = ? AND id = ?",
             [
                 v.score,
                 v.rating,
@@ -231,6 +231,7 @@ class SessionRecorder:
                 _j(v.heuristics),
                 v.method,
                 v.step,
+                e.saliency,
                 e.session_id,
                 v.thought_id,
             ],

@@ -269,6 +269,7 @@ class ThoughtsPane(QWidget):
         bridge.message_posted.connect(self._on_message_posted)
         bridge.thought_formed.connect(self._on_thought_formed)
         bridge.thought_evaluated.connect(self._on_thought_evaluated)
+        bridge.event.connect(self._on_event)
         bridge.thought_expressed.connect(self._on_thought_expressed)
         bridge.thought_deleted.connect(self._on_thought_deleted)
         selection.changed.connect(self._show_agent)
@@ -358,6 +359,19 @@ class ThoughtsPane(QWidget):
         if bubble is not None:
             bubble.set_evaluation(retained)
             page.reposition(ev.thought_id)
+
+    def _on_event(self, e: object) -> None:
+        """A re-scored thought may have a new saliency: keep its badge current."""
+        if getattr(e, "kind", "") != "thought_evaluated" or e.saliency is None:  # type: ignore[attr-defined]
+            return
+        agent, tid = e.agent, e.evaluation.thought_id  # type: ignore[attr-defined]
+        thoughts = self._thoughts.get(agent, {})
+        if tid in thoughts and thoughts[tid].saliency != e.saliency:  # type: ignore[attr-defined]
+            thoughts[tid] = thoughts[tid].model_copy(update={"saliency": e.saliency})  # type: ignore[attr-defined]
+            page = self._pages.get(agent)
+            bubble = page.bubbles.get(tid) if page is not None else None
+            if bubble is not None:
+                bubble.set_thought(thoughts[tid])
 
     def _on_thought_expressed(self, agent: str, tid: int, mid: int, forced: bool) -> None:
         thoughts = self._thoughts.get(agent, {})

@@ -255,6 +255,7 @@ STOPWORDS = set(
         "sort",
     ]
 )
+STOPWORDS |= {"worth", "without", "same", "nice", "sounds"}  # filler in our own replies
 PREFIX = "Still on my mind:"
 GREETING = re.compile(r"^\s*(hey|hi|hello|hiya|morning|good (morning|evening|afternoon))\b", re.I)
 
@@ -263,14 +264,17 @@ def keywords(text: str, n: int = 3, exclude: frozenset[str] = frozenset()) -> li
     """Content words of ``text`` in order of appearance (longest first among ties), at most ``n``."""
     words = re.findall(r"[A-Za-z][A-Za-z'-]+", text)
     seen: dict[str, int] = {}
+    shown: dict[str, str] = {}
     for i, w in enumerate(words):
         lw = w.lower().strip("'")
         if "'" in lw:
             continue
         if lw not in STOPWORDS and lw not in exclude and len(lw) > 2 and lw not in seen:
             seen[lw] = i
+            # Keep names' capitals ("Yorkshire"), but not a capital that only starts the sentence.
+            shown[lw] = w if i > 0 else lw
     ranked = sorted(seen, key=lambda w: (-len(w) if len(w) > 6 else 0, seen[w]))
-    return [w for w in ranked[:n]]
+    return [shown[w] for w in ranked[:n]]
 
 
 _NAMES: frozenset[str] = frozenset()

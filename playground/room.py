@@ -494,7 +494,7 @@ class Room:
                 [d for _, _, d in decisions if d.action == "speak"], understood[1]
             )
             for a, _, d in decisions:
-                if d.action == "speak" and d is not winner:
+                if d.action == "speak" and d is not winner and winner is not None:
                     why = (
                         "was addressed"
                         if winner and winner.turn_type == "allocated-self"
@@ -503,7 +503,7 @@ class Room:
                     d = d.model_copy(
                         update={
                             "action": "silent",
-                            "reason": f"{d.reason}; lost the floor to {winner.agent if winner else '?'}, who {why}",
+                            "reason": f"{d.reason}; lost the floor to {winner.agent}, who {why}",
                         }
                     )
                 self.emit(events.DecisionMade(decision=d))

@@ -35,7 +35,9 @@ async def test_retained_thoughts_are_rescored_and_evolve(embedder):
     retrieved = of(events.MemoriesRetrieved, seen)[-1]
     assert any(s.ref.startswith("thought:") for s in retrieved.stimuli)
     salient_now = {s.ref: s.saliency for s in retrieved.stimuli}
-    for e in rescored:  # a re-scored thought carries its new saliency, not the one it was formed with
+    for (
+        e
+    ) in rescored:  # a re-scored thought carries its new saliency, not the one it was formed with
         assert e.saliency == salient_now[f"thought:{e.evaluation.thought_id}"]
     evolved = [
         e.thought

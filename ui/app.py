@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import sys
+from typing import Any, cast
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -25,7 +26,7 @@ def build(
 ) -> tuple[MainWindow, SessionController]:
     """Create the bridge, controller and window (a QApplication must exist)."""
     bridge = EngineBridge()
-    kwargs = {"db_path": db_path} if db_path else {}
+    kwargs: dict[str, Any] = {"db_path": db_path} if db_path else {}
     controller = SessionController(bridge, environ=environ, **kwargs)
     window = MainWindow(controller, bridge)
     bridge.setParent(window)
@@ -36,7 +37,9 @@ def build(
 def run(argv: list[str] | None = None) -> int:
     """Open the playground window; returns when it is closed."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    app = QApplication.instance() or QApplication(sys.argv[:1] + list(argv or []))
+    app = cast(
+        QApplication, QApplication.instance() or QApplication(sys.argv[:1] + list(argv or []))
+    )
     app.setApplicationName("Thought Playground")
     app.setFont(QFont(app.font().family(), 10))
 

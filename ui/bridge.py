@@ -17,7 +17,7 @@ class EngineBridge(QObject):
     the signals are emitted directly.
     """
 
-    event = Signal(object)
+    any_event = Signal(object)  # not "event": that would shadow QObject.event()
     session_started = Signal(object)  # events.SessionStarted
     session_finished = Signal(str, str)  # status, reason
     participant_joined = Signal(object)  # events.ParticipantJoined
@@ -55,7 +55,7 @@ class EngineBridge(QObject):
             self._unsubscribe = None
 
     def dispatch(self, e: Any) -> None:  # noqa: C901 - one flat match over event kinds
-        self.event.emit(e)
+        self.any_event.emit(e)
         match e.kind:
             case "session_started":
                 self.session_started.emit(e)

@@ -7,7 +7,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -371,7 +371,10 @@ class SessionController(QObject):
 
     async def add_memory(self, agent: str, kind: str, text: str, weight: float) -> None:
         await self.guarded(
-            "Add memory", lambda: self._require_room().add_memory(agent, kind, text, weight)
+            "Add memory",
+            lambda: self._require_room().add_memory(
+                agent, cast(domain.MemoryKind, kind), text, weight
+            ),
         )  # type: ignore[arg-type]
 
     async def edit_memory(
@@ -380,7 +383,7 @@ class SessionController(QObject):
         await self.guarded(
             "Edit memory",
             lambda: self._require_room().edit_memory(
-                agent, memory_id, kind=kind, text=text, weight=weight
+                agent, memory_id, kind=cast(domain.MemoryKind, kind), text=text, weight=weight
             ),
         )  # type: ignore[arg-type]
 

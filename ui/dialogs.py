@@ -196,10 +196,10 @@ class EngineSettingsDialog(QDialog):
         row = QHBoxLayout()
         self.test_button = QPushButton("Test connection")
         self.test_button.clicked.connect(lambda: self.test_requested.emit(self.overrides()))
-        self.result = QLabel("")
-        self.result.setWordWrap(True)
+        self.result_label = QLabel("")
+        self.result_label.setWordWrap(True)
         row.addWidget(self.test_button)
-        row.addWidget(self.result, 1)
+        row.addWidget(self.result_label, 1)
         lay.addLayout(row)
         note = QLabel(
             "A key typed here is kept in memory for this run only; it is never written to the session database."
@@ -230,8 +230,8 @@ class EngineSettingsDialog(QDialog):
         }
 
     def show_result(self, text: str, ok: bool) -> None:
-        self.result.setText(text)
-        self.result.setStyleSheet(f"color:{'#2e7d32' if ok else '#c62828'};")
+        self.result_label.setText(text)
+        self.result_label.setStyleSheet(f"color:{'#2e7d32' if ok else '#c62828'};")
 
 
 class ParticipantSettingsDialog(QDialog):

@@ -452,7 +452,7 @@ class OfflineCognition:
 
     async def evaluate(
         self, ctx: Context, thoughts: list[domain.Thought], stimuli: list[domain.Stimulus]
-    ) -> list[Rating]:
+    ) -> list[Rating | None]:
         if not thoughts:
             return []
         vecs = await self._embedder.embed([t.text for t in thoughts])
@@ -472,7 +472,7 @@ class OfflineCognition:
         question = bool(ctx.latest and is_question(ctx.latest.text))
         n = max(1, len([p for p in ctx.participants]))
         share = ctx.own_turns / ctx.total_turns if ctx.total_turns else 0.0
-        out = []
+        out: list[Rating | None] = []
         for thought, v in zip(thoughts, vecs, strict=True):
             cos_u = scoring.cosine(v, u) if u is not None else 0.0
             cos_ctx = scoring.cosine(v, context_vec) if context_vec is not None else 0.0

@@ -213,7 +213,7 @@ class ChatClient:
         async def call() -> Any:
             return await self._client.chat.completions.create(
                 model=self.model,
-                messages=messages,
+                messages=messages,  # type: ignore[arg-type]
                 timeout=self.settings.timeout,
                 temperature=self.settings.temperature,
                 **kwargs,  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from playground.storage.schema import MIGRATIONS
 DEFAULT_DB = Path("sessions") / "playground.db"
 
 
-def open_database(path: str | Path = DEFAULT_DB) -> sqlite_utils.Database:
+def open_database(path: str | os.PathLike[str] = DEFAULT_DB) -> sqlite_utils.Database:
     """Open (creating if needed) a session database.
 
     Raises:

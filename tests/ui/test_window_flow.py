@@ -292,7 +292,8 @@ async def test_bad_settings_and_unreachable_servers_are_reported_in_the_window(w
     dlg.base_url.setText("http://127.0.0.1:9/v1")
     dlg.test_requested.emit(dlg.overrides())
     await until(
-        lambda: "cannot reach http://127.0.0.1:9/v1" in dlg.result.text(), what="the test verdict"
+        lambda: "cannot reach http://127.0.0.1:9/v1" in dlg.result_label.text(),
+        what="the test verdict",
     )
     dlg.accept()
     controller.configure(

@@ -45,11 +45,13 @@ class DecisionStrip(QWidget):
         self.table.setRowCount(0)
         self.title.setText("<b>Decisions</b> — waiting for the first trigger")
 
-    def rows(self) -> list[tuple[str, str, str, str]]:
-        return [
-            tuple(self.table.item(r, c).text() for c in range(4))
-            for r in range(self.table.rowCount())
-        ]  # type: ignore[misc]
+    def rows(self) -> list[list[str]]:
+        """The table as text, one list of four cells per agent (for tests and export)."""
+        out = []
+        for r in range(self.table.rowCount()):
+            cells = [self.table.item(r, c) for c in range(4)]
+            out.append([c.text() if c is not None else "" for c in cells])
+        return out
 
     def _trigger(self, e) -> None:  # noqa: ANN001
         self.table.setRowCount(0)

@@ -180,7 +180,8 @@ class EvaluationPopup(QDialog):
             # Word-wrapped labels need their height for the real width, known once polished.
             self._sized = True
             self.adjustSize()
-            needed = self.layout().totalHeightForWidth(self.width())
+            layout = self.layout()
+            needed = layout.totalHeightForWidth(self.width()) if layout is not None else 0
             if needed > self.height():
                 self.resize(self.width(), needed)
 

@@ -269,7 +269,7 @@ class ThoughtsPane(QWidget):
         bridge.message_posted.connect(self._on_message_posted)
         bridge.thought_formed.connect(self._on_thought_formed)
         bridge.thought_evaluated.connect(self._on_thought_evaluated)
-        bridge.event.connect(self._on_event)
+        bridge.any_event.connect(self._on_event)
         bridge.thought_expressed.connect(self._on_thought_expressed)
         bridge.thought_deleted.connect(self._on_thought_deleted)
         selection.changed.connect(self._show_agent)
@@ -356,7 +356,7 @@ class ThoughtsPane(QWidget):
         self._retained.setdefault(agent, {})[ev.thought_id] = retained
         page = self._pages.get(agent)
         bubble = page.bubbles.get(ev.thought_id) if page is not None else None
-        if bubble is not None:
+        if page is not None and bubble is not None:
             bubble.set_evaluation(retained)
             page.reposition(ev.thought_id)
 

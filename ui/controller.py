@@ -38,6 +38,7 @@ class SessionController(QObject):
     engine_changed = Signal(str)  # label for the status bar
     embedder_ready = Signal()
     pace_changed = Signal(str)  # "fast" | "typing"
+    about_to_start = Signal()  # a new session replaces the current one: views start afresh
 
     def __init__(
         self,
@@ -167,16 +168,18 @@ class SessionController(QObject):
     ) -> Room:
         if not people:
             raise errors.PlaygroundError("choose at least one participant")
-        await self._end_current("a new session was started")
-        if preset:
-            self.settings = self.settings.model_copy(update={"preset": preset})
+        settings = self.settings.model_copy(update={"preset": preset}) if preset else self.settings
         self.notice.emit(
             "Loading the embedding model…"
             if self._embedder_task is None or not self._embedder_task.done()
             else "Starting…"
         )
         embedder = await self.embedder()
-        self.engine = await factory.build_engine(self.settings, embedder=embedder)
+        # Connect first: if the server cannot be used, the current session carries on untouched.
+        engine = await factory.build_engine(settings, embedder=embedder)
+        await self._end_current("a new session was started")
+        self.settings, self.engine = settings, engine
+        self.about_to_start.emit()
         bus = events.EventBus()
         self.bridge.attach(bus)
         self.room, self.recorder = await factory.create_room(

@@ -167,6 +167,7 @@ class MainWindow(QMainWindow):
         self.participants_menu.aboutToShow.connect(self._fill_add_menu)
         self.pace.currentIndexChanged.connect(lambda: c.set_pace(self.pace.currentData()))
         c.pace_changed.connect(lambda pace: self.pace.setCurrentIndex(self.pace.findData(pace)))
+        c.about_to_start.connect(self.reset_views)
         c.error.connect(self.show_error)
         c.notice.connect(self.hint)
         c.running_changed.connect(self._set_running)
@@ -294,7 +295,6 @@ class MainWindow(QMainWindow):
         return editor
 
     def start_session(self, dlg: NewSessionDialog) -> asyncio.Future[object]:
-        self.reset_views()
         self.controller.settings.engine.seed = dlg.seed.value()
         return self.spawn(
             self.controller.new_session(

@@ -287,6 +287,7 @@ async def test_hovering_a_stimulus_highlights_its_memory(window):
 
 async def test_bad_settings_and_unreachable_servers_are_reported_in_the_window(window):
     win, controller = window
+    room = await _start(win, controller, n=2)  # an offline session is running…
     dlg = win.open_engine_settings()
     dlg.engine.setCurrentIndex(dlg.engine.findData("openai"))
     dlg.base_url.setText("http://127.0.0.1:9/v1")
@@ -299,9 +300,12 @@ async def test_bad_settings_and_unreachable_servers_are_reported_in_the_window(w
     controller.configure(
         {"engine": "openai", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0}
     )
-    await controller.new_session(controller.library()[:2], icebreaker="Hey!")
+    await controller.new_session(controller.library()[2:4], icebreaker="Hey!")
     await until(lambda: win.banner.isVisible(), what="the error banner")
-    assert "cannot reach" in win.banner.text() and controller.room is None
+    assert "cannot reach" in win.banner.text()
+    # …and survives the failed attempt: same room, same panes, still recording.
+    assert controller.room is room and room.status == "running"
+    assert len(win.participants.chips) == 2 and len(win.conversation.widgets) == 1
     with pytest.raises(Exception, match="max_turns"):
         controller.configure({"max_turns": 0})
     await controller.shutdown()

@@ -439,10 +439,10 @@ class OfflineCognition:
             fact = _you_form(st.text)
             text = rng.choice(
                 [
-                    f"I could share that {fact[0].lower()}{fact[1:]}."
+                    f"I could share that {fact}."
                     if fact.startswith("I ")
                     else f"I could share: {fact}.",
-                    f"{about.capitalize()} reminds me: {fact}.",
+                    f"{about[:1].upper()}{about[1:]} reminds me: {fact}.",
                 ]
             )
         refs = [st.ref] + ([ctx.latest.ref] if ctx.latest and kind != "message" else [])

@@ -239,11 +239,19 @@ class SessionController(QObject):
             raise errors.PlaygroundError("start a new session first")
         return self.room
 
+    def _require_live_room(self) -> Room:
+        room = self._require_room()
+        if room.status != "running":
+            raise errors.PlaygroundError(
+                f"this session has ended ({room.status}); start a new session to go on"
+            )
+        return room
+
     async def run(self) -> None:
         await self.guarded("Run", self._run)
 
     async def _run(self) -> None:
-        room = self._require_room()
+        room = self._require_live_room()
         if self.mode == "realtime":
             raise errors.PlaygroundError("a human has joined: the conversation runs in real time")
         self.control.play()
@@ -253,7 +261,7 @@ class SessionController(QObject):
         await self.guarded("Step", self._step)
 
     async def _step(self) -> None:
-        room = self._require_room()
+        room = self._require_live_room()
         if self.mode == "realtime":
             raise errors.PlaygroundError("a human has joined: the conversation runs in real time")
         self.control.step()
@@ -316,7 +324,7 @@ class SessionController(QObject):
         await self.guarded("Join", lambda: self._join(name))
 
     async def _join(self, name: str) -> None:
-        room = self._require_room()
+        room = self._require_live_room()
         if self.human:
             raise errors.PlaygroundError(f"you already joined as {self.human}")
         room.add_human(name.strip())

@@ -182,6 +182,7 @@ class MainWindow(QMainWindow):
         self.bridge.session_finished.connect(
             lambda status, reason: self.hint(f"Session {status}: {reason}")
         )
+        self.bridge.session_finished.connect(lambda *_: self._set_running(False))
         self.conversation.send_requested.connect(lambda text: self.spawn(c.send(text)))
         self.conversation.note_requested.connect(
             lambda mid, text: self.spawn(c.annotate(mid, text))
@@ -235,7 +236,8 @@ class MainWindow(QMainWindow):
 
     def _set_running(self, running: bool) -> None:
         realtime = self.controller.mode == "realtime"
-        has_room = self.controller.room is not None
+        room = self.controller.room
+        has_room = room is not None and room.status == "running"
         self.act_run.setEnabled(has_room and not running and not realtime)
         self.act_step.setEnabled(has_room and not running and not realtime)
         self.act_pause.setEnabled(has_room and running and not realtime)

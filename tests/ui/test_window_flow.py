@@ -61,6 +61,11 @@ async def test_a_four_agent_offline_simulation_fills_the_panes(window):
     await asyncio.sleep(0.5)
     assert len(win.conversation.widgets) == n, "paused means no new messages"
     assert room.messages
+    win.act_stop.trigger()
+    await until(lambda: room.status == "interrupted", what="stop")
+    assert not win.act_run.isEnabled() and not win.act_step.isEnabled()
+    await controller.run()
+    assert "has ended (interrupted)" in win.banner.text()
     await controller.shutdown()
 
 

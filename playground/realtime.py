@@ -15,13 +15,16 @@ if TYPE_CHECKING:
 async def run_realtime(room: Room) -> None:
     """Real time: each message triggers the agents; after ``pause_seconds`` of silence on_pause fires.
 
-    Pauses stop firing after ``max_silent_steps`` in a row until someone speaks again. A trigger
-    that arrives while agents think cancels their work. Errors are reported and the room goes on.
+    Pauses stop firing after ``max_silent_steps`` in a row until someone speaks again, and after
+    ``max_agent_streak`` agent messages in a row the agents wait for a human. A trigger that
+    arrives while agents think cancels their work. Errors are reported and the room goes on.
     """
     s = room.settings.room
     pauses = 0
     while not room._stopped:
-        timeout = s.pause_seconds if pauses < s.max_silent_steps and room.messages else None
+        waiting_for_human = _agent_streak(room) >= s.max_agent_streak
+        quiet = pauses >= s.max_silent_steps or waiting_for_human
+        timeout = None if quiet or not room.messages else s.pause_seconds
         with suppress(TimeoutError):
             await asyncio.wait_for(room._arrived.wait(), timeout=timeout)
         if room._stopped:
@@ -30,6 +33,8 @@ async def run_realtime(room: Room) -> None:
         room._arrived.clear()
         if not room.messages:
             continue
+        if _agent_streak(room) >= s.max_agent_streak:
+            continue  # the agents have talked among themselves long enough: they wait for a person
         pauses = 0 if is_new else pauses + 1
         task = asyncio.create_task(room.step_once(silent_steps=pauses))
         waiter = asyncio.create_task(room._arrived.wait())
@@ -55,3 +60,13 @@ async def run_realtime(room: Room) -> None:
         elif exc is not None:
             raise exc
     room.finish("finished", "stopped")
+
+
+def _agent_streak(room: Room) -> int:
+    """How many messages at the end of the transcript came from agents, with no human in between."""
+    n = 0
+    for m in reversed(room.messages):
+        if m.kind == "human":
+            break
+        n += 1
+    return n if any(m.kind == "human" for m in room.messages) else 0

@@ -107,6 +107,12 @@ class RoomSettings(BaseModel):
     saliency_threshold: float = Field(0.3, ge=0, le=1)
     memory_decay: float = Field(0.95, gt=0, le=1)
     silence_factor: float = Field(1.02, ge=1, le=2)
+    max_agent_streak: int = Field(
+        6,
+        ge=1,
+        le=1000,
+        description="Real time: after this many agent messages in a row, agents wait for a human.",
+    )
     pace: Literal["fast", "typing"] = Field(
         "fast", description="Post as fast as possible, or wait as long as typing the message takes."
     )

@@ -182,3 +182,32 @@ async def test_an_added_memory_becomes_a_stimulus(embedder):
         for e in of(events.ThoughtFormed, seen)
         if e.thought.agent == ana.name
     )
+
+
+async def test_in_real_time_agents_wait_for_a_human_after_a_streak(embedder):
+    settings = offline_settings(pause_seconds=0.2, max_agent_streak=3, seed=2)
+    room, _, seen = await build(settings, embedder, library(3))
+    chatty = PRESETS["non-stop-chatter"].model_copy(update={"im_threshold": 1.0})
+    for a in room.agents:
+        a.proactivity = chatty  # every trigger makes someone speak
+    room.add_human("Zoe")
+    runner = asyncio.create_task(room.run_realtime())
+    await room.post_human_message("Zoe", "What did you all do last weekend?")
+    for _ in range(500):
+        if len(room.messages) >= 4:
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(1.0)  # several pause periods: still nobody speaks
+    assert not runner.done(), runner.exception()
+    assert [m.kind for m in room.messages] == ["human", "ai", "ai", "ai"]
+    await room.post_human_message("Zoe", "Nice. Anything else?")
+    for _ in range(500):
+        if len(room.messages) >= 6:
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.5)
+    room.stop()
+    await asyncio.wait_for(runner, 5)
+    kinds = [m.kind for m in room.messages]
+    assert kinds[4:6] == ["human", "ai"]  # a person speaking re-engages the agents
+    assert "ai,ai,ai,ai" not in ",".join(kinds)  # never more than the streak

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -400,16 +400,22 @@ class Room:
 
     # -- one trigger -----------------------------------------------------------------------------
 
-    async def _bounded(self, aws: Iterable[Awaitable[T]], who: list[Agent]) -> list[T | None]:
+    async def _bounded(
+        self,
+        stage: Callable[[Agent, TriggerWork], Awaitable[T]],
+        pairs: list[tuple[Agent, TriggerWork]],
+    ) -> list[T | None]:
         """Run one stage for several agents concurrently; an agent whose mind fails sits this trigger out."""
 
-        async def one(aw: Awaitable[T]) -> T:
+        async def one(agent: Agent, work: TriggerWork) -> T:
             async with self._sem:
-                return await aw
+                # The coroutine is made only once the agent's turn comes: nothing is left un-awaited
+                # when a newer trigger cancels the stage.
+                return await stage(agent, work)
 
-        results = await asyncio.gather(*(one(a) for a in aws), return_exceptions=True)
+        results = await asyncio.gather(*(one(a, w) for a, w in pairs), return_exceptions=True)
         out: list[T | None] = []
-        for agent, r in zip(who, results, strict=True):
+        for (agent, _), r in zip(pairs, results, strict=True):
             if isinstance(r, asyncio.CancelledError):
                 raise r
             if isinstance(r, FATAL):
@@ -462,15 +468,11 @@ class Room:
             for a, w in zip(listeners, works, strict=True):
                 a.retrieve(w, pool, u, u_interp)
             # An agent whose thought formation failed still re-scores its retained thoughts.
-            await self._bounded(
-                (a.form(w) for a, w in zip(listeners, works, strict=True)), listeners
-            )
             active = list(zip(listeners, works, strict=True))
+            await self._bounded(Agent.form, active)
             for a, w in active:
                 a.adopt(w, self._thought_ids)
-            ratings = await self._bounded(
-                (a.evaluate(w) for a, w in active), [a for a, _ in active]
-            )
+            ratings = await self._bounded(Agent.evaluate, active)
             decisions: list[tuple[Agent, TriggerWork, domain.Decision]] = []
             for (a, w), r in zip(active, ratings, strict=True):
                 if r is None:

@@ -243,6 +243,9 @@ class MainWindow(QMainWindow):
         self.act_pause.setEnabled(has_room and running and not realtime)
         self.act_stop.setEnabled(has_room)
         self.act_join.setEnabled(has_room and not self.controller.human)
+        can_type = has_room and bool(self.controller.human)  # nobody types into an ended session
+        self.conversation.composer.setEnabled(can_type)
+        self.conversation.send_button.setEnabled(can_type)
 
     def _mode(self, mode: str) -> None:
         self.conversation.set_human(self.controller.human if mode == "realtime" else None)

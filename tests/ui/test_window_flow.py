@@ -234,6 +234,9 @@ async def test_question_card_answers_are_saved_as_labels(window, tmp_path):
     not_sure.click()
     await until(lambda: not win.conversation.card.isVisible(), what="the card to close")
     sid = room.session_id
+    assert win.conversation.composer.isEnabled()
+    await controller.stop()
+    assert not win.conversation.composer.isEnabled()  # nobody types into an ended session
     await controller.shutdown()
     db = sqlite3.connect(tmp_path / "ui.db")
     labels = db.execute("SELECT author, answer FROM labels WHERE session_id = ?", [sid]).fetchall()

@@ -582,12 +582,14 @@ class Room:
                     self.finish("finished", f"{silent} silent steps in a row")
                     break
                 if self._stopped or (control and not await control.wait_for_step_permission()):
-                    self.finish("interrupted", "stopped by the user")
+                    if not (control and control.handing_over):
+                        self.finish("interrupted", "stopped by the user")
                     break
                 msg = await self.step_once(silent_steps=silent)
                 silent = 0 if msg else silent + 1
         except asyncio.CancelledError:
-            self.finish("interrupted", "cancelled")
+            if not (control and control.handing_over):
+                self.finish("interrupted", "cancelled")
             raise
         except errors.PlaygroundError as exc:
             self.emit(

@@ -14,6 +14,7 @@ class RunControl:
         self._go.set()
         self._steps: int | None = None
         self.stopped = False
+        self.handing_over = False
         self.on_auto_pause: Callable[[], None] | None = (
             None  # told when a single step used up its permission
         )
@@ -32,6 +33,11 @@ class RunControl:
     def stop(self) -> None:
         self.stopped = True
         self._go.set()
+
+    def hand_over(self) -> None:
+        """Stop the simulation loop but keep the session open (a human joins: real time takes over)."""
+        self.handing_over = True
+        self.stop()
 
     @property
     def paused(self) -> bool:

@@ -80,10 +80,10 @@ async def main() -> None:
     reply = next((m for m in room.messages if m.kind == "ai" and m.id > mine.id), None)
     if reply is not None:
         await controller.annotate(reply.id, "friendly, but a bit generic")
-    await controller.shutdown()  # freeze the conversation for the picture
-    win.conversation.focus_message(mine.id)
+    win.conversation.focus_message(mine.id)  # real time runs at typing speed: the view holds still
     await settle(0.5)
     win.grab().save(str(DOCS / "human-session.png"))
+    await controller.shutdown()
     print("wrote", ", ".join(str(p.relative_to(ROOT)) for p in sorted(DOCS.glob("*.png"))))
 
 

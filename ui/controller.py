@@ -207,9 +207,10 @@ class SessionController(QObject):
         )
 
     async def _end_current(self, reason: str) -> None:
-        await self._cancel_task()
+        # Mark the session first, so the loop being cancelled cannot record a different ending.
         if self.room is not None and self.room.status == "running":
             self.room.finish("interrupted", reason)
+        await self._cancel_task()
         if self.recorder is not None:
             self.recorder.detach()
             self.recorder = None
@@ -276,8 +277,8 @@ class SessionController(QObject):
 
     async def _stop(self) -> None:
         room = self._require_room()
-        await self._cancel_task()
         room.finish("interrupted", "stopped by the user")
+        await self._cancel_task()
 
     def _ensure_simulation_task(self, room: Room) -> None:
         if self.task is None or self.task.done():
@@ -329,6 +330,7 @@ class SessionController(QObject):
             raise errors.PlaygroundError(f"you already joined as {self.human}")
         room.add_human(name.strip())
         self.human = name.strip()
+        self.control.hand_over()  # the simulation loop ends; the session stays open
         await self._cancel_task()
         self.mode = "realtime"
         # A person reads along: agents post no faster than they could type.

@@ -317,3 +317,21 @@ async def test_bad_settings_and_unreachable_servers_are_reported_in_the_window(w
     with pytest.raises(Exception, match="max_turns"):
         controller.configure({"max_turns": 0})
     await controller.shutdown()
+
+
+async def test_joining_mid_simulation_keeps_the_session_running(window):
+    win, controller = window
+    room = await _start(win, controller, n=3)
+    win.act_step.trigger()
+    await until(lambda: _step_done(room), what="a simulated step")
+    assert controller.task is not None and not controller.task.done()  # the loop waits to go on
+    await controller.join_as_human("Zoe")
+    assert room.status == "running"
+    assert win.act_stop.isEnabled() and win.conversation.composer.isEnabled()
+    controller.set_pace("fast")
+    n = len(room.messages)
+    await controller.send("Hello everyone, mind if I join?")
+    await until(lambda: len(room.messages) > n + 1, what="an agent answering the human")
+    assert room.status == "running"
+    await controller.shutdown()
+    assert room.status == "interrupted"

@@ -65,7 +65,6 @@ class Agent:
         self.last_spoke = 0
         self.turns = 0
         self._wm_tau: dict[int, int] = {}
-        self._messages_seen: list[domain.Message] = []
 
     def rng(self, step: int, purpose: str) -> random.Random:
         """A generator that depends only on seed, agent, step and purpose: no scheduling effects."""
@@ -259,16 +258,16 @@ class Agent:
         )
 
     async def articulate(self, ctx: Context, thought: domain.Thought) -> str:
-        self._messages_seen = ctx.recent
-        stimuli = self._stimuli_of(thought)
+        stimuli = self._stimuli_of(thought, {m.id: m for m in ctx.recent})
         return await self.cognition.articulate(
             ctx, thought, stimuli, proactive_tone=self.proactivity.proactive_tone
         )
 
-    def _stimuli_of(self, thought: domain.Thought, depth: int = 2) -> list[domain.Stimulus]:
+    def _stimuli_of(
+        self, thought: domain.Thought, by_id: dict[int, domain.Message], depth: int = 2
+    ) -> list[domain.Stimulus]:
         """The memories, messages and thoughts a thought came from; an evolved thought also brings its roots."""
         out: list[domain.Stimulus] = []
-        by_id = {m.id: m for m in self._messages_seen}
         for ref in thought.stimuli:
             kind, _, num = ref.partition(":")
             if kind == "memory" and int(num) in self.memory.items:
@@ -288,7 +287,7 @@ class Agent:
                 root = self.reservoir.get(int(num))
                 out.append(domain.Stimulus(ref=ref, text=root.text, saliency=thought.saliency))
                 if depth > 0:
-                    out.extend(self._stimuli_of(root, depth - 1))
+                    out.extend(self._stimuli_of(root, by_id, depth - 1))
         return out
 
     def expressed(self, thought_id: int, message_id: int, step: int) -> None:

@@ -25,14 +25,3 @@ class SystemClock:
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
-
-
-class FixedClock(SystemClock):
-    """Timestamps from a fixed start advancing one second per call: reproducible transcripts."""
-
-    def __init__(self, start: str = "2026-01-01T00:00:00+00:00") -> None:
-        self._t = dt.datetime.fromisoformat(start)
-
-    def now_iso(self) -> str:
-        self._t += dt.timedelta(seconds=1)
-        return self._t.isoformat(timespec="milliseconds")

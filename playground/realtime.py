@@ -21,6 +21,7 @@ async def run_realtime(room: Room) -> None:
     """
     s = room.settings.room
     pauses = 0
+    room._stopped = False  # a stop asked of an earlier loop (the simulation handing over) is spent
     while not room._stopped:
         waiting_for_human = _agent_streak(room) >= s.max_agent_streak
         quiet = pauses >= s.max_silent_steps or waiting_for_human

@@ -49,9 +49,9 @@ class ThoughtReservoir:
     def unexpressed(self) -> list[domain.Thought]:
         return [t for t in self.thoughts.values() if t.expressed_in is None]
 
-    def pool(self, *, exclude: set[int] = frozenset()) -> Pool:  # type: ignore[assignment]
+    def pool(self) -> Pool:
         """Unexpressed thoughts as a retrieval pool (weight 1)."""
-        keep = [t for t in self.unexpressed() if t.id not in exclude]
+        keep = self.unexpressed()
         if not keep:
             return Pool.empty()
         return Pool(

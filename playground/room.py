@@ -23,7 +23,7 @@ from playground.cognition.base import Cognition, Context
 from playground.embedding.cache import CachingEmbedder
 from playground.memory import Pool
 from playground.run_control import RunControl
-from playground.settings import ProactivitySettings, Settings
+from playground.settings import PRESETS, ProactivitySettings, Settings
 
 T = TypeVar("T")
 RECENT = 8
@@ -154,7 +154,7 @@ class Room:
             raise errors.PlaygroundError(
                 f"a participant named {persona.name!r} is already in the room"
             )
-        proactivity = proactivity or self.settings_proactivity()
+        proactivity = proactivity or PRESETS[self.settings.preset]
         agent = Agent(
             persona,
             proactivity,
@@ -178,11 +178,6 @@ class Room:
         await agent.load_persona()
         self._set_state(agent.name, "idle")
         return agent
-
-    def settings_proactivity(self) -> ProactivitySettings:
-        from playground.settings import PRESETS
-
-        return PRESETS[self.settings.preset]
 
     def add_human(self, name: str) -> Human:
         if not name.strip() or name in self.participants:
@@ -550,6 +545,7 @@ class Room:
         self.emit(events.SessionFinished(status=status, reason=reason))  # type: ignore[arg-type]
 
     def stop(self) -> None:
+        """Ask the running loop to end; the next run starts afresh."""
         self._stopped = True
         self._arrived.set()
 

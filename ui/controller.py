@@ -190,7 +190,6 @@ class SessionController(QObject):
         self.control.pause()
         self.mode = "simulation"
         self.human = None
-        self._icebreaker = icebreaker
         self.session_changed.emit(self.room.session_id)
         self.mode_changed.emit(self.mode)
         self.engine_changed.emit(self.engine_label())
@@ -221,16 +220,15 @@ class SessionController(QObject):
 
     async def _cancel_task(self) -> None:
         if self.task is not None and not self.task.done():
+            # Stop the loop as well as cancelling it: on 3.11 wait_for can swallow a cancellation.
+            # The session's status was settled by the caller.
             if self.room is not None:
                 self.room.stop()
-            self.control.stop()
             self.task.cancel()
             # The task's own errors were already reported.
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
         self.task = None
-        if self.room is not None:
-            self.room._stopped = False
         self.running_changed.emit(False)
 
     # -- run control (simulation) ------------------------------------------------------------------
@@ -414,6 +412,9 @@ class SessionController(QObject):
         if self._embedder_task is not None and not self._embedder_task.done():
             with contextlib.suppress(TimeoutError, Exception):
                 await asyncio.wait_for(asyncio.shield(self._embedder_task), 30)
+        drain = getattr(self._embedder.inner, "drain", None) if self._embedder else None
+        if drain is not None:
+            await drain()  # no encode may call back into the loop after it closes
         if self.db is not None:
             self.db.close()
             self.db = None

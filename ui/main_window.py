@@ -8,7 +8,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -383,6 +382,3 @@ class MainWindow(QMainWindow):
                 pass
 
         self.spawn(finish())
-
-    def exec_dialog(self, dlg: QDialog) -> None:  # pragma: no cover - convenience for manual use
-        dlg.open()

@@ -277,12 +277,9 @@ def keywords(text: str, n: int = 3, exclude: frozenset[str] = frozenset()) -> li
     return [shown[w] for w in ranked[:n]]
 
 
-_NAMES: frozenset[str] = frozenset()
-
-
-def topic(text: str, names: frozenset[str] | None = None) -> str:
-    """One or two content words naming what ``text`` is about (participant names excluded)."""
-    kw = keywords(text, 2, names if names is not None else _NAMES)
+def topic(text: str, names: frozenset[str] = frozenset()) -> str:
+    """One or two content words naming what ``text`` is about (``names`` excluded)."""
+    kw = keywords(text, 2, names)
     return " and ".join(kw) if kw else "that"
 
 
@@ -312,10 +309,13 @@ class OfflineCognition:
     def __init__(self, embedder: CachingEmbedder, *, seed: int = 0) -> None:
         self._embedder = embedder
         self._seed = seed
+        self._people: frozenset[str] = frozenset()  # everyone seen so far: never a "topic"
 
     def _names(self, participants: list[str]) -> None:
-        global _NAMES  # noqa: PLW0603 - participant names are excluded from topics; the set only grows
-        _NAMES = _NAMES | {p.casefold() for p in participants}
+        self._people = self._people | {p.casefold() for p in participants}
+
+    def _topic(self, text: str) -> str:
+        return topic(text, self._people)
 
     def _rng(self, *key: object) -> random.Random:
         return random.Random(":".join(str(k) for k in (self._seed, *key)))
@@ -327,7 +327,7 @@ class OfflineCognition:
     ) -> str:
         self._names(participants)
         addressee = _addressee(message, participants)
-        about = topic(message.text)
+        about = self._topic(message.text)
         if GREETING.match(message.text) and len(message.text.split()) <= 4:
             return f"{message.speaker} greets the group and hopes someone will start chatting."
         if is_question(message.text):
@@ -339,7 +339,7 @@ class OfflineCognition:
         if (
             recent
             and recent[-1].speaker != message.speaker
-            and (prev := topic(recent[-1].text)) != "that"
+            and (prev := self._topic(recent[-1].text)) != "that"
         ):
             return f"{message.speaker} reacts to {recent[-1].speaker}'s point about {prev} by talking about {about}."
         return f"{message.speaker} shares something about {about} and may want others to react."
@@ -378,7 +378,9 @@ class OfflineCognition:
         usable = [
             s
             for s in usable
-            if not (s.ref.startswith("message:") and topic(s.text.partition(": ")[2]) == "that")
+            if not (
+                s.ref.startswith("message:") and self._topic(s.text.partition(": ")[2]) == "that"
+            )
         ]
         for i in range(system2):
             if i < len(usable):
@@ -388,8 +390,8 @@ class OfflineCognition:
                     ThoughtDraft(
                         text=rng.choice(
                             [
-                                f"What do the others think about {topic(latest.text)}?",
-                                f"I don't know much about {topic(latest.text)}, honestly.",
+                                f"What do the others think about {self._topic(latest.text)}?",
+                                f"I don't know much about {self._topic(latest.text)}, honestly.",
                             ]
                         ),
                         system=2,
@@ -402,7 +404,7 @@ class OfflineCognition:
         m = ctx.latest
         if m is None:
             return ThoughtDraft(text="Nobody has said anything yet.", system=1)
-        about = topic(m.text)
+        about = self._topic(m.text)
         if ctx.trigger == "pause":
             options = [
                 f"It went quiet after the bit about {about}.",
@@ -427,14 +429,14 @@ class OfflineCognition:
         return ThoughtDraft(text=rng.choice(options), system=1, stimuli=[m.ref])
 
     def _system2(self, ctx: Context, st: domain.Stimulus, rng: random.Random) -> ThoughtDraft:
-        about = topic(ctx.latest.text) if ctx.latest else "this"
+        about = self._topic(ctx.latest.text) if ctx.latest else "this"
         kind = st.ref.split(":")[0]
         if kind == "thought":
             core = st.text.removeprefix(PREFIX).strip()
             text = f"{PREFIX} {_cut(core, 10)}"
         elif kind == "message":
             speaker, _, said = st.text.partition(": ")
-            text = f"Ask {speaker} to tell more about {topic(said)}."
+            text = f"Ask {speaker} to tell more about {self._topic(said)}."
         else:
             fact = _you_form(st.text)
             text = rng.choice(
@@ -544,7 +546,7 @@ class OfflineCognition:
             follow = rng.choice(
                 [
                     f"What about you, {rng.choice(others)}?" if others else "What about you all?",
-                    f"Does anyone else care about {topic(memories[0].text)}?",
+                    f"Does anyone else care about {self._topic(memories[0].text)}?",
                     "",
                 ]
             )
@@ -560,13 +562,13 @@ class OfflineCognition:
         elif (
             thought.system == 2
             and messages
-            and topic(messages[0].text.partition(": ")[2]) != "that"
+            and self._topic(messages[0].text.partition(": ")[2]) != "that"
         ):
             speaker, _, said = messages[0].text.partition(": ")
             text = rng.choice(
                 [
-                    f"{speaker}, tell me more about {topic(said)}?",
-                    f"Going back to what you said about {topic(said)}, {speaker}: how did that go?",
+                    f"{speaker}, tell me more about {self._topic(said)}?",
+                    f"Going back to what you said about {self._topic(said)}, {speaker}: how did that go?",
                 ]
             )
         elif m is None:
@@ -582,22 +584,22 @@ class OfflineCognition:
             text = rng.choice(
                 [
                     "So, what's everyone up to this week?",
-                    f"Anyone else have thoughts on {topic(m.text)}?",
+                    f"Anyone else have thoughts on {self._topic(m.text)}?",
                 ]
             )
         elif is_question(m.text):
             text = rng.choice(
                 [
-                    f"Good question, {m.speaker}. I'm not sure about {topic(m.text)} myself. Anyone?",
-                    f"Hmm, {topic(m.text)}? I'd like to hear what the others say first.",
+                    f"Good question, {m.speaker}. I'm not sure about {self._topic(m.text)} myself. Anyone?",
+                    f"Hmm, {self._topic(m.text)}? I'd like to hear what the others say first.",
                 ]
             )
         else:
             text = rng.choice(
                 [
-                    f"That sounds great, {m.speaker}. Tell us more about {topic(m.text)}?",
+                    f"That sounds great, {m.speaker}. Tell us more about {self._topic(m.text)}?",
                     f"Oh nice, {m.speaker}!",
-                    f"I agree with you on {topic(m.text)}, {m.speaker}.",
+                    f"I agree with you on {self._topic(m.text)}, {m.speaker}.",
                 ]
             )
         if proactive_tone:

@@ -70,6 +70,14 @@ class SentenceTransformerEmbedder:
         )
         return normalise_rows(np.asarray(out, dtype=np.float32))
 
+    async def drain(self) -> None:
+        """Wait until work already handed to the worker thread is done.
+
+        A cancelled caller does not stop an encode in progress; its result is still delivered to
+        the event loop. Whoever closes the loop drains first, so nothing arrives at a closed one.
+        """
+        await asyncio.get_running_loop().run_in_executor(self._executor, lambda: None)
+
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)

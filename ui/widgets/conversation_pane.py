@@ -150,6 +150,7 @@ class ConversationPane(QWidget):
         self.colors = colors
         self.human: str | None = None
         self.widgets: dict[int, MessageWidget] = {}
+        self.items: dict[int, QListWidgetItem] = {}
         self.thinking: set[str] = set()
         self._focused: int | None = None
         lay = QVBoxLayout(self)
@@ -208,6 +209,7 @@ class ConversationPane(QWidget):
     def reset(self) -> None:
         self.list.clear()
         self.widgets.clear()
+        self.items.clear()
         self.thinking.clear()
         self.thinking_label.setText("")
         self.card.hide()
@@ -241,29 +243,32 @@ class ConversationPane(QWidget):
         if self.human:
             w.enable_notes(self.human)
         item = QListWidgetItem()
-        item.setData(Qt.ItemDataRole.UserRole, msg.id)
         self.list.addItem(item)
         self.list.setItemWidget(item, w)
         self.widgets[msg.id] = w
-        QTimer.singleShot(0, lambda: self._fit(item, w))
+        self.items[msg.id] = item
+        # Size it once laid out. The pane is the timer's context: no call after it is gone, and
+        # _fit looks the item up again, since a reset deletes items (which Qt does not track).
+        QTimer.singleShot(0, self, lambda: self._fit(msg.id))
         if self.human and msg.kind == "ai":
             self._ask(msg)
         elif self.card.isVisible() and msg.speaker == self.human:
             self.card.hide()
 
-    def _fit(self, item: QListWidgetItem, w: MessageWidget) -> None:
+    def _fit(self, message_id: int) -> None:
+        if message_id not in self.items:
+            return
+        w = self.widgets[message_id]
         w.setFixedWidth(max(200, self.list.viewport().width() - 4))
-        item.setSizeHint(w.sizeHint())
+        self.items[message_id].setSizeHint(w.sizeHint())
         self.list.scrollToBottom()
 
     def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
         super().resizeEvent(event)
-        for i in range(self.list.count()):
-            item = self.list.item(i)
-            w = self.list.itemWidget(item)
-            if w is not None:
-                w.setFixedWidth(max(200, self.list.viewport().width() - 4))
-                item.setSizeHint(w.sizeHint())
+        for mid, item in self.items.items():
+            w = self.widgets[mid]
+            w.setFixedWidth(max(200, self.list.viewport().width() - 4))
+            item.setSizeHint(w.sizeHint())
 
     def _ask(self, msg) -> None:  # noqa: ANN001
         self._card_message = msg.id
@@ -282,10 +287,8 @@ class ConversationPane(QWidget):
             self._refit(e.message_id)
 
     def _refit(self, message_id: int) -> None:
-        for i in range(self.list.count()):
-            item = self.list.item(i)
-            if item.data(Qt.ItemDataRole.UserRole) == message_id:
-                item.setSizeHint(self.widgets[message_id].sizeHint())
+        if message_id in self.items:
+            self.items[message_id].setSizeHint(self.widgets[message_id].sizeHint())
 
     def _state(self, name: str, state: str) -> None:
         if state == "thinking":
@@ -305,9 +308,7 @@ class ConversationPane(QWidget):
         self._focused = message_id if message_id in self.widgets else None
         if self._focused is not None:
             self.widgets[message_id].set_highlight(True)
-            for i in range(self.list.count()):
-                if self.list.item(i).data(Qt.ItemDataRole.UserRole) == message_id:
-                    self.list.scrollToItem(self.list.item(i))
+            self.list.scrollToItem(self.items[message_id])
 
     def _focus_ref(self, ref: str) -> None:
         if ref.startswith("message:"):

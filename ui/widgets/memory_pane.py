@@ -419,7 +419,7 @@ class MemoryPane(QWidget):
         if new is not None:
             row = self._order.index(new)
             # Row heights are laid out lazily: scroll once they are known.
-            QTimer.singleShot(0, lambda: self._scroll_to(new))
+            QTimer.singleShot(0, self, lambda: self._scroll_to(new))
             self._scroll_to(new, row)
 
     # ----------------------------------------------------------------------------------- rows

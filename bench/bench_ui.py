@@ -24,6 +24,7 @@ from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from ui.app import build  # noqa: E402
+from ui.collector import MainThreadCollector  # noqa: E402
 
 
 class FirstPaint(QObject):
@@ -109,4 +110,5 @@ async def main() -> None:
 if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv)
     app.setQuitOnLastWindowClosed(False)
+    collector = MainThreadCollector(parent=app)  # as ui.app.run does: GC on the GUI thread
     qasync.run(main())

@@ -21,6 +21,7 @@ from PySide6.QtGui import QColor, QPainter  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from ui.app import build  # noqa: E402
+from ui.collector import MainThreadCollector  # noqa: E402
 
 DOCS = ROOT / "docs"
 
@@ -90,4 +91,5 @@ async def main() -> None:
 if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv)
     app.setQuitOnLastWindowClosed(False)
+    collector = MainThreadCollector(parent=app)
     qasync.run(main())

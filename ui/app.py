@@ -17,6 +17,7 @@ from PySide6.QtGui import QFont  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from ui.bridge import EngineBridge  # noqa: E402
+from ui.collector import MainThreadCollector  # noqa: E402
 from ui.controller import SessionController  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
@@ -42,6 +43,8 @@ def run(argv: list[str] | None = None) -> int:
     )
     app.setApplicationName("Thought Playground")
     app.setFont(QFont(app.font().family(), 10))
+
+    collector = MainThreadCollector(parent=app)  # noqa: F841 - lives as the app's child
 
     async def main() -> None:
         app.setQuitOnLastWindowClosed(False)

@@ -17,10 +17,16 @@ import PySide6  # noqa: E402,F401 - bind qasync to PySide6
 import qasync  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from ui.collector import MainThreadCollector  # noqa: E402
+
 
 def _qasync_loop() -> qasync.QEventLoop:
     app = QApplication.instance() or QApplication([])
     app.setQuitOnLastWindowClosed(False)  # closing a window must not stop the loop under test
+    if app.findChild(MainThreadCollector) is None:
+        MainThreadCollector(
+            parent=app
+        )  # as the app does: no widget is ever freed off the GUI thread
     return qasync.QEventLoop(app)
 
 

@@ -1,4 +1,5 @@
-"""Command line: `playground simulate | sessions | show`; with no command, the GUI (when installed)."""
+"""Command line: `playground simulate | sessions | show | report | export | import`; with no command,
+the GUI (when installed)."""
 
 from __future__ import annotations
 
@@ -88,6 +89,24 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("id", help="session id (or a unique prefix)")
     show.add_argument("--db", default=str(DEFAULT_DB))
     show.add_argument("--json", action="store_true", help="everything as JSON")
+
+    rep = sub.add_parser("report", help="statistics over the human ratings in a database")
+    rep.add_argument("--db", default=str(DEFAULT_DB))
+    rep.add_argument("--experiment", help="only the sessions of this experiment")
+    rep.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    rep.add_argument("--plots", metavar="DIR", help="also write the plots as PNG files here")
+
+    exp = sub.add_parser("export", help="write sessions (with their ratings) to a file")
+    exp.add_argument("ids", nargs="*", metavar="ID", help="session ids (or unique prefixes)")
+    exp.add_argument("--all", action="store_true", help="every session in the database")
+    exp.add_argument("--experiment", help="every session of this experiment")
+    exp.add_argument("--db", default=str(DEFAULT_DB))
+    exp.add_argument("--format", choices=["jsonl", "json", "csv"], default="jsonl")
+    exp.add_argument("--output", metavar="FILE", help="default: standard output")
+
+    imp = sub.add_parser("import", help="read a JSON Lines export into a database")
+    imp.add_argument("file", metavar="FILE")
+    imp.add_argument("--db", default=str(DEFAULT_DB))
     return p
 
 
@@ -305,6 +324,18 @@ def main(
             return list_sessions(args, out)
         if args.command == "show":
             return show(args, out)
+        if args.command == "report":
+            from playground import report
+
+            return report.cli(args, out)
+        if args.command == "export":
+            from playground import export
+
+            return export.cli_export(args, out)
+        if args.command == "import":
+            from playground import export
+
+            return export.cli_import(args, out)
     except errors.PlaygroundError as exc:
         # The boundary: every expected failure becomes one clear line, never a traceback.
         print(f"error: {exc}", file=err)

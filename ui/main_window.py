@@ -364,6 +364,16 @@ class MainWindow(QMainWindow):
         dlg.open()
         return dlg
 
+    # -- saved sessions: replay and "new session like this one" ----------------------------------
+
+    def open_replay(self, db_path: str, session_id: str) -> None:
+        """Replay a saved session in the three panes (the lead engineer implements this)."""
+        self.hint(f"Replay of {session_id} from {db_path} is not available yet.")
+
+    def new_session_like(self, db_path: str, session_id: str) -> None:
+        """Open the New session dialog pre-filled with a saved session's settings and participants."""
+        self.hint(f"New session like {session_id} from {db_path} is not available yet.")
+
     # -- closing -----------------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override

@@ -165,4 +165,80 @@ MIGRATIONS: list[str] = [
         FOREIGN KEY (session_id, author) REFERENCES participants(session_id, name) ON DELETE CASCADE
     );
     """,
+    # 3: replay, forks, experiments and human evaluation (ratings, marks, preferences, plans)
+    """
+    ALTER TABLE sessions ADD COLUMN parent_id TEXT REFERENCES sessions(id) ON DELETE SET NULL;
+    ALTER TABLE sessions ADD COLUMN fork_seq INTEGER;
+    ALTER TABLE sessions ADD COLUMN fork_message INTEGER;
+    ALTER TABLE sessions ADD COLUMN experiment_id TEXT REFERENCES experiments(id) ON DELETE SET NULL;
+    CREATE TABLE experiments (
+        id TEXT PRIMARY KEY,
+        name TEXT,
+        created_at TEXT NOT NULL,
+        config TEXT
+    );
+    CREATE TABLE raters (
+        id TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE rating_plans (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('conversation', 'pairwise')),
+        seed INTEGER NOT NULL,
+        per_rater INTEGER NOT NULL,
+        raters TEXT NOT NULL,
+        source TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE assignments (
+        id INTEGER PRIMARY KEY,
+        plan_id INTEGER NOT NULL REFERENCES rating_plans(id) ON DELETE CASCADE,
+        rater TEXT NOT NULL REFERENCES raters(id),
+        position INTEGER NOT NULL,
+        session_a TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        session_b TEXT REFERENCES sessions(id) ON DELETE CASCADE,
+        completed_at TEXT,
+        UNIQUE (plan_id, rater, position)
+    );
+    CREATE TABLE ratings (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        rater TEXT NOT NULL REFERENCES raters(id),
+        instrument TEXT NOT NULL CHECK (instrument IN ('conversation', 'participant')),
+        metric TEXT NOT NULL,
+        value INTEGER NOT NULL CHECK (value BETWEEN 1 AND 7),
+        assignment_id INTEGER REFERENCES assignments(id) ON DELETE SET NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (session_id, rater, instrument, metric)
+    );
+    CREATE TABLE turn_marks (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        message_id INTEGER NOT NULL,
+        rater TEXT NOT NULL REFERENCES raters(id),
+        comment TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        UNIQUE (session_id, message_id, rater),
+        FOREIGN KEY (session_id, message_id) REFERENCES messages(session_id, id) ON DELETE CASCADE
+    );
+    CREATE TABLE preferences (
+        id INTEGER PRIMARY KEY,
+        rater TEXT NOT NULL REFERENCES raters(id),
+        first_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        second_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        chosen_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        reason TEXT NOT NULL DEFAULT '',
+        assignment_id INTEGER REFERENCES assignments(id) ON DELETE SET NULL,
+        created_at TEXT NOT NULL,
+        CHECK (chosen_id IN (first_id, second_id)),
+        CHECK (first_id <> second_id)
+    );
+    CREATE INDEX sessions_parent ON sessions(parent_id);
+    CREATE INDEX sessions_experiment ON sessions(experiment_id);
+    CREATE INDEX ratings_session ON ratings(session_id, rater);
+    CREATE INDEX turn_marks_session ON turn_marks(session_id);
+    CREATE INDEX assignments_rater ON assignments(plan_id, rater, position);
+    """,
 ]

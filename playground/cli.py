@@ -235,7 +235,7 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def list_sessions(args: argparse.Namespace, out: TextIO) -> int:
-    db = open_database(args.db)
+    db = open_database(args.db, create=False)
     rows = SessionReader(db).list_sessions()
     if not rows:
         print(f"No sessions in {args.db}.", file=out)
@@ -254,7 +254,7 @@ def list_sessions(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def show(args: argparse.Namespace, out: TextIO) -> int:
-    db = open_database(args.db)
+    db = open_database(args.db, create=False)
     data = SessionReader(db).load(args.id)
     if args.json:
         json.dump(data, out, indent=2, ensure_ascii=False)

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any, cast
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -16,10 +17,13 @@ import qasync  # noqa: E402
 from PySide6.QtGui import QFont  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from playground import errors  # noqa: E402
+from playground.storage import library, open_database  # noqa: E402
 from ui.bridge import EngineBridge  # noqa: E402
 from ui.collector import MainThreadCollector  # noqa: E402
 from ui.controller import SessionController  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
+from ui.widgets.session_library import SessionLibraryDialog  # noqa: E402
 
 
 def build(
@@ -33,6 +37,24 @@ def build(
     bridge.setParent(window)
     controller.setParent(window)
     return window, controller
+
+
+def open_library_at_start(window: MainWindow) -> SessionLibraryDialog | None:
+    """Show the saved sessions when the database already holds some; a database that cannot be
+    used is reported in the window's banner (the window stays usable)."""
+    path = Path(window.controller.db_path)
+    if not path.exists():
+        return None
+    try:
+        db = open_database(path, create=False)
+        try:
+            count = library.count_sessions(db)
+        finally:
+            db.close()
+    except errors.PlaygroundError as exc:
+        window.show_error(f"Session database: {exc}")
+        return None
+    return window.open_library(str(path)) if count else None
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -52,6 +74,7 @@ def run(argv: list[str] | None = None) -> int:
         app.lastWindowClosed.connect(closed.set)
         window, controller = build()
         window.show()
+        open_library_at_start(window)
         controller.start_loading_embedder()  # after the first paint: imports take seconds
         await closed.wait()
         await controller.shutdown()

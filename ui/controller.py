@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, cast
 
 from PySide6.QtCore import QObject, Signal
@@ -67,6 +68,7 @@ class SessionController(QObject):
         self.closed = False
         self._embedder: CachingEmbedder | None = None
         self._embedder_task: asyncio.Task[Any] | None = None
+        self._other_dbs: dict[str, Any] = {}
 
     # -- boundary ----------------------------------------------------------------------------------
 
@@ -98,6 +100,22 @@ class SessionController(QObject):
         if self.db is None:
             self.db = open_database(self.db_path)
         return self.db
+
+    def database_at(self, path: str | os.PathLike[str]) -> Any:
+        """The database at ``path``: the session database itself, or another one the user opened
+        (kept open; never created). Raises PlaygroundError naming the file when it cannot be used."""
+        if Path(path).resolve() == Path(self.db_path).resolve():
+            return self.database()
+        key = str(Path(path).resolve())
+        if key not in self._other_dbs:
+            self._other_dbs[key] = open_database(path, create=False)
+        return self._other_dbs[key]
+
+    async def release(self, reason: str) -> None:
+        """End the live session (saved as interrupted with ``reason``) so the window can show
+        something else, such as a replay."""
+        await self._end_current(reason)
+        self.running_changed.emit(False)
 
     def start_loading_embedder(self) -> None:
         """Load MiniLM in a worker thread right after the window shows (imports take seconds)."""
@@ -235,7 +253,9 @@ class SessionController(QObject):
 
     def _require_room(self) -> Room:
         if self.room is None:
-            raise errors.PlaygroundError("start a new session first")
+            raise errors.PlaygroundError(
+                "there is no live session: start a new one, or fork a replay from its current moment"
+            )
         return self.room
 
     def _require_live_room(self) -> Room:
@@ -418,4 +438,7 @@ class SessionController(QObject):
         if self.db is not None:
             self.db.close()
             self.db = None
+        for other in self._other_dbs.values():
+            other.close()
+        self._other_dbs.clear()
         self.closed = True

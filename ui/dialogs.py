@@ -147,6 +147,44 @@ class NewSessionDialog(QDialog):
             return None
         return text or None
 
+    def prefill(
+        self,
+        people: list[domain.Persona],
+        *,
+        icebreaker: str | None,
+        preset: str | None = None,
+        seed: int | None = None,
+    ) -> None:
+        """Pre-fill from a saved session: exactly ``people`` ticked, using these persona snapshots
+        (added to the list when the library no longer has them), the icebreaker, preset and seed."""
+        for persona in people:
+            if any(p.id == persona.id for p in self.library):
+                self.replace_persona(persona)
+                continue
+            self.library = [*self.library, persona]
+            item = QListWidgetItem(f"{persona.name} — {persona.description}")
+            item.setData(Qt.ItemDataRole.UserRole, persona.id)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setToolTip("From the saved session (not in the persona library)")
+            self.list.addItem(item)
+        wanted = {p.id for p in people}
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            ticked = item.data(Qt.ItemDataRole.UserRole) in wanted
+            item.setCheckState(Qt.CheckState.Checked if ticked else Qt.CheckState.Unchecked)
+        if icebreaker:
+            index = self.icebreaker.findData(icebreaker)
+            if index < 0:
+                self.icebreaker.addItem(icebreaker, icebreaker)
+                index = self.icebreaker.count() - 1
+            self.icebreaker.setCurrentIndex(index)
+        else:
+            self.icebreaker.setCurrentIndex(0)
+        if preset is not None and self.preset.findData(preset) >= 0:
+            self.preset.setCurrentIndex(self.preset.findData(preset))
+        if seed is not None:
+            self.seed.setValue(seed)
+
 
 class EngineSettingsDialog(QDialog):
     """Offline engine or an OpenAI-compatible server; a typed key stays in memory only."""

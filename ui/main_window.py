@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -20,6 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
+from playground.replay import Recording
+from playground.settings import RoomSettings
+from playground.storage import library as saved
 from ui.bridge import EngineBridge
 from ui.controller import SessionController
 from ui.dialogs import (
@@ -29,11 +32,14 @@ from ui.dialogs import (
     ParticipantSettingsDialog,
     PersonaEditorDialog,
 )
+from ui.replay.controller import ReplayController
+from ui.replay.transport import TransportBar
 from ui.selection import SelectedParticipant
 from ui.widgets.conversation_pane import ConversationPane
 from ui.widgets.decision_strip import DecisionStrip
 from ui.widgets.memory_pane import MemoryPane
 from ui.widgets.participants_bar import ParticipantsBar
+from ui.widgets.session_library import SessionLibraryDialog, ask_database_path
 from ui.widgets.thoughts_pane import ThoughtsPane
 
 
@@ -93,7 +99,10 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(root)
         self._build_toolbar()
         self._build_status()
+        self._build_menu()
+        self._build_rating_menu()
         self._connect()
+        self._build_replay()
         self.hint(
             "Choose “New session” to start: a random 4 of 8 personas with an icebreaker, or pick your own."
         )
@@ -255,16 +264,23 @@ class MainWindow(QMainWindow):
             )
         self._set_running(self.controller.task is not None and not self.controller.task.done())
 
-    def reset_views(self) -> None:
+    def reset_views(self, *, keep_messages: int | None = None) -> None:
+        """Clear every pane.
+
+        Args:
+            keep_messages: a replay rebuilding a moment: keep the conversation's first messages
+                and the thought bubbles (updated in place once the new state is in, see
+                ``ThoughtsPane.end_rebuild``).
+        """
         self.selection.select("")
-        for pane in (
-            self.participants,
-            self.memory,
-            self.conversation,
-            self.decisions,
-            self.thoughts,
-        ):
+        for pane in (self.participants, self.memory, self.decisions):
             pane.reset()
+        if keep_messages is None:
+            self.conversation.reset()
+            self.thoughts.reset()
+        else:
+            self.conversation.truncate(keep_messages)
+            self.thoughts.begin_rebuild()
         self.usage_label.setText("0 LLM calls · 0 tokens")
         self.hide_error()
 
@@ -366,13 +382,186 @@ class MainWindow(QMainWindow):
 
     # -- saved sessions: replay and "new session like this one" ----------------------------------
 
-    def open_replay(self, db_path: str, session_id: str) -> None:
-        """Replay a saved session in the three panes (the lead engineer implements this)."""
-        self.hint(f"Replay of {session_id} from {db_path} is not available yet.")
+    def _build_replay(self) -> None:
+        self.transport = TransportBar(RoomSettings().typing_cps)
+        self.transport.hide()
+        root_layout = self.centralWidget().layout()
+        assert isinstance(root_layout, QVBoxLayout)
+        root_layout.insertWidget(1, self.transport)
+        self.replay = ReplayController(
+            self.bridge,
+            reset_views=self.reset_views,
+            rebuilt=self.thoughts.end_rebuild,
+            reveal=self.conversation.reveal,
+            selection=self.selection,
+            default_cps=RoomSettings().typing_cps,
+            parent=self,
+        )
+        t, r = self.transport, self.replay
+        t.play_toggled.connect(r.toggle)
+        t.step_requested.connect(r.step)
+        t.speed_changed.connect(r.set_speed)
+        t.cps_changed.connect(r.set_cps)
+        t.timeline.scrubbed.connect(r.seek)
+        t.close_requested.connect(r.close)
+        t.fork_requested.connect(self.open_fork)
+        r.playing_changed.connect(t.set_playing)
+        r.position_changed.connect(self._replay_moved)
+        r.opened.connect(self._replay_opened)
+        r.closed.connect(self._replay_closed)
+        self.controller.about_to_start.connect(r.close)
+        keys = [
+            (Qt.Key.Key_Space, r.toggle),
+            (Qt.Key.Key_Right, lambda: r.step(1)),
+            (Qt.Key.Key_Left, lambda: r.step(-1)),
+            (QKeySequence("Shift+Right"), lambda: r.step(1, "message")),
+            (QKeySequence("Shift+Left"), lambda: r.step(-1, "message")),
+        ]
+        self._replay_keys = []
+        for key, slot in keys:
+            sc = QShortcut(key if isinstance(key, QKeySequence) else QKeySequence(key), self)
+            sc.activated.connect(slot)
+            sc.setEnabled(False)
+            self._replay_keys.append(sc)
 
-    def new_session_like(self, db_path: str, session_id: str) -> None:
-        """Open the New session dialog pre-filled with a saved session's settings and participants."""
-        self.hint(f"New session like {session_id} from {db_path} is not available yet.")
+    def _replay_opened(self, rec: Recording) -> None:
+        s = rec.session
+        self.transport.timeline.set_recording(rec)
+        self.transport.title.setText(
+            f"<b>Replay</b> {s['id']} · {s['status']} · {s.get('condition') or ''}"
+        )
+        self.transport.show()
+        for sc in self._replay_keys:
+            sc.setEnabled(True)
+        self.engine_label.setText(f"replay · {_engine_text(s)}")
+        self._set_running(False)
+        self.hint(
+            f"Replaying session {s['id']} ({s['status']}): read-only. Space plays, ←/→ step, "
+            "Shift+←/→ jump by message; “Fork from here…” continues it live."
+        )
+
+    def _replay_closed(self) -> None:
+        self.transport.hide()
+        for sc in self._replay_keys:
+            sc.setEnabled(False)
+        self.reset_views()
+        self.engine_label.setText(self.controller.engine_label())
+        self.hint("Replay closed.")
+
+    def _replay_moved(self, seq: int) -> None:
+        rec = self.replay.recording
+        if rec is None:
+            return
+        self.transport.timeline.set_position(seq)
+        m = rec.moment_at(seq)
+        where = (
+            "start"
+            if m is None
+            else f"message #{m.message_id}"
+            if m.kind == "message"
+            else f"decisions of step {m.step}"
+        )
+        self.transport.where.setText(
+            f"{where} · {rec.messages_shown(seq)} of {len(rec.message_seq)} messages"
+        )
+
+    def open_fork(self) -> None:
+        self.hint("Forking is not available yet.")
+
+    def open_replay(self, db_path: str, session_id: str) -> asyncio.Future[object]:
+        """Replay a saved session in the three panes; the live session (if any) ends first."""
+        return self.spawn(self._open_replay(db_path, session_id))
+
+    async def _open_replay(self, db_path: str, session_id: str) -> None:
+        try:
+            db = self.controller.database_at(db_path)
+            recording = Recording.load(db, session_id)
+        except errors.PlaygroundError as exc:
+            self.show_error(f"Open session: {exc}")
+            return
+        await self.controller.release("a saved session was opened for replay")
+        self.replay.open(recording)
+
+    def _build_menu(self) -> None:
+        menu = self.menuBar().addMenu("&File")
+        self.act_open_session = QAction("Open session…", self)
+        self.act_open_session.setShortcut(QKeySequence.StandardKey.Open)
+        self.act_open_session.setToolTip("Saved sessions: replay, new session like one, export")
+        self.act_open_database = QAction("Open database…", self)
+        self.act_quit = QAction("Quit", self)
+        self.act_quit.setShortcut(QKeySequence.StandardKey.Quit)
+        menu.addAction(self.act_open_session)
+        menu.addAction(self.act_open_database)
+        menu.addSeparator()
+        menu.addAction(self.act_quit)
+        self.act_open_session.triggered.connect(lambda: self.open_library())
+        self.act_open_database.triggered.connect(lambda: self.open_database_file())
+        self.act_quit.triggered.connect(self.close)
+        self.library_dialog: SessionLibraryDialog | None = None
+
+    def open_library(self, db_path: str | None = None) -> SessionLibraryDialog:
+        """Show the saved sessions of a database (default: the controller's), non-modal."""
+        if self.library_dialog is not None:
+            self.library_dialog.close()
+        dlg = SessionLibraryDialog(str(db_path or self.controller.db_path), self)
+        dlg.open_requested.connect(self.open_replay)
+        dlg.new_like_requested.connect(self.new_session_like)
+        self.library_dialog = dlg
+        dlg.setModal(False)
+        dlg.show()
+        dlg.raise_()
+        return dlg
+
+    def open_database_file(self, path: str | None = None) -> SessionLibraryDialog | None:
+        """Choose a session database file (unless given), then show its sessions."""
+        path = path or ask_database_path(self)
+        return self.open_library(path) if path else None
+
+    def new_session_like(self, db_path: str, session_id: str) -> NewSessionDialog | None:
+        """Open the New session dialog pre-filled with a saved session's settings and participants.
+
+        The saved session's engine settings apply to the next session; its API key was never
+        stored, so a server that needs one is mentioned in the hint.
+        """
+        c = self.controller
+        try:
+            bp = saved.session_blueprint(c.database_at(db_path), session_id)
+            s = bp.settings
+            c.configure(
+                {
+                    "engine": s.engine.engine,
+                    "model": s.llm.model,
+                    "base_url": s.llm.base_url,
+                    "evaluation_mode": s.engine.evaluation_mode,
+                    "embeddings": s.engine.embeddings,
+                    **s.room.model_dump(exclude={"pace"}),
+                    "pace": c.settings.room.pace,  # the window's speed menu stays in charge
+                }
+            )
+        except errors.PlaygroundError as exc:
+            self.show_error(f"New session like {session_id}: {exc}")
+            return None
+        dlg = self.open_new_session()
+        if dlg is None:
+            return None
+        dlg.prefill(bp.personas, icebreaker=bp.icebreaker, preset=bp.preset, seed=bp.seed)
+        text = f"New session like {session_id}: {len(bp.personas)} participants, seed {bp.seed}."
+        if s.engine.engine == "openai" and not (c.api_key or c.environ.get("OPENAI_API_KEY")):
+            where = s.llm.base_url or "api.openai.com"
+            text += (
+                f" It used {s.llm.model} at {where}; API keys are never saved, so if that server"
+                " needs one, enter it under Engine… before starting."
+            )
+        self.hint(text)
+        return dlg
+
+    # -- rating (blind rating, plans, report, participant questionnaire) ---------------------------
+
+    def _build_rating_menu(self) -> None:
+        """The Rating menu; it also offers the questionnaire when a person leaves a session."""
+        from ui.rating.menu import RatingMenu
+
+        self.rating = RatingMenu(self)
 
     # -- closing -----------------------------------------------------------------------------------
 
@@ -392,3 +581,10 @@ class MainWindow(QMainWindow):
                 pass
 
         self.spawn(finish())
+
+
+def _engine_text(session: dict) -> str:
+    """The engine and model a saved session ran on, as the status bar shows it."""
+    if session.get("engine") == "offline engine":
+        return "offline engine (no language model)"
+    return f"{session.get('model')} · {session.get('engine')}"

@@ -15,28 +15,60 @@ from playground.storage.schema import MIGRATIONS
 DEFAULT_DB = Path("sessions") / "playground.db"
 
 
-def open_database(path: str | os.PathLike[str] = DEFAULT_DB) -> sqlite_utils.Database:
-    """Open (creating if needed) a session database.
+def open_database(
+    path: str | os.PathLike[str] = DEFAULT_DB, *, create: bool = True
+) -> sqlite_utils.Database:
+    """Open a session database, applying the schema migrations it still lacks.
+
+    Args:
+        path: the SQLite file.
+        create: create the file (and its folder) when missing; with ``False`` a missing file is an
+            error and nothing is created.
 
     Raises:
-        PlaygroundError: the file is not a usable SQLite database; nothing is overwritten.
+        PlaygroundError: no file (``create=False``), a file that is not a usable SQLite database, or
+            a SQLite database of another application; such a file is left untouched.
     """
     path = Path(path)
+    if not create and not path.is_file():
+        raise errors.PlaygroundError(f"no database at {path}")
+    conn: sqlite3.Connection | None = None
     try:
-        if path.parent and not path.parent.exists():
+        if create and path.parent and not path.parent.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), timeout=10)
         db = sqlite_utils.Database(conn)
+        _check_ours(db, path)  # read-only: a foreign file must not even be switched to WAL
         db.execute("PRAGMA foreign_keys = ON")
         db.enable_wal()
         db.execute("PRAGMA synchronous = NORMAL")
         _migrate(db)
         mark_dead_sessions(db)
-    except sqlite3.DatabaseError as exc:
-        raise errors.PlaygroundError(f"{path}: not a usable session database ({exc})") from exc
-    except OSError as exc:
+    except (errors.PlaygroundError, sqlite3.Error, OSError) as exc:
+        if conn is not None:
+            conn.close()
+        if isinstance(exc, errors.PlaygroundError):
+            raise
+        if isinstance(exc, sqlite3.DatabaseError):
+            raise errors.PlaygroundError(f"{path}: not a usable session database ({exc})") from exc
         raise errors.PlaygroundError(f"{path}: cannot open the session database ({exc})") from exc
     return db
+
+
+def _check_ours(db: sqlite_utils.Database, path: Path) -> None:
+    """Refuse a SQLite file that belongs to another application (without writing to it)."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    tables = {
+        name
+        for (name,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+    }
+    if (version == 0 and tables) or (version > 0 and "sessions" not in tables):
+        raise errors.PlaygroundError(
+            f"{path} is a SQLite database of another application, "
+            "not a Thought Playground session database"
+        )
 
 
 def _migrate(db: sqlite_utils.Database) -> None:

@@ -48,6 +48,31 @@ class SessionReader:
             [limit],
         )
 
+    def session_row(self, session_id: str) -> dict[str, Any]:
+        """One row of ``sessions``; a unique prefix of an id is accepted.
+
+        Raises:
+            SessionNotFound: no such id, or an ambiguous prefix.
+        """
+        rows = self._query("SELECT * FROM sessions WHERE id = ?", [session_id])
+        if not rows:
+            escaped = session_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            rows = self._query(
+                "SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY created_at",
+                [escaped + "%"],
+            )
+            if len(rows) != 1:
+                raise errors.SessionNotFound(
+                    f"no session {session_id!r} in this database"
+                    + (" (ambiguous prefix)" if rows else "")
+                )
+        return rows[0]
+
+    def participants(self, session_id: str) -> list[dict[str, Any]]:
+        return self._query(
+            "SELECT * FROM participants WHERE session_id = ? ORDER BY joined_at, rowid", [session_id]
+        )
+
     def load(self, session_id: str) -> dict[str, Any]:
         """Everything about one session; keys ``session``, ``participants``, ``memories``, ``messages``,
         ``thoughts`` (each with its ``evaluations``) and ``decisions``.
@@ -55,17 +80,7 @@ class SessionReader:
         Raises:
             SessionNotFound: no such id (a unique prefix of an id is accepted).
         """
-        rows = self._query("SELECT * FROM sessions WHERE id = ?", [session_id])
-        if not rows:
-            rows = self._query(
-                "SELECT * FROM sessions WHERE id LIKE ? ORDER BY created_at", [session_id + "%"]
-            )
-            if len(rows) != 1:
-                raise errors.SessionNotFound(
-                    f"no session {session_id!r} in this database"
-                    + (" (ambiguous prefix)" if rows else "")
-                )
-        session = rows[0]
+        session = self.session_row(session_id)
         sid = session["id"]
         thoughts = self._query("SELECT * FROM thoughts WHERE session_id = ? ORDER BY id", [sid])
         evaluations = self._query(
@@ -78,9 +93,7 @@ class SessionReader:
             t["evaluations"] = by_thought.get(t["id"], [])
         return {
             "session": session,
-            "participants": self._query(
-                "SELECT * FROM participants WHERE session_id = ? ORDER BY joined_at, rowid", [sid]
-            ),
+            "participants": self.participants(sid),
             "memories": self._query(
                 "SELECT * FROM memories WHERE session_id = ? ORDER BY id", [sid]
             ),

@@ -240,5 +240,6 @@ MIGRATIONS: list[str] = [
     CREATE INDEX ratings_session ON ratings(session_id, rater);
     CREATE INDEX turn_marks_session ON turn_marks(session_id);
     CREATE INDEX assignments_rater ON assignments(plan_id, rater, position);
+    CREATE INDEX events_kind ON events(session_id, kind, seq);
     """,
 ]

@@ -237,7 +237,21 @@ class ConversationPane(QWidget):
             self.send_requested.emit(text)
             self.composer.clear()
 
+    def truncate(self, last_id: int) -> None:
+        """Remove the messages after ``last_id`` (a replay moving back keeps the earlier ones)."""
+        for mid in [m for m in self.widgets if m > last_id]:
+            item = self.items.pop(mid)
+            self.widgets.pop(mid)
+            self.list.takeItem(self.list.row(item))
+        if self._focused is not None and self._focused > last_id:
+            self._focused = None
+        self.thinking.clear()
+        self.thinking_label.setText("")
+        self.card.hide()
+
     def _posted(self, msg) -> None:  # noqa: ANN001
+        if msg.id in self.widgets:
+            return  # already shown (a replay rebuilding a moment keeps the messages it had)
         w = MessageWidget(msg, self.colors.get(msg.speaker, "#333"))
         w.note_submitted.connect(self.note_requested)
         if self.human:
@@ -285,6 +299,19 @@ class ConversationPane(QWidget):
         if w is not None and e.author == self.human:
             w.add_note(e.note_kind, e.text, e.at)
             self._refit(e.message_id)
+
+    def reveal(self, message_id: int, chars: int | None) -> None:
+        """Show only the first ``chars`` characters of a message, as if being typed (replay);
+        ``None`` shows all of it."""
+        w = self.widgets.get(message_id)
+        if w is None:
+            return
+        text = w.msg.text
+        typing = chars is not None and chars < len(text)
+        w.body.setText(text[:chars] + "▍" if typing else text)
+        self._refit(message_id)
+        if message_id in self.items:
+            self.list.scrollToItem(self.items[message_id])
 
     def _refit(self, message_id: int) -> None:
         if message_id in self.items:

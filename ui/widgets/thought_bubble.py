@@ -267,6 +267,14 @@ class ThoughtBubble(QFrame):
         self._retained_tag.setVisible(retained and bool(self._evaluations))
         self._apply_score()
 
+    def rebind(
+        self, thought: domain.Thought, evaluations: list[domain.Evaluation], retained: bool
+    ) -> None:
+        """Show another state of the same thought (a replay moved in time)."""
+        self._evaluations = evaluations
+        self.set_thought(thought)
+        self.set_evaluation(retained)
+
     def set_highlighted(self, on: bool) -> None:
         if bool(self.property("highlighted")) != on:
             self.setProperty("highlighted", on)

@@ -299,6 +299,43 @@ class ThoughtsPane(QWidget):
         self._agent = ""
         self._show_agent(self._selection.name)
 
+    def begin_rebuild(self) -> None:
+        """Forget the data but keep the bubbles: the events that follow describe a whole new
+        state (a replay jumping to another moment), and :meth:`end_rebuild` then drops the
+        bubbles of thoughts that no longer exist. Bubbles of thoughts that still exist are
+        updated in place, so a jump costs what changed, not what is shown."""
+        for popup in self.findChildren(EvaluationPopup):
+            popup.close()
+        self._thoughts.clear()
+        self._evaluations.clear()
+        self._retained.clear()
+        self._humans.clear()
+        self._ref_texts.clear()
+        self._message_texts.clear()
+
+    def end_rebuild(self) -> None:
+        for agent, page in list(self._pages.items()):
+            thoughts = self._thoughts.get(agent, {})
+            for tid in [t for t in page.bubbles if t not in thoughts]:
+                page.remove(tid)
+            for tid, bubble in page.bubbles.items():
+                bubble.rebind(
+                    thoughts[tid],
+                    self._evaluations_of(agent, tid),
+                    self._retained.get(agent, {}).get(tid, False),
+                )
+            page.content.setUpdatesEnabled(False)
+            try:
+                page.order.sort(key=page.sort_key)
+                for bubble in page.bubbles.values():
+                    page.list.removeWidget(bubble)
+                for i, tid in enumerate(page.order):
+                    page.list.insertWidget(i, page.bubbles[tid])
+            finally:
+                page.content.setUpdatesEnabled(True)
+            page.placeholder.setVisible(not page.bubbles)
+        self._update_header()
+
     def bubbles(self) -> list[ThoughtBubble]:
         """The bubbles on screen, in display order."""
         page = self._pages.get(self._agent)

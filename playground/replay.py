@@ -1,0 +1,309 @@
+"""Replay a saved session from its event log: moments to step through, timeline marks, and the
+events that rebuild the state at any moment.
+
+Replay reads only what the recorder wrote (the ``events`` table plus a few columns of
+``messages``); nothing is re-computed. A *position* is an event ``seq``: the state at position
+``p`` is what a live subscriber had seen after the event with sequence number ``p``.
+
+Opening is cheap: only a compact index (seq, kind, step) is read; event bodies are parsed on
+demand and cached, so the first frame of a long session does not wait for the whole log.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import sqlite_utils
+
+from playground import errors, events
+from playground.storage.reader import SessionReader
+
+MarkKind = Literal["interruption", "system1", "forced", "human", "note", "error", "silence"]
+MARK_LABELS: dict[str, str] = {
+    "interruption": "interruption",
+    "system1": "System-1 reply",
+    "forced": "forced by the user",
+    "human": "human message",
+    "note": "private note",
+    "error": "error",
+    "silence": "everyone stayed silent",
+}
+# Events that only describe the moment they happen: when the state is rebuilt at a position, only
+# the latest of them (the current trigger's) still shows.
+# Retrievals are kept per agent: the latest one of each agent still shows (an agent that did not
+# think at the current trigger, such as the last speaker, shows what it retrieved before).
+_TRANSIENT = {"trigger_fired", "decision_made", "usage_recorded", "error_occurred"}
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A place to step to: a posted message, or the end of a trigger's decisions."""
+
+    seq: int
+    kind: Literal["message", "decision"]
+    step: int
+    message_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Something worth finding on the timeline."""
+
+    seq: int
+    kind: MarkKind
+    label: str
+
+
+@dataclass
+class Recording:
+    """The replayable record of one session.
+
+    Use :meth:`load`; then :meth:`events_between` for forward play and :meth:`rebuild` to jump.
+    """
+
+    db: sqlite_utils.Database
+    session: dict[str, Any]
+    participants: list[dict[str, Any]]
+    seqs: list[int]
+    kinds: list[str]
+    steps: list[int]
+    moments: list[Moment]
+    marks: list[Mark]
+    message_seq: dict[int, int]
+    message_text: dict[int, str] = field(default_factory=dict)
+    retrieval_agent: dict[int, str] = field(default_factory=dict)
+    _cache: dict[int, Any] = field(default_factory=dict, repr=False)
+
+    # -- loading -----------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, db: sqlite_utils.Database, session_id: str) -> Recording:
+        """Read a session's index.
+
+        Raises:
+            SessionNotFound: no such session (a unique id prefix is accepted).
+            PlaygroundError: the session has no event log to replay.
+        """
+        reader = SessionReader(db)
+        session = reader.session_row(session_id)
+        sid = session["id"]
+        participants = reader.participants(sid)
+        rows = db.execute(
+            "SELECT seq, kind, step FROM events WHERE session_id = ? ORDER BY seq", [sid]
+        ).fetchall()
+        if not rows:
+            raise errors.PlaygroundError(
+                f"session {sid} has no event log to replay (it was recorded without one)"
+            )
+        seqs = [r[0] for r in rows]
+        kinds = [r[1] for r in rows]
+        steps = [r[2] for r in rows]
+        message_seq: dict[int, int] = {}
+        for seq, mid in db.execute(
+            "SELECT seq, json_extract(data, '$.message.id') FROM events"
+            " WHERE session_id = ? AND kind = 'message_posted'",
+            [sid],
+        ).fetchall():
+            message_seq[int(mid)] = seq
+        messages = db.execute(
+            "SELECT id, speaker_kind, interruption, system, text, step FROM messages"
+            " WHERE session_id = ? ORDER BY id",
+            [sid],
+        ).fetchall()
+        rec = cls(
+            db=db,
+            session=session,
+            participants=participants,
+            seqs=seqs,
+            kinds=kinds,
+            steps=steps,
+            moments=[],
+            marks=[],
+            message_seq=message_seq,
+            message_text={m[0]: m[4] for m in messages},
+        )
+        rec.retrieval_agent = dict(
+            db.execute(
+                "SELECT seq, json_extract(data, '$.agent') FROM events"
+                " WHERE session_id = ? AND kind = 'memories_retrieved'",
+                [sid],
+            ).fetchall()
+        )
+        rec.moments = rec._find_moments(message_seq)
+        rec.marks = rec._find_marks(messages, message_seq)
+        return rec
+
+    def _find_moments(self, message_seq: dict[int, int]) -> list[Moment]:
+        by_seq = {seq: mid for mid, seq in message_seq.items()}
+        out: list[Moment] = []
+        last_decision: int | None = None
+        for seq, kind, step in zip(self.seqs, self.kinds, self.steps, strict=True):
+            if kind == "decision_made":
+                last_decision = seq
+                continue
+            if last_decision is not None and kind in ("trigger_fired", "message_posted"):
+                out.append(Moment(last_decision, "decision", self._step_of(last_decision)))
+                last_decision = None
+            if kind == "message_posted" and seq in by_seq:
+                out.append(Moment(seq, "message", step, by_seq[seq]))
+        if last_decision is not None:
+            out.append(Moment(last_decision, "decision", self._step_of(last_decision)))
+        return out
+
+    def _step_of(self, seq: int) -> int:
+        return self.steps[bisect.bisect_left(self.seqs, seq)]
+
+    def _find_marks(
+        self, messages: list[tuple[Any, ...]], message_seq: dict[int, int]
+    ) -> list[Mark]:
+        sid = self.session["id"]
+        marks: list[Mark] = []
+        for mid, speaker_kind, interruption, system, _text, _step in messages:
+            seq = message_seq.get(mid)
+            if seq is None:
+                continue
+            if interruption:
+                marks.append(Mark(seq, "interruption", f"#{mid} interrupts"))
+            if system == 1:
+                marks.append(Mark(seq, "system1", f"#{mid} is a System-1 reply"))
+            if speaker_kind == "human":
+                marks.append(Mark(seq, "human", f"#{mid} by a person"))
+        for seq, mid in self.db.execute(
+            "SELECT seq, json_extract(data, '$.message_id') FROM events WHERE session_id = ?"
+            " AND kind = 'thought_expressed' AND json_extract(data, '$.forced')",
+            [sid],
+        ).fetchall():
+            marks.append(Mark(seq, "forced", f"#{mid} was forced by the user"))
+        for seq, kind, text in self.db.execute(
+            "SELECT seq, kind, CASE kind WHEN 'error_occurred' THEN json_extract(data, '$.message')"
+            " ELSE json_extract(data, '$.note_kind') END FROM events WHERE session_id = ?"
+            " AND kind IN ('annotation_added', 'error_occurred')",
+            [sid],
+        ).fetchall():
+            if kind == "error_occurred":
+                marks.append(Mark(seq, "error", f"error: {text}"))
+            else:
+                marks.append(Mark(seq, "note", f"private {text}"))
+        # A silence: a trigger whose decisions were all "silent" (no message before the next trigger).
+        for i, m in enumerate(self.moments):
+            nxt = self.moments[i + 1] if i + 1 < len(self.moments) else None
+            if m.kind == "decision" and (nxt is None or nxt.kind == "decision"):
+                if nxt is None and self.session.get("status") != "finished":
+                    continue  # the recording may have stopped mid-trigger
+                marks.append(Mark(m.seq, "silence", f"step {m.step}: everyone stayed silent"))
+        marks.sort(key=lambda k: k.seq)
+        return marks
+
+    # -- positions ---------------------------------------------------------------------------------
+
+    @property
+    def first(self) -> int:
+        """The opening position: the first message (the icebreaker), or the last event if none."""
+        for m in self.moments:
+            if m.kind == "message":
+                return m.seq
+        return self.seqs[-1]
+
+    @property
+    def last(self) -> int:
+        return self.seqs[-1]
+
+    def clamp(self, seq: int) -> int:
+        return max(self.seqs[0], min(self.last, seq))
+
+    def next_moment(self, seq: int, kind: str | None = None) -> Moment | None:
+        i = bisect.bisect_right([m.seq for m in self.moments], seq)
+        for m in self.moments[i:]:
+            if kind is None or m.kind == kind:
+                return m
+        return None
+
+    def previous_moment(self, seq: int, kind: str | None = None) -> Moment | None:
+        i = bisect.bisect_left([m.seq for m in self.moments], seq)
+        for m in reversed(self.moments[:i]):
+            if kind is None or m.kind == kind:
+                return m
+        return None
+
+    def moment_at(self, seq: int) -> Moment | None:
+        """The latest moment at or before ``seq``."""
+        i = bisect.bisect_right([m.seq for m in self.moments], seq)
+        return self.moments[i - 1] if i else None
+
+    def messages_shown(self, seq: int) -> int:
+        """How many messages have been posted at position ``seq``."""
+        return sum(1 for s in self.message_seq.values() if s <= seq)
+
+    # -- events ------------------------------------------------------------------------------------
+
+    def _parse(self, seqs: list[int]) -> list[Any]:
+        missing = [s for s in seqs if s not in self._cache]
+        if missing:
+            sid = self.session["id"]
+            for lo in range(0, len(missing), 500):
+                chunk = missing[lo : lo + 500]
+                marks = ",".join("?" * len(chunk))
+                for seq, data in self.db.execute(
+                    f"SELECT seq, data FROM events WHERE session_id = ? AND seq IN ({marks})",
+                    [sid, *chunk],
+                ).fetchall():
+                    self._cache[seq] = _parse_event(seq, data)
+        return [self._cache[s] for s in seqs]
+
+    def events_between(self, lo: int, hi: int) -> list[Any]:
+        """Parsed events with ``lo < seq <= hi``, in order (forward play)."""
+        i = bisect.bisect_right(self.seqs, lo)
+        j = bisect.bisect_right(self.seqs, hi)
+        return self._parse(self.seqs[i:j])
+
+    def rebuild(self, seq: int) -> list[Any]:
+        """The events that rebuild the state at ``seq`` from nothing.
+
+        Everything up to ``seq`` except what only described an earlier moment: of the triggers,
+        decisions, usage updates and errors only the current trigger's remain, and of the
+        retrievals each agent's latest.
+        """
+        j = bisect.bisect_right(self.seqs, seq)
+        current_trigger = 0
+        for k in range(j - 1, -1, -1):
+            if self.kinds[k] == "trigger_fired":
+                current_trigger = self.seqs[k]
+                break
+        last_usage = max(
+            (
+                s
+                for s, k in zip(self.seqs[:j], self.kinds[:j], strict=True)
+                if k == "usage_recorded"
+            ),
+            default=None,
+        )
+        latest_retrieval: dict[str, int] = {}
+        for s, k in zip(self.seqs[:j], self.kinds[:j], strict=True):
+            if k == "memories_retrieved":
+                latest_retrieval[self.retrieval_agent.get(s, "")] = s
+        retrievals = set(latest_retrieval.values())
+        keep = [
+            s
+            for s, k in zip(self.seqs[:j], self.kinds[:j], strict=True)
+            if (k not in _TRANSIENT and k != "memories_retrieved")
+            or s >= current_trigger
+            or s == last_usage
+            or s in retrievals
+        ]
+        return self._parse(keep)
+
+
+def _parse_event(seq: int, data: str) -> Any:
+    try:
+        return events.EVENT_ADAPTER.validate_json(data)
+    except ValueError as exc:
+        kind = ""
+        with contextlib.suppress(ValueError):
+            kind = json.loads(data).get("kind", "")
+        raise errors.PlaygroundError(
+            f"event {seq} ({kind or 'unknown kind'}) of the saved session cannot be read: {exc}"
+        ) from exc

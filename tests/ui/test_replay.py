@@ -1,0 +1,171 @@
+"""Replay in the window: the state at a moment equals what the live window showed then; transport,
+typing animation, keyboard, read-only, and a session that cannot be replayed."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+from PySide6.QtCore import Qt
+
+from playground.embedding.cache import CachingEmbedder
+from tests.ui.conftest import until
+from ui.app import build
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+    win, controller = build(db_path=str(tmp_path / "replay.db"), environ={})
+    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    qtbot.addWidget(win)
+    win.resize(1440, 900)
+    win.show()
+    yield win, controller
+
+
+def snapshot(win) -> dict:  # noqa: ANN001
+    """Everything the three panes and the decision strip show, as plain data."""
+    bubbles = [
+        (
+            b.thought_id,
+            b.text(),
+            b.score_text(),
+            b._saliency_badge.text(),
+            b._system_tag.text(),
+            b._retained_tag.isVisibleTo(b),
+            b.is_expressed(),
+            b._stimuli.text(),
+        )
+        for b in win.thoughts.bubbles()
+    ]
+    return {
+        "selected": win.selection.name,
+        "messages": win.conversation.messages(),
+        "memory": win.memory.rows(),
+        "thoughts": bubbles,
+        "thought_count": win.thoughts._count.text(),
+        "decisions": win.decisions.rows(),
+        "decision_title": win.decisions.title.text(),
+        "chips": sorted(win.participants.chips),
+    }
+
+
+def _idle(room) -> bool:  # noqa: ANN001
+    return all(state == "idle" for state in room._states.values())
+
+
+async def _live_run(win, controller, steps: int) -> tuple[str, list[tuple[int, dict]]]:  # noqa: ANN001
+    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
+    people = controller.library()[:3]
+    room = await controller.new_session(people, icebreaker="What did you do last weekend?")
+    assert room is not None
+    db = controller.database()
+    seen: list[tuple[int, dict]] = []
+    for i in range(steps):
+        before = room.step
+        win.act_step.trigger()
+        await until(lambda: room.step > before and _idle(room), what=f"step {i + 1}")  # noqa: B023
+        await asyncio.sleep(0.05)  # let deferred sizing run
+        if i == 2:  # look at another participant for a while, as a user would
+            other = next(a.name for a in room.agents if a.name != win.selection.name)
+            win.participants.chips[other].clicked.emit(other)
+        seq = db.execute(
+            "SELECT MAX(seq) FROM events WHERE session_id = ?", [room.session_id]
+        ).fetchone()[0]
+        seen.append((seq, snapshot(win)))
+    sid = room.session_id
+    await controller.stop()
+    return sid, seen
+
+
+async def test_replay_shows_what_the_live_window_showed_at_each_step(window):
+    win, controller = window
+    sid, seen = await _live_run(win, controller, steps=6)
+    await win.open_replay(str(controller.db_path), sid)
+    assert win.replay.active and win.transport.isVisible()
+    assert not win.act_run.isEnabled() and not win.act_step.isEnabled()
+    # Jump to each recorded moment forwards, then in a shuffled order (backwards jumps rebuild).
+    order = list(range(len(seen))) + random.Random(4).sample(range(len(seen)), len(seen))
+    for i in order:
+        seq, live = seen[i]
+        win.selection.select(live["selected"])
+        win.replay.seek(seq)
+        await asyncio.sleep(0)
+        assert snapshot(win) == live, f"replay differs from the live window at step {i + 1}"
+    await controller.shutdown()
+
+
+async def test_transport_steps_plays_at_typing_speed_and_reads_the_keyboard(window, qtbot):
+    win, controller = window
+    sid, _ = await _live_run(win, controller, steps=5)
+    await win.open_replay(str(controller.db_path), sid)
+    rec = win.replay.recording
+    assert rec is not None
+    assert win.replay.position == rec.first
+    assert len(win.conversation.widgets) == 1  # the icebreaker
+    # → steps to the next moment, Shift+→ to the next message, ← back.
+    qtbot.keyClick(win, Qt.Key.Key_Right)
+    assert win.replay.position == rec.moments[1].seq
+    qtbot.keyClick(win, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    nxt = rec.next_moment(rec.moments[1].seq, "message")
+    assert nxt is not None and win.replay.position == nxt.seq
+    assert len(win.conversation.widgets) == 2
+    qtbot.keyClick(win, Qt.Key.Key_Left)
+    assert win.replay.position < nxt.seq and len(win.conversation.widgets) == 1
+    # Play: the next message is typed out, not shown at once.
+    win.replay.seek(rec.previous_moment(nxt.seq).seq)
+    win.transport.cps.setValue(20)
+    qtbot.keyClick(win, Qt.Key.Key_Space)
+    assert win.replay.playing
+    body = win.conversation.widgets
+    await until(lambda: nxt.message_id in body, what="the message starts")
+    text = rec.message_text[nxt.message_id]
+    await until(lambda: 0 < len(body[nxt.message_id].body.text()) < len(text), what="typing")
+    partial = body[nxt.message_id].body.text()
+    assert partial.endswith("▍") and text.startswith(partial[:-1])
+    await until(lambda: body[nxt.message_id].body.text() == text, timeout=20, what="typed out")
+    qtbot.keyClick(win, Qt.Key.Key_Space)
+    assert not win.replay.playing
+    # 8× plays through to the end.
+    win.transport.speed.setCurrentIndex(win.transport.speed.count() - 1)
+    win.transport.cps.setValue(200)
+    win.replay.play()
+    await until(lambda: not win.replay.playing, timeout=60, what="the end of the replay")
+    assert win.replay.position == rec.last
+    assert len(win.conversation.widgets) == len(rec.message_seq)
+    await controller.shutdown()
+
+
+async def test_timeline_marks_scrubbing_and_read_only_replay(window, qtbot):
+    win, controller = window
+    sid, _ = await _live_run(win, controller, steps=4)
+    await win.open_replay(str(controller.db_path), sid)
+    rec = win.replay.recording
+    assert rec is not None and rec.marks, "a stopped run has at least silences or replies marked"
+    tl = win.transport.timeline
+    qtbot.mouseClick(tl, Qt.MouseButton.LeftButton, pos=tl.rect().center())
+    assert win.replay.position == tl.seq_at(tl.rect().center().x())
+    qtbot.mouseClick(tl, Qt.MouseButton.LeftButton, pos=tl.rect().topRight() + tl.rect().center() * 0)
+    # Minds cannot be changed in a replay: the request is refused with a way forward.
+    bubble = next(iter(win.thoughts.bubbles()), None)
+    if bubble is not None:
+        win.thoughts.force_express_requested.emit(win.selection.name, bubble.thought_id)
+        await until(lambda: "fork" in win.banner.text(), what="the refusal")
+    n = controller.database().execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    assert n == len(rec.message_seq)
+    win.transport.close_button.click()
+    assert not win.replay.active and not win.transport.isVisible()
+    await controller.shutdown()
+
+
+async def test_a_missing_session_or_database_is_reported_not_raised(window, tmp_path):
+    win, controller = window
+    await win.open_replay(str(controller.db_path), "no-such-session")
+    assert "no session" in win.banner.text()
+    await win.open_replay(str(tmp_path / "nowhere" / "x.db"), "abc")
+    assert "no database" in win.banner.text().lower()
+    assert not (tmp_path / "nowhere").exists()
+    await controller.shutdown()

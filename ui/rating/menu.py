@@ -1,0 +1,171 @@
+"""The main window's "Rating" menu, and the questionnaire offered when a human leaves a session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QMainWindow, QWidget
+
+from playground import errors
+from ui.rating.plans import RatingPlanDialog
+from ui.rating.questionnaire import JoinedSessionPicker, QuestionnaireDialog
+from ui.rating.rater_window import RaterWindow
+
+
+class RatingMenu(QObject):
+    """Adds the Rating menu to ``window`` and keeps the windows it opens alive until it closes.
+
+    Args:
+        window: the main window; its ``controller`` gives the database (``controller.database()``)
+            and, while a person takes part, their name (``controller.human``); its ``bridge``
+            says when a session ends.
+    """
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.window: Any = window
+        self.controller = window.controller  # type: ignore[attr-defined]
+        self.rater: RaterWindow | None = None
+        self.plans: RatingPlanDialog | None = None
+        self.report: QWidget | None = None
+        self.picker: JoinedSessionPicker | None = None
+        self.questionnaire: QuestionnaireDialog | None = None
+        self.offered: set[str] = set()  # sessions whose questionnaire was offered already
+        self.closing = False
+        menu = window.menuBar().addMenu("&Rating")
+        self.act_rate = menu.addAction("Rate conversations (blind)…")
+        self.act_plans = menu.addAction("Rating plans…")
+        self.act_report = menu.addAction("Report…")
+        menu.addSeparator()
+        self.act_questionnaire = menu.addAction("Questionnaire for a session I joined…")
+        self.act_rate.triggered.connect(self.open_rater)
+        self.act_plans.triggered.connect(self.open_plans)
+        self.act_report.triggered.connect(self.open_report)
+        self.act_questionnaire.triggered.connect(self.open_questionnaire_picker)
+        window.bridge.session_finished.connect(self._session_finished)  # type: ignore[attr-defined]
+        window.installEventFilter(self)
+
+    # -- opening windows --------------------------------------------------------------------------------
+
+    def _db(self) -> Any:
+        try:
+            return self.controller.database()
+        except errors.PlaygroundError as exc:
+            self.window.show_error(f"Rating: {exc}")
+            return None
+
+    @staticmethod
+    def _alive(w: QWidget | None) -> bool:
+        try:
+            return w is not None and w.isVisible()
+        except RuntimeError:  # deleted on the C++ side
+            return False
+
+    def _raise(self, w: QWidget) -> QWidget:
+        w.show()
+        w.raise_()
+        w.activateWindow()
+        return w
+
+    def open_rater(self) -> RaterWindow | None:
+        """The blind rating window (one at a time; an open one is brought to the front)."""
+        if not self._alive(self.rater):
+            db = self._db()
+            if db is None:
+                return None
+            self.rater = RaterWindow(db, self.window)
+        assert self.rater is not None
+        self._raise(self.rater)
+        return self.rater
+
+    def rate_session(self, session_id: str) -> RaterWindow | None:
+        """Rate one chosen session blind, outside any plan (from the session library)."""
+        w = self.open_rater()
+        if w is not None:
+            w.rate_session(session_id)
+        return w
+
+    def open_plans(self) -> RatingPlanDialog | None:
+        if not self._alive(self.plans):
+            db = self._db()
+            if db is None:
+                return None
+            self.plans = RatingPlanDialog(db, self.window)
+            self.plans.plan_created.connect(self._plan_created)
+        assert self.plans is not None
+        self._raise(self.plans)
+        return self.plans
+
+    def _plan_created(self, _plan: object) -> None:
+        if self._alive(self.rater):
+            assert self.rater is not None
+            self.rater.refresh_plans()
+
+    def open_report(self) -> QWidget | None:
+        from ui.rating.report_view import ReportView  # matplotlib loads only when asked for
+
+        if not self._alive(self.report):
+            db = self._db()
+            if db is None:
+                return None
+            self.report = ReportView(db, self.window)
+        else:
+            self.report.refresh()  # type: ignore[union-attr]
+        assert self.report is not None
+        self._raise(self.report)
+        return self.report
+
+    def open_questionnaire_picker(self) -> JoinedSessionPicker | None:
+        db = self._db()
+        if db is None:
+            return None
+        self.picker = JoinedSessionPicker(db, self.window)
+        self.picker.accepted.connect(self._picked)
+        self.picker.open()
+        return self.picker
+
+    def _picked(self) -> None:
+        if self.picker is not None and self.picker.questionnaire is not None:
+            self.questionnaire = self.picker.questionnaire
+
+    # -- the questionnaire when a person leaves -----------------------------------------------------------
+
+    def _session_finished(self, _status: str, _reason: str) -> None:
+        human = self.controller.human
+        room = self.controller.room
+        if self.closing or not human or room is None:
+            return
+        self.offer_questionnaire(room.session_id, human)
+
+    def offer_questionnaire(self, session_id: str, human: str) -> QuestionnaireDialog | None:
+        """Offer the participant questionnaire once per session (non-modal)."""
+        if self.closing or session_id in self.offered:
+            return None
+        db = self._db()
+        if db is None:
+            return None
+        self.offered.add(session_id)
+        self.questionnaire = QuestionnaireDialog(db, session_id, human, self.window)
+        self.questionnaire.saved.connect(
+            lambda sid, who: self.window.hint(f"Thank you, {who}: your answers are saved.")
+        )
+        self.questionnaire.open()
+        return self.questionnaire
+
+    # -- closing --------------------------------------------------------------------------------------------
+
+    def close_all(self) -> None:
+        """Close every window this menu opened (the main window is closing)."""
+        for w in (self.rater, self.plans, self.report, self.picker, self.questionnaire):
+            if w is not None:
+                try:
+                    w.close()
+                except RuntimeError:
+                    pass
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if watched is self.window and event.type() == QEvent.Type.Close and not self.closing:
+            self.closing = True  # no questionnaire is offered from now on
+            self.close_all()
+        return False

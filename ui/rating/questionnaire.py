@@ -1,0 +1,167 @@
+"""The human participant's questionnaire (the user study's 10 statements) and a picker of sessions
+a person joined."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from playground import errors
+from playground.ratings import PARTICIPANT_ITEMS, RatingStore
+from ui.rating.forms import LikertForm
+
+
+def human_sessions(db: Any) -> list[dict[str, Any]]:
+    """Sessions a person joined, newest first: ``{id, created_at, human, others}``."""
+    rows = db.execute(
+        "SELECT s.id, s.created_at, p.name,"
+        " (SELECT group_concat(o.name, ', ') FROM participants o"
+        "   WHERE o.session_id = s.id AND o.kind <> 'human') AS others"
+        " FROM sessions s JOIN participants p ON p.session_id = s.id AND p.kind = 'human'"
+        " ORDER BY s.created_at DESC, p.name"
+    ).fetchall()
+    return [{"id": r[0], "created_at": r[1], "human": r[2], "others": r[3] or ""} for r in rows]
+
+
+class QuestionnaireDialog(QDialog):
+    """Ten statements about the AI participants, 1 (strongly disagree) to 7 (strongly agree).
+
+    Saving stores the answers with ``RatingStore.answer_questionnaire``; errors stay in the dialog.
+    """
+
+    saved = Signal(str, str)  # session id, respondent
+
+    def __init__(
+        self, db: Any, session_id: str, respondent: str = "", parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("How was the conversation?")
+        self.resize(720, 760)
+        self.store = RatingStore(db)
+        self.session_id = session_id
+        lay = QVBoxLayout(self)
+        intro = QLabel(
+            "<b>You took part in this conversation.</b> How much do you agree with each "
+            "statement about the AI participants? Your answers are saved with the session."
+        )
+        intro.setWordWrap(True)
+        lay.addWidget(intro)
+        form = QFormLayout()
+        self.respondent = QLineEdit(respondent)
+        self.respondent.setPlaceholderText("your name, as in the conversation")
+        self.respondent.textChanged.connect(self._update)
+        form.addRow("Your name", self.respondent)
+        lay.addLayout(form)
+        self.form = LikertForm(PARTICIPANT_ITEMS)
+        self.form.changed.connect(self._update)
+        lay.addWidget(self.form, 1)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        lay.addWidget(self.message)
+        self.buttons = QDialogButtonBox()
+        self.save_button = QPushButton("Save answers")
+        self.buttons.addButton(self.save_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons.addButton("Not now", QDialogButtonBox.ButtonRole.RejectRole)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        lay.addWidget(self.buttons)
+        if respondent.strip():
+            try:
+                self.form.set_values(self.store.questionnaire(session_id, respondent))
+            except errors.PlaygroundError as exc:
+                self._error(str(exc))
+        self._update()
+
+    def _update(self) -> None:
+        missing = len(self.form.rows) - self.form.answered()
+        name = bool(self.respondent.text().strip())
+        self.save_button.setEnabled(missing == 0 and name)
+        self.message.setStyleSheet("color:#555;")
+        if not name:
+            self.message.setText("Enter your name.")
+        elif missing:
+            self.message.setText(f"{missing} statement{'s' if missing > 1 else ''} left.")
+        else:
+            self.message.setText("All answered.")
+
+    def _error(self, text: str) -> None:
+        self.message.setStyleSheet("color:#c62828;")
+        self.message.setText(f"⚠ {text}")
+
+    def accept(self) -> None:
+        """Save, then close; on an error the dialog stays open with the message."""
+        respondent = self.respondent.text()
+        try:
+            self.store.answer_questionnaire(self.session_id, respondent, self.form.values())
+        except errors.PlaygroundError as exc:
+            self._error(str(exc))
+            return
+        self.saved.emit(self.session_id, respondent.strip())
+        super().accept()
+
+
+class JoinedSessionPicker(QDialog):
+    """Pick a session a person joined; the questionnaire then opens for that person."""
+
+    def __init__(self, db: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Questionnaire for a session I joined")
+        self.resize(620, 420)
+        self.db = db
+        self.questionnaire: QuestionnaireDialog | None = None
+        lay = QVBoxLayout(self)
+        lay.addWidget(QLabel("Sessions with a human participant:"))
+        self.list = QListWidget()
+        for s in human_sessions(db):
+            when = str(s["created_at"])[:16].replace("T", " ")
+            item = QListWidgetItem(
+                f"{when} · {s['human']} with {s['others'] or 'nobody else'}  ({s['id']})"
+            )
+            item.setData(Qt.ItemDataRole.UserRole, (s["id"], s["human"]))
+            self.list.addItem(item)
+        self.list.itemDoubleClicked.connect(lambda _i: self.accept())
+        lay.addWidget(self.list, 1)
+        self.empty = QLabel(
+            "No session has a human participant yet. Use “Join as human…” in a session first."
+        )
+        self.empty.setWordWrap(True)
+        self.empty.setVisible(self.list.count() == 0)
+        lay.addWidget(self.empty)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.open_button = buttons.addButton(
+            "Answer the questionnaire…", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.open_button.setEnabled(self.list.count() > 0)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+        if self.list.count():
+            self.list.setCurrentRow(0)
+
+    def chosen(self) -> tuple[str, str] | None:
+        item = self.list.currentItem()
+        return None if item is None else tuple(item.data(Qt.ItemDataRole.UserRole))  # type: ignore[return-value]
+
+    def accept(self) -> None:
+        """Open the questionnaire for the chosen session, with its human as the respondent."""
+        chosen = self.chosen()
+        if chosen is None:
+            return
+        sid, human = chosen
+        self.questionnaire = QuestionnaireDialog(self.db, sid, human, self.parentWidget())
+        self.questionnaire.setWindowTitle(f"How was the conversation? ({human}, {sid})")
+        self.questionnaire.open()
+        super().accept()

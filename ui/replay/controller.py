@@ -1,0 +1,224 @@
+"""ReplayController: drives the window's panes from a saved session's event log.
+
+The panes are the live ones, fed through the same :class:`EngineBridge`, so a replayed moment
+looks exactly like the live window did. Moving forward publishes the events in between; moving
+back (or far) rebuilds the state from the recording's condensed events. While playing, each
+message is typed out at human typing speed (characters per second × the replay speed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from playground import events
+from playground.replay import Recording
+from ui.bridge import EngineBridge
+from ui.selection import SelectedParticipant
+from ui.typewriter import Typewriter
+
+#: Pause after a trigger's decisions while playing, in seconds at 1× (lets the reader see them).
+DECISION_BEAT = 0.8
+#: Pause after a fully typed message while playing, in seconds at 1×.
+MESSAGE_BEAT = 0.6
+
+
+class ReplayController(QObject):
+    """Position, play/pause and seeking over one :class:`Recording`.
+
+    Args:
+        bridge: the window's bridge; replay attaches it to its own event bus.
+        reset_views: ``reset_views(keep_messages=n)`` clears the panes before a rebuild, keeping
+            the first ``n`` messages on screen.
+        rebuilt: called once a rebuild's events are in.
+        reveal: ``reveal(message_id, chars)`` shows the first ``chars`` characters of a message
+            (``None`` shows all of it); used for the typing animation.
+        selection: the window's selected participant, kept across rebuilds.
+    """
+
+    position_changed = Signal(int)  # seq
+    playing_changed = Signal(bool)
+    opened = Signal(object)  # Recording
+    closed = Signal()
+
+    def __init__(
+        self,
+        bridge: EngineBridge,
+        *,
+        reset_views: Any,
+        rebuilt: Any,
+        reveal: Any,
+        selection: SelectedParticipant,
+        default_cps: float,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self._reset_views = reset_views
+        self._rebuilt = rebuilt
+        self._reveal = reveal
+        self._selection = selection
+        self.recording: Recording | None = None
+        self.position = 0
+        self.playing = False
+        self.speed = 1.0
+        self.cps = default_cps
+        self.bus = events.EventBus()
+        self._typing_message: int | None = None
+        self.typewriter = Typewriter(self)
+        self.typewriter.progressed.connect(self._typed)
+        self.typewriter.finished.connect(self._typing_done)
+        self._beat = QTimer(self)
+        self._beat.setSingleShot(True)
+        self._beat.timeout.connect(self._advance)
+
+    @property
+    def active(self) -> bool:
+        return self.recording is not None
+
+    # -- opening and closing -------------------------------------------------------------------------
+
+    def open(self, recording: Recording) -> None:
+        """Show ``recording`` at its first message."""
+        self.stop_playing()
+        self.recording = recording
+        self.bus = events.EventBus()
+        self.bridge.attach(self.bus)
+        self.position = -1
+        self.opened.emit(recording)
+        self._rebuild(recording.first)
+
+    def close(self) -> None:
+        self.stop_playing()
+        if self.recording is not None:
+            self.recording = None
+            self.bridge.detach()
+            self.closed.emit()
+
+    # -- moving ------------------------------------------------------------------------------------
+
+    def seek(self, seq: int) -> None:
+        """Show the state at ``seq`` (no animation)."""
+        rec = self.recording
+        if rec is None:
+            return
+        self._finish_typing()
+        seq = rec.clamp(seq)
+        if seq == self.position:
+            return
+        if seq > self.position and self.position >= 0:
+            for e in rec.events_between(self.position, seq):
+                self.bus.publish(e)
+            self.position = seq
+            self.position_changed.emit(seq)
+        else:
+            self._rebuild(seq)
+
+    def _rebuild(self, seq: int) -> None:
+        """Rebuild the panes at ``seq``. Messages already on screen are kept, and the selected
+        participant's thoughts are laid out once at the end, not bubble by bubble."""
+        rec = self.recording
+        assert rec is not None
+        sel = self._selection
+        wanted = sel.name
+        self._reset_views(keep_messages=rec.messages_shown(seq) if self.position >= 0 else 0)
+        sel.blockSignals(True)
+        try:
+            for e in rec.rebuild(seq):
+                self.bus.publish(e)
+        finally:
+            sel.blockSignals(False)
+        self._rebuilt()
+        names = {p["name"] for p in rec.participants}
+        chosen = wanted if wanted in names else sel.name
+        sel.name = ""
+        sel.select(chosen)
+        self.position = seq
+        self.position_changed.emit(seq)
+
+    def step(self, direction: int, kind: str = "") -> None:
+        """Go to the next (``+1``) or previous (``-1``) moment; ``kind`` "message" skips decisions."""
+        rec = self.recording
+        if rec is None:
+            return
+        self.stop_playing()
+        k = kind or None
+        m = (
+            rec.next_moment(self.position, k)
+            if direction > 0
+            else rec.previous_moment(self.position, k)
+        )
+        if m is not None:
+            self.seek(m.seq)
+
+    # -- playing -----------------------------------------------------------------------------------
+
+    def toggle(self) -> None:
+        if self.playing:
+            self.stop_playing()
+        else:
+            self.play()
+
+    def play(self) -> None:
+        rec = self.recording
+        if rec is None or self.playing:
+            return
+        if self.position >= rec.last:
+            self.seek(rec.first)
+        self.playing = True
+        self.playing_changed.emit(True)
+        self._advance()
+
+    def stop_playing(self) -> None:
+        self._beat.stop()
+        self._finish_typing()
+        if self.playing:
+            self.playing = False
+            self.playing_changed.emit(False)
+
+    def set_speed(self, speed: float) -> None:
+        self.speed = max(0.1, speed)
+        self.typewriter.set_cps(self.cps * self.speed)
+
+    def set_cps(self, cps: float) -> None:
+        self.cps = max(0.1, cps)
+        self.typewriter.set_cps(self.cps * self.speed)
+
+    def _advance(self) -> None:
+        """Play on: publish up to the next moment; type messages out, pause briefly on decisions."""
+        rec = self.recording
+        if rec is None or not self.playing:
+            return
+        m = rec.next_moment(self.position)
+        if m is None:
+            self.seek(rec.last)  # anything after the last moment (the end of the session)
+            self.stop_playing()
+            return
+        self.seek(m.seq)
+        if m.kind == "message" and m.message_id is not None:
+            self._typing_message = m.message_id
+            self._reveal(m.message_id, 0)
+            self.typewriter.start(
+                len(rec.message_text.get(m.message_id, "")), self.cps * self.speed
+            )
+        else:
+            self._beat.start(int(DECISION_BEAT * 1000 / self.speed))
+
+    def _typed(self, chars: int) -> None:
+        if self._typing_message is not None:
+            self._reveal(self._typing_message, chars)
+
+    def _typing_done(self) -> None:
+        if self._typing_message is None:
+            return
+        self._reveal(self._typing_message, None)
+        self._typing_message = None
+        if self.playing:
+            self._beat.start(int(MESSAGE_BEAT * 1000 / self.speed))
+
+    def _finish_typing(self) -> None:
+        if self._typing_message is not None:
+            mid, self._typing_message = self._typing_message, None
+            self.typewriter.stop()
+            self._reveal(mid, None)

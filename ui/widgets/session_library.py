@@ -1,0 +1,532 @@
+"""The session library (File ▸ Open session…): saved sessions, searchable, sortable, filterable.
+
+The dialog owns its own connection to the database it shows; opening, "new session like this"
+and replay are the main window's business: it only emits ``open_requested`` and
+``new_like_requested`` with the database path and the session id.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, cast
+
+import sqlite_utils
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from playground import errors
+from playground.export import ExportFormat, write_export
+from playground.storage import library, open_database
+
+COLUMNS = (
+    "Date",
+    "Status",
+    "Condition",
+    "Engine · model",
+    "Participants",
+    "Turns",
+    "Duration",
+    "Calls · tokens",
+    "Ratings",
+)
+STATUS_COLORS = {
+    "finished": "#2e7d32",
+    "interrupted": "#b26a00",
+    "failed": "#c62828",
+    "running": "#1565c0",
+}
+EXPORT_FILTERS = {"JSON Lines (*.jsonl)": "jsonl", "JSON (*.json)": "json", "CSV (*.csv)": "csv"}
+EMPTY_TEXT = "No saved sessions yet — start one with New session…"
+NO_MATCH_TEXT = "No saved session matches the search and filters."
+Index = QModelIndex | QPersistentModelIndex
+
+
+def human_duration(seconds: float | None) -> str:
+    """``45 s``, ``3 min 12 s``, ``1 h 05 min``; an em dash when unknown."""
+    if seconds is None:
+        return "—"
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def local_time(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso[:16]
+
+
+def engine_text(s: library.SessionSummary) -> str:
+    if s.engine == "offline engine":
+        return "offline engine"
+    where = s.engine.removeprefix("OpenAI-compatible (").removesuffix(")")
+    return f"{s.model} @ {where}"
+
+
+def file_options() -> QFileDialog.Option:
+    """Qt's own file dialog where no native one can show (offscreen, tests)."""
+    offscreen = QGuiApplication.platformName() in ("offscreen", "minimal")
+    return QFileDialog.Option.DontUseNativeDialog if offscreen else QFileDialog.Option(0)
+
+
+def ask_database_path(parent: QWidget | None, start: str = "") -> str | None:
+    """Ask for a session database file to open; ``None`` when cancelled."""
+    path, _ = QFileDialog.getOpenFileName(
+        parent,
+        "Open a session database",
+        start,
+        "Session databases (*.db *.sqlite *.sqlite3);;All files (*)",
+        options=file_options(),
+    )
+    return path or None
+
+
+class SessionTableModel(QAbstractTableModel):
+    """Library rows; ``UserRole`` holds the raw value each column sorts by."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[library.SessionSummary] = []
+
+    def set_rows(self, rows: list[library.SessionSummary]) -> None:
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008 - Qt API
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008 - Qt API
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(  # noqa: N802 - Qt API
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        s, col = self.rows[index.row()], index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(s, col)
+        if role == Qt.ItemDataRole.UserRole:
+            return self._key(s, col)
+        if role == Qt.ItemDataRole.ForegroundRole and col == 1:
+            return QColor(STATUS_COLORS.get(s.status, "#333333"))
+        if role == Qt.ItemDataRole.TextAlignmentRole and col >= 5:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(s)
+        return None
+
+    @staticmethod
+    def _text(s: library.SessionSummary, col: int) -> str:
+        if col == 0:
+            return local_time(s.created_at) + ("  ⑂" if s.parent_id else "")
+        if col == 1:
+            return s.status
+        if col == 2:
+            return s.condition or "—"
+        if col == 3:
+            return engine_text(s)
+        if col == 4:
+            return ", ".join(
+                p.name + ("" if p.kind == "ai" else " (human)") for p in s.participants
+            )
+        if col == 5:
+            return str(s.turns)
+        if col == 6:
+            return human_duration(s.duration)
+        if col == 7:
+            return f"{s.calls} · {s.tokens:,}"
+        return str(s.ratings)
+
+    @staticmethod
+    def _key(s: library.SessionSummary, col: int) -> Any:
+        keys: tuple[Any, ...] = (
+            s.created_at,
+            s.status,
+            s.condition or "",
+            engine_text(s),
+            ", ".join(s.names),
+            s.turns,
+            s.duration if s.duration is not None else -1.0,
+            s.tokens * 1_000_000 + s.calls,
+            s.ratings,
+        )
+        return keys[col]
+
+    @staticmethod
+    def _tooltip(s: library.SessionSummary) -> str:
+        lines = [f"Session {s.id}", f"{s.status}: {s.end_reason or ''}".rstrip(": ")]
+        lines.append(f"seed {s.seed} · preset {s.preset or '—'}")
+        if s.parent_id:
+            lines.append(f"fork of {s.parent_id} at message {s.fork_message}")
+        if s.experiment_id:
+            lines.append(f"experiment {s.experiment_id}")
+        return "\n".join(lines)
+
+
+class SessionLibraryDialog(QDialog):
+    """Saved sessions of one database: open, start a new one like it, export, delete.
+
+    Attributes:
+        confirm: asks a yes/no question (the delete confirmation); replaceable in tests.
+        ask_database_path: asks for a database file to open; ``None`` when cancelled.
+        ask_export_path: asks for an export file; ``(path, format)`` or ``None`` when cancelled.
+    """
+
+    open_requested = Signal(str, str)  # db path, session id
+    new_like_requested = Signal(str, str)  # db path, session id
+
+    def __init__(
+        self, db_path: str | os.PathLike[str] | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Saved sessions")
+        self.db: sqlite_utils.Database | None = None
+        self.db_path: str = ""
+        self.confirm: Callable[[str], bool] = self._ask_yes_no
+        self.ask_database_path: Callable[[], str | None] = self._ask_database_path
+        self.ask_export_path: Callable[[], tuple[str, str] | None] = self._ask_export_path
+        self._build()
+        if db_path is not None:
+            self.set_database(db_path)
+        self.resize(980, 560)
+
+    # -- building --------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        lay = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.path_label = QLabel("")
+        self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.open_db_button = QPushButton("Open database…")
+        top.addWidget(QLabel("Database:"))
+        top.addWidget(self.path_label, 1)
+        top.addWidget(self.open_db_button)
+        lay.addLayout(top)
+
+        filters = QHBoxLayout()
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search participants or message text…")
+        self.search.setClearButtonEnabled(True)
+        self.status_filter = self._combo("All statuses")
+        self.condition_filter = self._combo("All conditions")
+        self.engine_filter = self._combo("All engines")
+        filters.addWidget(self.search, 2)
+        for combo in (self.status_filter, self.condition_filter, self.engine_filter):
+            filters.addWidget(combo, 1)
+        lay.addLayout(filters)
+
+        self.model = SessionTableModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(Qt.ItemDataRole.UserRole)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        self.placeholder = QLabel(EMPTY_TEXT)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setStyleSheet("color:#666; font-size:14px; padding:24px;")
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.table)
+        self.stack.addWidget(self.placeholder)
+        lay.addWidget(self.stack, 1)
+
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        lay.addWidget(self.message)
+
+        buttons = QHBoxLayout()
+        self.open_button = QPushButton("Open")
+        self.open_button.setDefault(True)
+        self.new_like_button = QPushButton("New session like this")
+        self.export_button = QPushButton("Export…")
+        self.delete_button = QPushButton("Delete…")
+        self.close_button = QPushButton("Close")
+        for b in (self.open_button, self.new_like_button, self.export_button, self.delete_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        buttons.addWidget(self.close_button)
+        lay.addLayout(buttons)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(200)
+        self._debounce.timeout.connect(self.refresh)
+        self.search.textChanged.connect(lambda _: self._debounce.start())
+        for combo in (self.status_filter, self.condition_filter, self.engine_filter):
+            combo.currentIndexChanged.connect(lambda _: self.refresh())
+        self.open_db_button.clicked.connect(self.choose_database)
+        self.table.doubleClicked.connect(lambda _: self.open_selected())
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
+        self.open_button.clicked.connect(self.open_selected)
+        self.new_like_button.clicked.connect(self.new_like_selected)
+        self.export_button.clicked.connect(lambda: self.export_selected())
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.close_button.clicked.connect(self.reject)
+        self._update_buttons()
+
+    @staticmethod
+    def _combo(all_label: str) -> QComboBox:
+        combo = QComboBox()
+        combo.addItem(all_label, None)
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        return combo
+
+    # -- database --------------------------------------------------------------------------------
+
+    def set_database(self, path: str | os.PathLike[str]) -> bool:
+        """Show another database. A missing file shows as empty (nothing is created); a corrupt
+        or foreign file shows the error here and the previous database stays."""
+        path = str(path)
+        db = None
+        if Path(path).exists():
+            try:
+                db = open_database(path, create=False)
+            except errors.PlaygroundError as exc:
+                self.show_error(str(exc))
+                return False
+        if self.db is not None:
+            self.db.close()
+        self.db, self.db_path = db, path
+        self.path_label.setText(path)
+        self.path_label.setToolTip(str(Path(path).resolve()))
+        self.message.clear()
+        self._fill_filters()
+        self.refresh()
+        return True
+
+    def choose_database(self) -> bool:
+        path = self.ask_database_path()
+        return bool(path) and self.set_database(path or "")
+
+    def _fill_filters(self) -> None:
+        values = library.facets(self.db) if self.db is not None else {}
+        for column, combo in (
+            ("status", self.status_filter),
+            ("condition", self.condition_filter),
+            ("engine", self.engine_filter),
+        ):
+            current = combo.currentData()
+            combo.blockSignals(True)
+            while combo.count() > 1:
+                combo.removeItem(1)
+            for v in values.get(column, []):
+                combo.addItem(v, v)
+            combo.setCurrentIndex(max(0, combo.findData(current)) if current else 0)
+            combo.blockSignals(False)
+
+    def refresh(self) -> None:
+        """Re-query the database with the current search and filters; keeps the selection."""
+        self._debounce.stop()
+        keep = set(self.selected_ids())
+        rows: list[library.SessionSummary] = []
+        total = 0
+        if self.db is not None:
+            try:
+                total = library.count_sessions(self.db)
+                rows = library.list_sessions(
+                    self.db,
+                    search=self.search.text() or None,
+                    status=self.status_filter.currentData(),
+                    condition=self.condition_filter.currentData(),
+                    engine=self.engine_filter.currentData(),
+                )
+            except Exception as exc:  # sqlite3 errors on a file changed under us
+                self.show_error(f"{self.db_path}: cannot read the sessions ({exc})")
+        self.model.set_rows(rows)
+        self.placeholder.setText(EMPTY_TEXT if total == 0 else NO_MATCH_TEXT)
+        self.stack.setCurrentWidget(self.table if rows else self.placeholder)
+        for sid in keep:
+            self.select_session(sid, clear=False)
+        self._update_buttons()
+
+    # -- selection -------------------------------------------------------------------------------
+
+    def proxy_row(self, session_id: str) -> int:
+        """The row where a session is shown, or -1."""
+        for r in range(self.proxy.rowCount()):
+            if self.session_at(r).id == session_id:
+                return r
+        return -1
+
+    def session_at(self, row: int) -> library.SessionSummary:
+        return self.model.rows[self.proxy.mapToSource(self.proxy.index(row, 0)).row()]
+
+    def select_session(self, session_id: str, *, clear: bool = True) -> bool:
+        row = self.proxy_row(session_id)
+        sel = self.table.selectionModel()
+        if clear:
+            sel.clearSelection()
+        if row < 0:
+            return False
+        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        sel.select(self.proxy.index(row, 0), flags)
+        self.table.setCurrentIndex(self.proxy.index(row, 0))
+        return True
+
+    def selected(self) -> list[library.SessionSummary]:
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        return [self.session_at(r) for r in rows]
+
+    def selected_ids(self) -> list[str]:
+        return [s.id for s in self.selected()]
+
+    def _update_buttons(self) -> None:
+        n = len(self.table.selectionModel().selectedRows())
+        for b in (self.open_button, self.new_like_button, self.delete_button):
+            b.setEnabled(n == 1)
+        self.export_button.setEnabled(n >= 1)
+
+    def _one(self) -> library.SessionSummary | None:
+        chosen = self.selected()
+        if len(chosen) != 1:
+            self.show_error("Select one session first.")
+            return None
+        return chosen[0]
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def open_selected(self) -> None:
+        s = self._one()
+        if s is not None:
+            self.open_requested.emit(self.db_path, s.id)
+            self.accept()
+
+    def new_like_selected(self) -> None:
+        s = self._one()
+        if s is not None:
+            self.new_like_requested.emit(self.db_path, s.id)
+            self.accept()
+
+    def export_selected(self, path: str | None = None, fmt: str | None = None) -> int | None:
+        """Export the selected sessions; asks for the file unless given. Returns the count written."""
+        ids = self.selected_ids()
+        if not ids or self.db is None:
+            self.show_error("Select the sessions to export first.")
+            return None
+        if path is None:
+            answer = self.ask_export_path()
+            if answer is None:
+                return None
+            path, fmt = answer
+        fmt = fmt or {".json": "json", ".csv": "csv"}.get(Path(path).suffix.lower(), "jsonl")
+        try:
+            written = write_export(self.db, ids, path, cast(ExportFormat, fmt))
+        except errors.PlaygroundError as exc:
+            self.show_error(f"Export: {exc}")
+            return None
+        self.show_info(f"Exported {len(ids)} session(s) to {path} ({fmt}).")
+        return int(written)
+
+    def delete_selected(self) -> bool:
+        """Delete the selected session after confirmation. Returns whether it was deleted."""
+        s = self._one()
+        if s is None or self.db is None:
+            return False
+        who = ", ".join(s.names) or "no participants"
+        question = (
+            f"Delete session {s.id} ({local_time(s.created_at)}, {who})?\n\n"
+            f"{s.turns} message(s) and {s.ratings} rating record(s) will be lost. "
+            "This cannot be undone."
+        )
+        if not self.confirm(question):
+            return False
+        try:
+            library.delete_session(self.db, s.id)
+        except errors.PlaygroundError as exc:
+            self.show_error(f"Delete: {exc}")
+            return False
+        self._fill_filters()
+        self.refresh()
+        self.show_info(f"Deleted session {s.id}.")
+        return True
+
+    # -- messages and questions ----------------------------------------------------------------
+
+    def show_error(self, text: str) -> None:
+        self.message.setStyleSheet("color:#c62828;")
+        self.message.setText(f"⚠ {text}")
+
+    def show_info(self, text: str) -> None:
+        self.message.setStyleSheet("color:#2e7d32;")
+        self.message.setText(text)
+
+    def _ask_yes_no(self, question: str) -> bool:
+        answer = QMessageBox.question(self, "Delete session", question)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _ask_database_path(self) -> str | None:
+        return ask_database_path(self, str(Path(self.db_path).parent) if self.db_path else "")
+
+    def _ask_export_path(self) -> tuple[str, str] | None:
+        ids = self.selected_ids()
+        name = f"{ids[0]}.jsonl" if len(ids) == 1 else "sessions.jsonl"
+        start = str(Path(self.db_path).parent / name) if self.db_path else name
+        path, chosen = QFileDialog.getSaveFileName(
+            self,
+            "Export sessions",
+            start,
+            ";;".join(EXPORT_FILTERS),
+            options=file_options(),
+        )
+        if not path:
+            return None
+        by_suffix = {".json": "json", ".csv": "csv", ".jsonl": "jsonl"}
+        fmt = by_suffix.get(Path(path).suffix.lower()) or EXPORT_FILTERS.get(chosen, "jsonl")
+        return path, fmt
+
+    def done(self, result: int) -> None:
+        """Closing releases the connection."""
+        super().done(result)
+        if self.db is not None:
+            self.db.close()
+            self.db = None

@@ -95,6 +95,14 @@ class MemoryStore:
         self._emit(events.MemoryChanged(agent=self.agent, change="added", memory=item))
         return item
 
+    async def put(self, item: domain.MemoryItem) -> domain.MemoryItem:
+        """Add a memory with its own id (a fork restoring a saved state); publishes "added"."""
+        self._vec[item.id] = await self._embedder.embed_one(item.text)
+        self.items[item.id] = item
+        self._pool = None
+        self._emit(events.MemoryChanged(agent=self.agent, change="added", memory=item))
+        return item
+
     async def add_many(
         self, rows: list[tuple[domain.MemoryKind, str, float]], *, step: int = 0
     ) -> list[domain.MemoryItem]:

@@ -51,12 +51,15 @@ async def _make_sessions(path: Path, minilm: Any) -> dict[str, str]:
         await room.run_simulation(icebreaker=icebreaker)
         await engine.close()
         ids[key] = room.session_id
-    for key, status in (("D", "interrupted"), ("E", "running")):
+    for key, status, reply in (
+        ("D", "interrupted", "Tea for me."),
+        ("E", "running", "Coffee first."),
+    ):
         room, engine, _ = await build(
             offline_settings(seed=4), CachingEmbedder(minilm), people[5:7], db=db
         )
         await room.post(people[5].name, "Good morning, everyone.", origin="icebreaker")
-        await room.post(people[6].name, "Morning! Coffee first.", origin="offline engine")
+        await room.post(people[6].name, f"Morning! {reply}", origin="offline engine")
         if status != "running":
             room.finish(status, "stopped by the user")
         await engine.close()
@@ -175,12 +178,11 @@ def test_search_matches_participants_and_message_text_case_insensitively(db, sav
         "SELECT name FROM participants WHERE session_id = ? ORDER BY joined_at", [ids["C"]]
     ).fetchall()
     name = names[0][0]
-    expected = {
-        sid
-        for (sid,) in db.execute(
-            "SELECT session_id FROM participants WHERE name = ?", [name]
-        ).fetchall()
-    }
+    texts = db.execute(
+        "SELECT session_id, name FROM participants UNION ALL SELECT session_id, text FROM messages"
+    ).fetchall()
+    expected = {sid for sid, text in texts if name.lower() in text.lower()}
+    assert ids["C"] in expected
     assert {s.id for s in library.list_sessions(db, search=name.swapcase())} == expected
     assert [s.id for s in library.list_sessions(db, search="MARMALADE")] == [ids["B"]]
     assert [s.id for s in library.list_sessions(db, search="coffee first")] == [ids["E"]]
@@ -237,7 +239,7 @@ def _add_human_evaluation(db: Any, victim: str, other: str) -> None:
     ).fetchone()[0]
     with db.conn:
         db.execute("INSERT INTO raters (id, created_at) VALUES ('ann', ?)", [now])
-        for table, extra in (("annotations", "'reaction'"), ("labels", "'q', 'a'")):
+        for table, extra in (("annotations", "'reaction', 'nice'"), ("labels", "'q', 'a'")):
             cols = "kind, text" if table == "annotations" else "question, answer"
             db.execute(
                 f"INSERT INTO {table} (session_id, message_id, author, {cols}, created_at)"

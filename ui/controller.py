@@ -215,6 +215,59 @@ class SessionController(QObject):
             await self.room.post(self._initiator(), icebreaker, origin="icebreaker")
         return self.room
 
+    async def fork(
+        self,
+        recording: Any,
+        seq: int,
+        *,
+        preset: str | None = None,
+        more_messages: int = 10,
+        human: str | None = None,
+    ) -> Room | None:
+        """Continue a replayed session live from position ``seq`` (saved as a new, linked session)."""
+        return await self.guarded(
+            "Fork", lambda: self._fork(recording, seq, preset, more_messages, human)
+        )
+
+    async def _fork(
+        self, recording: Any, seq: int, preset: str | None, more: int, human: str | None
+    ) -> Room:
+        from playground import fork
+
+        shown = recording.messages_shown(seq)
+        settings = self.settings.model_copy(
+            update={
+                "room": self.settings.room.model_copy(update={"max_turns": shown + max(1, more)})
+            }
+        )
+        embedder = await self.embedder()
+        engine = await factory.build_engine(settings, embedder=embedder)
+        await self._end_current("a replay was forked")
+        self.settings, self.engine = settings, engine
+        self.about_to_start.emit()
+        bus = events.EventBus()
+        self.bridge.attach(bus)
+        self.room, self.recorder = await fork.fork(
+            settings,
+            engine,
+            recording=recording,
+            seq=seq,
+            db=recording.db,
+            bus=bus,
+            proactivity=PRESETS[preset] if preset else None,
+        )
+        self.control = RunControl()
+        self.control.on_auto_pause = lambda: self.running_changed.emit(False)
+        self.control.pause()
+        self.mode = "simulation"
+        self.human = None
+        self.session_changed.emit(self.room.session_id)
+        self.mode_changed.emit(self.mode)
+        self.engine_changed.emit(self.engine_label())
+        if human:
+            await self._join(human)
+        return self.room
+
     def _initiator(self) -> str:
         import random
 

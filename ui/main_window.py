@@ -33,6 +33,7 @@ from ui.dialogs import (
     PersonaEditorDialog,
 )
 from ui.replay.controller import ReplayController
+from ui.replay.fork_dialog import ForkDialog
 from ui.replay.transport import TransportBar
 from ui.selection import SelectedParticipant
 from ui.widgets.conversation_pane import ConversationPane
@@ -465,8 +466,21 @@ class MainWindow(QMainWindow):
             f"{where} · {rec.messages_shown(seq)} of {len(rec.message_seq)} messages"
         )
 
-    def open_fork(self) -> None:
-        self.hint("Forking is not available yet.")
+    def open_fork(self) -> ForkDialog | None:
+        rec = self.replay.recording
+        if rec is None:
+            return None
+        seq = self.replay.position
+        m = rec.moment_at(seq)
+        where = f"message #{rec.messages_shown(seq)}" + (
+            f" (decisions of step {m.step})" if m is not None and m.kind == "decision" else ""
+        )
+        dlg = ForkDialog(where, self.controller.engine_label(), self)
+        dlg.accepted.connect(
+            lambda: self.spawn(self.controller.fork(rec, seq, **dlg.options()))
+        )
+        dlg.open()
+        return dlg
 
     def open_replay(self, db_path: str, session_id: str) -> asyncio.Future[object]:
         """Replay a saved session in the three panes; the live session (if any) ends first."""

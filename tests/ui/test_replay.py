@@ -169,3 +169,53 @@ async def test_a_missing_session_or_database_is_reported_not_raised(window, tmp_
     assert "no database" in win.banner.text().lower()
     assert not (tmp_path / "nowhere").exists()
     await controller.shutdown()
+
+
+async def test_fork_continues_live_from_the_replayed_moment_and_a_human_can_join(window):
+    win, controller = window
+    sid, _ = await _live_run(win, controller, steps=5)
+    await win.open_replay(str(controller.db_path), sid)
+    rec = win.replay.recording
+    assert rec is not None
+    second = [m for m in rec.moments if m.kind == "message"][1]
+    win.replay.seek(second.seq)
+    dlg = win.open_fork()
+    assert dlg is not None
+    dlg.join.setChecked(True)
+    dlg.name.setText("Zoe")
+    dlg.more.setValue(3)
+    dlg.accept()
+    await until(lambda: controller.room is not None and controller.human == "Zoe", what="fork")
+    room = controller.room
+    assert not win.replay.active and not win.transport.isVisible()
+    db = controller.database()
+    row = db.execute(
+        "SELECT parent_id, fork_seq, fork_message, status FROM sessions WHERE id = ?",
+        [room.session_id],
+    ).fetchone()
+    assert row == (sid, second.seq, second.message_id, "running")
+    parent_msgs = db.execute(
+        "SELECT speaker, text FROM messages WHERE session_id = ? AND id <= ? ORDER BY id",
+        [sid, second.message_id],
+    ).fetchall()
+    fork_msgs = db.execute(
+        "SELECT speaker, text FROM messages WHERE session_id = ? ORDER BY id", [room.session_id]
+    ).fetchall()
+    assert fork_msgs == parent_msgs, "the transcript up to the fork point is carried over"
+    assert win.conversation.messages() == [tuple(m) for m in parent_msgs]
+    # Memories and thoughts carried over with the same ids.
+    agent = room.agents[0]
+    parent_mem = {
+        r[0]
+        for r in db.execute(
+            "SELECT id FROM memories WHERE session_id = ? AND agent = ? AND deleted = 0",
+            [sid, agent.name],
+        ).fetchall()
+    }
+    assert set(agent.memory.items) == parent_mem
+    assert agent.reservoir.thoughts, "the reservoir comes along"
+    controller.set_pace("fast")
+    await controller.send("Hello everyone, I am joining from here!")
+    assert room.messages[-1].speaker == "Zoe"
+    assert room.messages[-1].id == second.message_id + 1
+    await controller.shutdown()

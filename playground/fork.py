@@ -1,0 +1,180 @@
+"""Fork: a new live session that continues a saved one from any moment of its replay.
+
+The fork starts with the parent's state at that moment: the same participants (persona
+snapshots and proactivity, unless changed), their long-term memories as they stood (edits
+included, same ids), every thought in their reservoirs with its latest score, and the transcript so
+far. It is recorded as a session of its own with ``parent_id``, ``fork_seq`` and ``fork_message``.
+The next step is the trigger for the last carried-over message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlite_utils
+
+from playground import domain, events, factory
+from playground.replay import Recording
+from playground.room import Room
+from playground.settings import ProactivitySettings, Settings
+from playground.storage.recorder import SessionRecorder
+
+
+@dataclass
+class ForkState:
+    """What the parent looked like at the fork moment (folded from its condensed events)."""
+
+    agents: dict[str, tuple[domain.Persona, dict[str, Any]]] = field(default_factory=dict)
+    humans: list[str] = field(default_factory=list)
+    memories: dict[str, dict[int, domain.MemoryItem]] = field(default_factory=dict)
+    thoughts: dict[int, domain.Thought] = field(default_factory=dict)
+    evaluations: dict[int, events.ThoughtEvaluated] = field(default_factory=dict)
+    messages: list[domain.Message] = field(default_factory=list)
+    step: int = 0
+
+
+def state_at(recording: Recording, seq: int) -> ForkState:
+    """Fold the parent's events up to ``seq`` into the state a fork starts from."""
+    st = ForkState()
+    for e in recording.rebuild(seq):
+        st.step = max(st.step, e.step)
+        match e.kind:
+            case "participant_joined":
+                if e.participant_kind == "ai" and e.persona is not None:
+                    st.agents[e.name] = (e.persona, dict(e.proactivity))
+                elif e.name not in st.humans:
+                    st.humans.append(e.name)
+            case "participant_left":
+                st.agents.pop(e.name, None)
+            case "proactivity_changed":
+                if e.name in st.agents:
+                    st.agents[e.name] = (st.agents[e.name][0], dict(e.proactivity))
+            case "memory_changed":
+                mems = st.memories.setdefault(e.agent, {})
+                if e.change == "deleted":
+                    mems.pop(e.memory.id, None)
+                else:
+                    mems[e.memory.id] = e.memory
+            case "thought_formed":
+                st.thoughts[e.thought.id] = e.thought
+            case "thought_evaluated":
+                tid = e.evaluation.thought_id
+                st.evaluations[tid] = e
+                if tid in st.thoughts:
+                    th = st.thoughts[tid]
+                    st.thoughts[tid] = th.model_copy(
+                        update={
+                            "score": e.evaluation.score,
+                            "saliency": th.saliency if e.saliency is None else e.saliency,
+                        }
+                    )
+            case "thought_expressed":
+                if e.thought_id in st.thoughts:
+                    st.thoughts[e.thought_id] = st.thoughts[e.thought_id].model_copy(
+                        update={"expressed_in": e.message_id}
+                    )
+            case "thought_deleted":
+                st.thoughts.pop(e.thought_id, None)
+                st.evaluations.pop(e.thought_id, None)
+            case "message_posted":
+                st.messages.append(e.message)
+    return st
+
+
+def _advance(counter: Any, past: int) -> None:
+    """Move a shared id counter so the next id it gives is greater than ``past``."""
+    while True:
+        n = next(counter)
+        if n >= past:
+            return
+
+
+async def fork(
+    settings: Settings,
+    engine: factory.Engine,
+    *,
+    recording: Recording,
+    seq: int,
+    db: sqlite_utils.Database,
+    bus: events.EventBus,
+    proactivity: ProactivitySettings | None = None,
+) -> tuple[Room, SessionRecorder | None]:
+    """Start a recorded session that continues ``recording`` from position ``seq``.
+
+    Args:
+        proactivity: the same proactivity for every agent; ``None`` keeps each agent's own.
+    """
+    st = state_at(recording, seq)
+    parent = recording.session
+    room, recorder = await factory.create_room(
+        settings,
+        engine,
+        db=db,
+        personas=[],
+        bus=bus,
+        condition=parent.get("condition") or "inner-thoughts",
+    )
+    last_message = st.messages[-1].id if st.messages else None
+    with db.conn:
+        db.execute(
+            "UPDATE sessions SET parent_id = ?, fork_seq = ?, fork_message = ? WHERE id = ?",
+            [parent["id"], seq, last_message, room.session_id],
+        )
+    for name, (persona, pro) in st.agents.items():
+        agent = await room.add_agent(persona, proactivity or ProactivitySettings(**pro))
+        # Memories as they stood: same ids, so the carried-over thoughts' stimuli still resolve.
+        target = st.memories.get(name, {})
+        for mid in [m for m in agent.memory.items if m not in target]:
+            agent.memory.delete(mid)
+        for mid, item in target.items():
+            if mid in agent.memory.items:
+                if agent.memory.items[mid] != item:
+                    await agent.memory.edit(mid, text=item.text, weight=item.weight, kind=item.kind)
+            else:
+                await agent.memory.put(item)
+    for human in st.humans:
+        room.add_human(human)
+    everything = [m for mems in st.memories.values() for m in mems]
+    _advance(room._memory_ids, max(everything, default=0))
+    # The reservoirs: every thought, with its latest evaluation; "expressed" once its message is in.
+    for thought in sorted(st.thoughts.values(), key=lambda t: t.id):
+        if thought.agent not in room.participants or thought.agent not in st.agents:
+            continue
+        agent = room.agent(thought.agent)
+        vec = await room.embedder.embed_one(thought.text)
+        agent.reservoir.add(thought.model_copy(update={"expressed_in": None}), vec)
+        ev = st.evaluations.get(thought.id)
+        if ev is not None:
+            room.emit(
+                events.ThoughtEvaluated(
+                    agent=thought.agent,
+                    evaluation=ev.evaluation,
+                    saliency=ev.saliency,
+                    retained=ev.retained,
+                )
+            )
+    _advance(room._thought_ids, max(st.thoughts, default=0))
+    for m in st.messages:
+        room.step = m.step
+        thought = st.thoughts.get(m.thought_id) if m.thought_id is not None else None
+        if m.speaker not in room.participants:
+            continue  # someone who left before the fork moment
+        msg = await room.post(
+            m.speaker,
+            m.text,
+            thought=thought,
+            interruption=m.interruption,
+            origin=m.origin,
+            notify=False,
+        )
+        if thought is not None and thought.agent in st.agents:
+            room.agent(thought.agent).expressed(thought.id, msg.id, m.step)
+            room.emit(
+                events.ThoughtExpressed(
+                    agent=thought.agent, thought_id=thought.id, message_id=msg.id
+                )
+            )
+    room.step = st.step
+    return room, recorder
+

@@ -1,0 +1,201 @@
+"""The ratings report in a window: the text table and the Likert and preference plots, recomputed
+from the database on every refresh."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase, QPixmap, QResizeEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from playground import errors
+from playground.plots import figure_png, likert_figure, preference_figure
+from playground.report import build_report, render_table
+
+ALL = "All sessions"
+DPI = 100
+NO_RATINGS = (
+    "No ratings yet{scope}. Raters add them under Rating › Rate conversations (blind)…, after a "
+    "researcher creates a plan under Rating › Rating plans…; a person who joined a session can "
+    "answer its questionnaire. Press Refresh to recompute."
+)
+
+
+class ReportView(QWidget):
+    """Table and plots of every rating in the database (or one experiment's sessions)."""
+
+    def __init__(self, db: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        if parent is not None:
+            self.setWindowFlag(Qt.WindowType.Window)
+        self.setWindowTitle("Ratings report")
+        self.resize(1440, 900)
+        self.db = db
+        self.report: Any = None
+        self._pixmaps: dict[str, QPixmap] = {}
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 6, 8, 6)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Experiment"))
+        self.experiment = QComboBox()
+        self.experiment.setEditable(True)
+        self.experiment.setMinimumWidth(280)
+        self.experiment.setToolTip("Only the sessions of this experiment; empty for all sessions")
+        self.experiment.lineEdit().returnPressed.connect(self.refresh)
+        self.experiment.activated.connect(lambda _i: self.refresh())
+        top.addWidget(self.experiment)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.setToolTip("Recompute everything from the database")
+        self.refresh_button.clicked.connect(self.refresh)
+        top.addWidget(self.refresh_button)
+        self.summary = QLabel("")
+        self.summary.setStyleSheet("color:#555;")
+        top.addWidget(self.summary, 1)
+        lay.addLayout(top)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet(
+            "background:#fff8e1; border:1px solid #ffe082; border-radius:4px; padding:8px;"
+        )
+        self.message.hide()
+        lay.addWidget(self.message)
+
+        self.table = QPlainTextEdit()
+        self.table.setReadOnly(True)
+        self.table.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono.setPointSize(9)
+        self.table.setFont(mono)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        inner = QWidget()
+        inner.setObjectName("plots")
+        inner.setStyleSheet("#plots { background:white; }")
+        il = QVBoxLayout(inner)
+        self.likert_image = QLabel()
+        self.likert_image.setAccessibleName("Conversation ratings by condition (Likert plot)")
+        self.preference_image = QLabel()
+        self.preference_image.setAccessibleName("Pairwise preferences (plot)")
+        for img in (self.likert_image, self.preference_image):
+            img.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+            il.addWidget(img)
+        il.addStretch(1)
+        self.scroll.setWidget(inner)
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.split.addWidget(self.table)
+        self.split.addWidget(self.scroll)
+        self.split.setStretchFactor(0, 1)
+        self.split.setStretchFactor(1, 1)
+        self.split.setChildrenCollapsible(False)
+        lay.addWidget(self.split, 1)
+        self._fill_experiments()
+        self.refresh()
+
+    def _fill_experiments(self) -> None:
+        current = self.experiment.currentText()
+        self.experiment.blockSignals(True)
+        self.experiment.clear()
+        self.experiment.addItem(ALL, None)
+        for eid, name in self.db.execute(
+            "SELECT id, name FROM experiments ORDER BY created_at DESC"
+        ).fetchall():
+            self.experiment.addItem(str(eid), eid)
+            if name:
+                self.experiment.setItemData(
+                    self.experiment.count() - 1, str(name), Qt.ItemDataRole.ToolTipRole
+                )
+        self.experiment.setCurrentText(current or ALL)
+        self.experiment.blockSignals(False)
+
+    def set_experiment(self, experiment: str | None) -> None:
+        """Filter on one experiment (None: all sessions) and recompute."""
+        self.experiment.setCurrentText(experiment or ALL)
+        self.refresh()
+
+    def selected_experiment(self) -> str | None:
+        text = self.experiment.currentText().strip()
+        return None if not text or text == ALL else text
+
+    def refresh(self) -> None:
+        """Recompute the report and the plots from the database."""
+        experiment = self.selected_experiment()
+        self._fill_experiments()
+        self.experiment.setCurrentText(experiment or ALL)
+        self.report = None
+        self._pixmaps = {}
+        for img in (self.likert_image, self.preference_image):
+            img.clear()
+            img.hide()
+        try:
+            report = build_report(self.db, experiment=experiment)
+        except errors.PlaygroundError as exc:
+            self.table.setPlainText("")
+            self.summary.setText("")
+            self._say(f"⚠ {exc}", error=True)
+            return
+        self.report = report
+        c = report.counts
+        self.summary.setText(
+            f"{c.sessions} sessions · {c.rated_sessions} rated · {c.raters} raters · "
+            f"{c.preferences} preferences · {c.questionnaires} questionnaires"
+        )
+        self.table.setPlainText(render_table(report))
+        if not (c.conversation_ratings or c.preferences or c.questionnaires or c.marks):
+            scope = f" for experiment {experiment}" if experiment else ""
+            self._say(NO_RATINGS.format(scope=scope))
+            return
+        self.message.hide()
+        if c.conversation_ratings:
+            self._show(self.likert_image, figure_png(likert_figure(report), dpi=DPI))
+        if report.preferences:
+            self._show(self.preference_image, figure_png(preference_figure(report), dpi=DPI))
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        self.message.setText(text)
+        self.message.setStyleSheet(
+            ("background:#fdecea; border:1px solid #f5c6cb; color:#b71c1c;" if error else
+             "background:#fff8e1; border:1px solid #ffe082;")
+            + " border-radius:4px; padding:8px;"
+        )  # fmt: skip
+        self.message.show()
+
+    def _show(self, label: QLabel, png: bytes) -> None:
+        pm = QPixmap()
+        pm.loadFromData(png)
+        self._pixmaps[label.accessibleName()] = pm
+        label.show()
+        self._fit(label)
+
+    def images(self) -> list[QPixmap]:
+        """The plots shown (tests and screenshots)."""
+        return [
+            img.pixmap()
+            for img in (self.likert_image, self.preference_image)
+            if img.isVisibleTo(self) and not img.pixmap().isNull()
+        ]
+
+    def _fit(self, label: QLabel) -> None:
+        pm = self._pixmaps.get(label.accessibleName())
+        if pm is None:
+            return
+        width = max(200, self.scroll.viewport().width() - 24)
+        label.setPixmap(
+            pm if pm.width() <= width else pm.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
+        )
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        for img in (self.likert_image, self.preference_image):
+            self._fit(img)

@@ -12,12 +12,14 @@ import argparse
 import io
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import summary
+from _common import REPO, summary
 
 from playground import cli, plots, report
 from playground.ratings import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
@@ -120,6 +122,10 @@ def main() -> None:
         argv = ["report", "--db", str(path), "--format", fmt]
         t = timed(lambda argv=argv: cli.main(argv, out=io.StringIO(), err=io.StringIO()))
         print(f"playground report --format {fmt}: {summary(t)}")
+
+    argv = [sys.executable, "-m", "playground", "report", "--db", str(path)]
+    t = timed(lambda: subprocess.run(argv, check=True, capture_output=True, cwd=REPO), repeat=3)
+    print(f"python -m playground report (new process, imports included): {summary(t)}")
 
     fig_times = {
         "likert_figure + PNG": timed(lambda: plots.figure_png(plots.likert_figure(rep))),

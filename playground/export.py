@@ -9,7 +9,6 @@ import argparse
 import csv
 import json
 import os
-import sqlite3
 import textwrap
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -323,37 +322,6 @@ def import_file(db: sqlite_utils.Database, path: str | Path) -> list[tuple[str, 
     return importer.import_file(db, path)
 
 
-def check_database_file(path: Path) -> None:
-    """Refuse a SQLite file that belongs to another application before it is opened (and migrated).
-
-    Raises:
-        PlaygroundError: the file is not SQLite, or holds tables but no session schema.
-    """
-    if not path.exists():
-        return
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            tables = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table'"
-                    " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
-                )
-            ]
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as exc:
-        raise errors.PlaygroundError(f"{path}: not a usable session database ({exc})") from exc
-    if version == 0 and tables:
-        shown = ", ".join(tables[:5]) + (", …" if len(tables) > 5 else "")
-        raise errors.PlaygroundError(
-            f"{path}: a SQLite database of another application (tables: {shown}), "
-            "not a session database; it was left untouched"
-        )
-
-
 def cli_export(args: argparse.Namespace, out: TextIO) -> int:
     """``playground export``: write sessions to ``--output`` or to ``out``. Returns the exit code.
 
@@ -365,10 +333,7 @@ def cli_export(args: argparse.Namespace, out: TextIO) -> int:
             "nothing to export: give session ids (or unique prefixes), --all or --experiment ID"
         )
     path = Path(args.db)
-    if not path.is_file():
-        raise errors.PlaygroundError(f"no database at {path}")
-    check_database_file(path)
-    db = open_database(path)
+    db = open_database(path, create=False)
     try:
         ids = resolve_ids(db, args.ids)
         if args.experiment:
@@ -401,9 +366,7 @@ def cli_import(args: argparse.Namespace, out: TextIO) -> int:
     """
     from playground import importer
 
-    path = Path(args.db)
-    check_database_file(path)
-    db = open_database(path)
+    db = open_database(args.db)
     try:
         run = importer.Importer(db)
         for file_id, db_id in run.import_lines(args.file):

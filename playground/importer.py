@@ -57,16 +57,15 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def _parse(number: int, text: str) -> dict[str, Any]:
+    if number == 1 and text.strip() == "[":
+        raise LineError(
+            "line 1: this looks like a --format json export (one JSON array); import reads"
+            " JSON Lines: export with --format jsonl"
+        )
     try:
         record = json.loads(text)
     except ValueError as exc:
-        hint = (
-            " (this looks like a --format json export; import reads JSON Lines: export with"
-            " --format jsonl)"
-            if number == 1 and text.strip() == "["
-            else ""
-        )
-        raise LineError(f"line {number}: not JSON ({exc}){hint}") from exc
+        raise LineError(f"line {number}: not JSON ({exc})") from exc
     if not isinstance(record, dict):
         raise LineError(f"line {number}: expected a JSON object, found {type(record).__name__}")
     if "format" not in record:
@@ -340,14 +339,20 @@ class Importer:
         for name, value in values.items():
             if name in json_cols:
                 if value is not None:
-                    values[name] = json.dumps(value, ensure_ascii=False)
+                    # the event log is compact, as the recorder writes it (pydantic's JSON)
+                    compact = (",", ":") if table == "events" else None
+                    values[name] = json.dumps(value, ensure_ascii=False, separators=compact)
             elif isinstance(value, dict | list):
                 raise LineError(f"{ctx}: {name!r} must be a single value, not a list or object")
         names = list(values)
-        self.db.execute(
-            f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
-            [values[n] for n in names],
-        )
+        try:
+            self.db.execute(
+                f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
+                [values[n] for n in names],
+            )
+        except sqlite3.IntegrityError as exc:
+            # Constraints are checked per statement, so this row is the one at fault.
+            raise LineError(f"{ctx}: rejected by the database ({exc})") from exc
 
 
 def _list(value: Any, ctx: str) -> list[dict[str, Any]]:

@@ -115,7 +115,7 @@ def likert_figure(report: Report) -> Figure:
     ax.set_xlabel("share of ratings (disagree ← neutral centred on 0 → agree)")
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
-    ax.set_title("Conversation ratings by condition (1 = strongly disagree, 7 = strongly agree)")
+    fig.suptitle("Conversation ratings by condition (1 = strongly disagree, 7 = strongly agree)")
     handles = [
         Patch(color=colours[v - 1], label=f"{v}" + (f" {SCALE[v]}" if v in SCALE else ""))
         for v in range(1, 8)
@@ -140,7 +140,7 @@ def preference_figure(report: Report) -> Figure:
         ax.barh(y, b.share * 100, left=a.share * 100, color=colour[b.condition], height=0.4)
         err = [[(a.share - a.ci_low) * 100], [(a.ci_high - a.share) * 100]]
         ax.errorbar(a.share * 100, y, xerr=err, fmt="none", ecolor="black", capsize=5, lw=1.4)
-        for x, share, ha in ((0, a, "left"), (100, b, "right")):
+        for x, share, ha in ((0.5, a, "left"), (99.5, b, "right")):
             ax.text(x, y - 0.25, f"{share.condition}: {share.chosen} ({100 * share.share:.0f}%)",
                     ha=ha, va="bottom", fontsize=9, color=colour[share.condition],
                     fontweight="bold")  # fmt: skip
@@ -150,7 +150,7 @@ def preference_figure(report: Report) -> Figure:
     ax.set_xlim(0, 100)
     ax.set_xticks(range(0, 101, 10), [f"{t}%" for t in range(0, 101, 10)])
     ax.set_xlabel("share of pairwise choices (error bar: Wilson 95% interval; dashed: 50%)")
-    ax.set_title("Which conversation was more natural?")
+    fig.suptitle("Which conversation was more natural?")
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return fig

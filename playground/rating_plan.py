@@ -170,7 +170,7 @@ class PlanStore:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
-    def _session(self, session_id: str) -> str:
+    def resolve_session(self, session_id: str) -> str:
         """The full id of a session given its id or a unique prefix.
 
         Raises:
@@ -302,7 +302,7 @@ class PlanStore:
             return {str(sid): cond for sid, cond in rows}
         pool: dict[str, str | None] = {}
         for given in sessions or []:
-            sid = self._session(given)
+            sid = self.resolve_session(given)
             pool[sid] = self.db.execute(
                 "SELECT condition FROM sessions WHERE id = ?", [sid]
             ).fetchone()[0]

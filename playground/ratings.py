@@ -110,7 +110,7 @@ class RatingStore(rating_plan.PlanStore):
                 self._complete(assignment_id, now)
 
     def _read(self, session_id: str, rater: str, instrument: str) -> dict[str, int]:
-        sid = self._session(session_id)
+        sid = self.resolve_session(session_id)
         rows = self.db.execute(
             "SELECT metric, value FROM ratings WHERE session_id = ? AND rater = ? AND instrument = ?",
             [sid, rater.strip(), instrument],
@@ -135,7 +135,7 @@ class RatingStore(rating_plan.PlanStore):
             SessionNotFound: no such session.
         """
         _validate(values, CONVERSATION_METRICS, "conversation")
-        sid = self._session(session_id)
+        sid = self.resolve_session(session_id)
         rid = self.ensure_rater(rater)
         if assignment_id is not None:
             self._check_assignment(assignment_id, rid, {sid})
@@ -155,7 +155,7 @@ class RatingStore(rating_plan.PlanStore):
             SessionNotFound: no such session.
         """
         _validate(values, PARTICIPANT_ITEMS, "participant")
-        sid = self._session(session_id)
+        sid = self.resolve_session(session_id)
         rid = self.ensure_rater(respondent)
         self._upsert(sid, rid, "participant", values, None)
 
@@ -171,7 +171,7 @@ class RatingStore(rating_plan.PlanStore):
             PlaygroundError: the session has no such message.
             SessionNotFound: no such session.
         """
-        sid = self._session(session_id)
+        sid = self.resolve_session(session_id)
         if not self.db.execute(
             "SELECT 1 FROM messages WHERE session_id = ? AND id = ?", [sid, message_id]
         ).fetchone():
@@ -187,7 +187,7 @@ class RatingStore(rating_plan.PlanStore):
 
     def unmark_turn(self, session_id: str, message_id: int, rater: str) -> None:
         """Remove a rater's mark from a message (nothing happens if it was not marked)."""
-        sid = self._session(session_id)
+        sid = self.resolve_session(session_id)
         with self.db.conn:
             self.db.execute(
                 "DELETE FROM turn_marks WHERE session_id = ? AND message_id = ? AND rater = ?",
@@ -201,7 +201,7 @@ class RatingStore(rating_plan.PlanStore):
             session_id: the session (id or unique prefix).
             rater: only this rater's marks (what a rating UI must pass); None for all (analysis).
         """
-        sid = self._session(session_id)
+        sid = self.resolve_session(session_id)
         sql = "SELECT message_id, rater, comment, created_at FROM turn_marks WHERE session_id = ?"
         params: list[Any] = [sid]
         if rater is not None:
@@ -231,10 +231,10 @@ class RatingStore(rating_plan.PlanStore):
             PlaygroundError: the two sessions are the same, or chosen is neither of them.
             SessionNotFound: a session does not exist.
         """
-        first, second = self._session(first_id), self._session(second_id)
+        first, second = self.resolve_session(first_id), self.resolve_session(second_id)
         if first == second:
             raise errors.PlaygroundError(f"a preference needs two different sessions ({first})")
-        chosen = self._session(chosen_id)
+        chosen = self.resolve_session(chosen_id)
         if chosen not in (first, second):
             raise errors.PlaygroundError(
                 f"the chosen session {chosen} is neither {first} nor {second}"

@@ -254,6 +254,10 @@ class Recording:
                     self._cache[seq] = _parse_event(seq, data)
         return [self._cache[s] for s in seqs]
 
+    def count_between(self, lo: int, hi: int) -> int:
+        """How many events have ``lo < seq <= hi``."""
+        return bisect.bisect_right(self.seqs, hi) - bisect.bisect_right(self.seqs, lo)
+
     def events_between(self, lo: int, hi: int) -> list[Any]:
         """Parsed events with ``lo < seq <= hi``, in order (forward play)."""
         i = bisect.bisect_right(self.seqs, lo)

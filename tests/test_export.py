@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from playground import cli, export, importer, ratings, replay
+from playground import cli, errors, export, ratings, replay
 from playground.storage import open_database
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library
@@ -302,11 +302,11 @@ def test_write_export_replaces_a_file_only_when_complete(source, tmp_path):
     target.write_text("precious\n")
     db = open_database(source["path"])
     try:
-        with pytest.raises(export.errors.SessionNotFound):
+        with pytest.raises(errors.SessionNotFound):
             export.write_export(db, [source["a"], "nope"], target, "jsonl")
         assert target.read_text() == "precious\n"
         assert export.write_export(db, [source["a"], source["b"]], target, "jsonl") == 2
-        with pytest.raises(export.errors.PlaygroundError, match="cannot write"):
+        with pytest.raises(errors.PlaygroundError, match="cannot write"):
             export.write_export(db, [source["a"]], tmp_path / "no" / "dir.jsonl", "json")
     finally:
         db.close()
@@ -452,6 +452,17 @@ def _without_text(source: dict[str, Any], tmp_path: Path, session: str) -> str:
     return json.dumps(rec)
 
 
+def _unknown_speaker(source: dict[str, Any], tmp_path: Path, session: str) -> str:
+    rec = json.loads(export_file(source, tmp_path, session, name="s.jsonl").read_text())
+    rec["messages"][2]["speaker"] = "Nobody"
+    return json.dumps(rec)
+
+
+def _latin1(path: Path, first: str) -> Path:
+    path.write_bytes(first.encode() + b"\n" + '{"caf\u00e9": 1}'.encode("latin-1") + b"\n")
+    return path
+
+
 BAD = {
     "missing_file": (lambda s, t: t / "absent.jsonl", "no file"),
     "empty_file": (lambda s, t: _write(t / "e.jsonl", "", "  "), "the file is empty"),
@@ -476,6 +487,14 @@ BAD = {
         lambda s, t: _write(t / "x.jsonl", _line(s, t, s["a"], messages=None)),
         "line 1: missing key 'messages'",
     ),
+    "rejected_row": (
+        lambda s, t: _write(t / "x.jsonl", _unknown_speaker(s, t, s["a"])),
+        "line 1: messages[2]: rejected by the database (FOREIGN KEY constraint failed)",
+    ),
+    "not_utf8": (
+        lambda s, t: _latin1(t / "x.jsonl", _line(s, t, s["a"])),
+        "line 2: not UTF-8 text",
+    ),
     "missing_nested_key": (
         lambda s, t: _write(t / "x.jsonl", _line(s, t, s["b"]), _without_text(s, t, s["a"])),
         "line 2: messages[3]: missing key 'text'",
@@ -493,7 +512,7 @@ def test_bad_import_files_are_one_clear_line_and_damage_nothing(source, tmp_path
     assert code == 1, out
     assert fragment in err and "Traceback" not in err
     after = session_ids(target)
-    if case in ("not_json", "missing_nested_key"):
+    if case in ("not_json", "not_utf8", "missing_nested_key"):
         assert "the 1 conversation before it was imported and kept" in err
         assert len(after) == len(before) + 1 and out.count("imported ") == 1
         db = open_database(target)
@@ -523,7 +542,9 @@ def test_a_database_of_another_application_is_refused_untouched(source, tmp_path
         conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
     argv = [str(export_file(source, tmp_path, source["a"]))] if command == "import" else ["--all"]
     code, _, err = run(command, *argv, "--db", str(foreign))
-    assert code == 1 and "another application (tables: notes)" in err and "Traceback" not in err
+    assert (
+        code == 1 and "a SQLite database of another application" in err and "Traceback" not in err
+    )
     with sqlite3.connect(foreign) as conn:
         assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["notes"]
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
@@ -539,7 +560,5 @@ def test_a_file_that_is_not_sqlite_is_refused(source, tmp_path):
 
 def test_import_file_api_reports_the_line_through_playground_error(tmp_path, db):
     bad = _write(tmp_path / "x.jsonl", '{"format": "thought-playground/1", "session": {}}')
-    with pytest.raises(
-        importer.errors.PlaygroundError, match=r"line 1: missing key 'participants'"
-    ):
+    with pytest.raises(errors.PlaygroundError, match=r"line 1: missing key 'participants'"):
         export.import_file(db, bad)

@@ -325,5 +325,6 @@ def test_deleting_a_session_cascades_to_its_human_evaluation_rows(fresh):
     assert count("SELECT COUNT(*) FROM turn_marks WHERE session_id IN (?, ?)") == 0
     assert count("SELECT COUNT(*) FROM preferences WHERE first_id = ? OR second_id = ?") == 0
     assert count("SELECT COUNT(*) FROM assignments WHERE session_a = ? OR session_b = ?") == 0
-    assert len(store.assignments(plan.id)) == 8 - 4  # the 4 pairs with ids[0] are gone
+    # its pairs with ids[2], ids[3] and ids[4] are gone
+    assert len(store.assignments(plan.id)) == 8 - 3
     assert store.conversation_ratings(ids[2], "ann") == ALL_FOUR  # other sessions keep theirs

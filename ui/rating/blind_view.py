@@ -211,9 +211,9 @@ class BlindConversationView(QWidget):
         top.addWidget(self.speed)
         lay.addLayout(top)
 
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         inner = QWidget()
         inner.setObjectName("blindInner")
         inner.setStyleSheet("#blindInner { background:white; }")
@@ -221,9 +221,12 @@ class BlindConversationView(QWidget):
         self._list.setContentsMargins(0, 0, 0, 0)
         self._list.setSpacing(0)
         self._list.addStretch(1)
-        self.scroll.setWidget(inner)
-        self.scroll.verticalScrollBar().rangeChanged.connect(self._follow)
-        lay.addWidget(self.scroll, 1)
+        self.scroll_area.setWidget(inner)
+        self._stick = True  # follow the newest text while the rater stays at the bottom
+        bar = self.scroll_area.verticalScrollBar()
+        bar.rangeChanged.connect(self._follow)
+        bar.valueChanged.connect(lambda v: setattr(self, "_stick", v >= bar.maximum() - 8))
+        lay.addWidget(self.scroll_area, 1)
         self.status = QLabel("")
         self.status.setStyleSheet("color:#666;")
         lay.addWidget(self.status)
@@ -247,6 +250,7 @@ class BlindConversationView(QWidget):
         self.title.setText(f"<b>{html.escape(title)}</b>")
         self.complete = not self.messages
         self._typing = -1
+        self._stick = True
         self._update_status()
 
     def play(self) -> None:
@@ -340,8 +344,6 @@ class BlindConversationView(QWidget):
     def _finish(self) -> None:
         self._playing = False
         self.play_button.setText("Play")
-        self.play_button.setEnabled(False)
-        self.show_all_button.setEnabled(False)
         already = self.complete
         self.complete = True
         self._update_status()
@@ -362,15 +364,15 @@ class BlindConversationView(QWidget):
         marks = len(self._marks)
         mark_text = f" · {marks} marked unnatural" if marks else ""
         if self.complete:
-            self.status.setText(f"End of the conversation ({len(self.messages)} messages){mark_text}")
-        else:
             self.status.setText(
-                f"Message {len(self.cards)} of {len(self.messages)}{mark_text}"
+                f"End of the conversation ({len(self.messages)} messages){mark_text}"
             )
+        else:
+            self.status.setText(f"Message {len(self.cards)} of {len(self.messages)}{mark_text}")
 
     def _follow(self, _min: int, maximum: int) -> None:
-        if self._playing or self.complete:
-            self.scroll.verticalScrollBar().setValue(maximum)
+        if self._stick:
+            self.scroll_area.verticalScrollBar().setValue(maximum)
 
     def texts(self) -> list[str]:
         """The text shown so far in each card (for tests and screenshots)."""

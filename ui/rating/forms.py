@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,9 +35,9 @@ class LikertRow(QFrame):
         self.setStyleSheet("#likert { border-bottom:1px solid #e6e6e6; }")
         grid = QGridLayout(self)
         grid.setContentsMargins(4, 6, 4, 6)
-        grid.setHorizontalSpacing(2)
+        grid.setHorizontalSpacing(8)
         grid.setVerticalSpacing(2)
-        self.statement = QLabel(f"<b>{item.label}</b> — {item.statement}")
+        self.statement = QLabel(f"<b>{html.escape(item.label)}</b> — {html.escape(item.statement)}")
         self.statement.setWordWrap(True)
         grid.addWidget(self.statement, 0, 0, 1, 9)
         low = QLabel(LOW_LABEL)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject
@@ -33,7 +34,7 @@ class RatingMenu(QObject):
         self.questionnaire: QuestionnaireDialog | None = None
         self.offered: set[str] = set()  # sessions whose questionnaire was offered already
         self.closing = False
-        menu = window.menuBar().addMenu("&Rating")
+        self.menu = menu = window.menuBar().addMenu("&Rating")
         self.act_rate = menu.addAction("Rate conversations (blind)…")
         self.act_plans = menu.addAction("Rating plans…")
         self.act_report = menu.addAction("Report…")
@@ -79,8 +80,23 @@ class RatingMenu(QObject):
         self._raise(self.rater)
         return self.rater
 
-    def rate_session(self, session_id: str) -> RaterWindow | None:
-        """Rate one chosen session blind, outside any plan (from the session library)."""
+    def rate_session(self, session_id: str, db_path: str | None = None) -> RaterWindow | None:
+        """Rate one chosen session blind, outside any plan (from the session library).
+
+        Args:
+            session_id: the session (id or unique prefix).
+            db_path: its database when it is not the controller's own.
+        """
+        if db_path is not None:
+            try:
+                db = self.controller.database_at(db_path)
+            except errors.PlaygroundError as exc:
+                self.window.show_error(f"Rating: {exc}")
+                return None
+            if self._alive(self.rater) and self.rater is not None and self.rater.db is not db:
+                self.rater.close()
+            if not self._alive(self.rater):
+                self.rater = RaterWindow(db, self.window)
         w = self.open_rater()
         if w is not None:
             w.rate_session(session_id)
@@ -159,10 +175,8 @@ class RatingMenu(QObject):
         """Close every window this menu opened (the main window is closing)."""
         for w in (self.rater, self.plans, self.report, self.picker, self.questionnaire):
             if w is not None:
-                try:
+                with contextlib.suppress(RuntimeError):  # already deleted on the C++ side
                     w.close()
-                except RuntimeError:
-                    pass
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if watched is self.window and event.type() == QEvent.Type.Close and not self.closing:

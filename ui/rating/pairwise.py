@@ -69,7 +69,9 @@ class PairwiseView(QWidget):
         row.addStretch(1)
         cl.addLayout(row)
         self.reason = QPlainTextEdit()
-        self.reason.setPlaceholderText("Why? (required) e.g. who spoke when, how replies followed on…")
+        self.reason.setPlaceholderText(
+            "Why? (required) e.g. who spoke when, how replies followed on…"
+        )
         self.reason.setFixedHeight(54)
         self.reason.setAccessibleName("Reason for your choice")
         cl.addWidget(self.reason)

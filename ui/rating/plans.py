@@ -181,7 +181,7 @@ class RatingPlanDialog(QDialog):
         self.message.setWordWrap(True)
         lay.addWidget(self.message)
         self.create_button = QPushButton("Create plan")
-        self.create_button.clicked.connect(self.create)
+        self.create_button.clicked.connect(self.create_plan)
         lay.addWidget(self.create_button, 0, Qt.AlignmentFlag.AlignRight)
         self.from_experiment.toggled.connect(self._source_changed)
         self.sessions.itemChanged.connect(lambda _i: self._count())
@@ -221,7 +221,7 @@ class RatingPlanDialog(QDialog):
             return str(self.experiment.itemData(i))
         return self.experiment.currentText().strip()
 
-    def create(self) -> Plan | None:
+    def create_plan(self) -> Plan | None:
         """Create the plan from the form; errors are shown in the dialog."""
         raters = [r.strip() for r in self.raters.text().split(",") if r.strip()]
         try:

@@ -397,7 +397,9 @@ class RaterWindow(QWidget):
 
     def show_error(self, text: str) -> None:
         for i, sid in enumerate(self._sessions):  # blind: an error never shows a session id
-            text = text.replace(sid, f"conversation {'AB'[i] if len(self._sessions) > 1 else ''}".strip())
+            text = text.replace(
+                sid, f"conversation {'AB'[i] if len(self._sessions) > 1 else ''}".strip()
+            )
         self.error.setText(f"⚠ {text}")
         self.error.show()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase, QPixmap, QResizeEvent
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QFontDatabase, QPixmap, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -24,7 +25,8 @@ from playground.plots import figure_png, likert_figure, preference_figure
 from playground.report import build_report, render_table
 
 ALL = "All sessions"
-DPI = 100
+MIN_DPI, MAX_DPI = 70, 110
+WIDE = 1200  # px: table and plots side by side from this width, one above the other below it
 NO_RATINGS = (
     "No ratings yet{scope}. Raters add them under Rating › Rate conversations (blind)…, after a "
     "researcher creates a plan under Rating › Rating plans…; a person who joined a session can "
@@ -52,7 +54,9 @@ class ReportView(QWidget):
         self.experiment.setEditable(True)
         self.experiment.setMinimumWidth(280)
         self.experiment.setToolTip("Only the sessions of this experiment; empty for all sessions")
-        self.experiment.lineEdit().returnPressed.connect(self.refresh)
+        edit = self.experiment.lineEdit()
+        assert edit is not None
+        edit.returnPressed.connect(self.refresh)
         self.experiment.activated.connect(lambda _i: self.refresh())
         top.addWidget(self.experiment)
         self.refresh_button = QPushButton("Refresh")
@@ -77,9 +81,9 @@ class ReportView(QWidget):
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         mono.setPointSize(9)
         self.table.setFont(mono)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         inner = QWidget()
         inner.setObjectName("plots")
         inner.setStyleSheet("#plots { background:white; }")
@@ -90,16 +94,20 @@ class ReportView(QWidget):
         self.preference_image.setAccessibleName("Pairwise preferences (plot)")
         for img in (self.likert_image, self.preference_image):
             img.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+            img.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             il.addWidget(img)
         il.addStretch(1)
-        self.scroll.setWidget(inner)
+        self.scroll_area.setWidget(inner)
+        self.scroll_area.viewport().installEventFilter(self)
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.addWidget(self.table)
-        self.split.addWidget(self.scroll)
+        self.split.addWidget(self.scroll_area)
         self.split.setStretchFactor(0, 1)
         self.split.setStretchFactor(1, 1)
         self.split.setChildrenCollapsible(False)
         lay.addWidget(self.split, 1)
+        self._wide: bool | None = None
+        self._shown_once = False
         self._fill_experiments()
         self.refresh()
 
@@ -158,9 +166,15 @@ class ReportView(QWidget):
             return
         self.message.hide()
         if c.conversation_ratings:
-            self._show(self.likert_image, figure_png(likert_figure(report), dpi=DPI))
+            self._show(self.likert_image, self._png(likert_figure(report)))
         if report.preferences:
-            self._show(self.preference_image, figure_png(preference_figure(report), dpi=DPI))
+            self._show(self.preference_image, self._png(preference_figure(report)))
+
+    def _png(self, fig: Any) -> bytes:
+        """The figure as PNG, at a resolution that fits the plot area's width (within limits)."""
+        inches = float(fig.get_figwidth())
+        dpi = min(MAX_DPI, max(MIN_DPI, int((self.scroll_area.viewport().width() - 24) / inches)))
+        return figure_png(fig, dpi=dpi)
 
     def _say(self, text: str, *, error: bool = False) -> None:
         self.message.setText(text)
@@ -190,12 +204,36 @@ class ReportView(QWidget):
         pm = self._pixmaps.get(label.accessibleName())
         if pm is None:
             return
-        width = max(200, self.scroll.viewport().width() - 24)
-        label.setPixmap(
-            pm if pm.width() <= width else pm.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
-        )
+        width = max(200, self.scroll_area.viewport().width() - 24)
+        if pm.width() > width:
+            pm = pm.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
+        label.setPixmap(pm)
+        label.setFixedHeight(pm.height())  # the scroll area then scrolls through the plots
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if not self._shown_once:  # draw the plots again at the size they are shown at
+            self._shown_once = True
+            QTimer.singleShot(0, self, self._redraw)
+
+    def _redraw(self) -> None:
+        if self.report is not None and self._pixmaps:
+            self.refresh()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
-        for img in (self.likert_image, self.preference_image):
-            self._fit(img)
+        wide = self.width() >= WIDE
+        if wide != self._wide:
+            self._wide = wide
+            self.split.setOrientation(
+                Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+            )
+            size = self.split.width() if wide else self.split.height()
+            first = int(size * (0.52 if wide else 0.4))
+            self.split.setSizes([first, size - first])
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if watched is self.scroll_area.viewport() and event.type() == QEvent.Type.Resize:
+            for img in (self.likert_image, self.preference_image):
+                self._fit(img)
+        return False

@@ -18,6 +18,8 @@ from ui.bridge import EngineBridge
 from ui.selection import SelectedParticipant
 from ui.typewriter import Typewriter
 
+#: A jump forward over more events than this rebuilds the moment instead of publishing them all.
+INCREMENTAL_LIMIT = 400
 #: Pause after a trigger's decisions while playing, in seconds at 1× (lets the reader see them).
 DECISION_BEAT = 0.8
 #: Pause after a fully typed message while playing, in seconds at 1×.
@@ -107,7 +109,7 @@ class ReplayController(QObject):
         seq = rec.clamp(seq)
         if seq == self.position:
             return
-        if seq > self.position and self.position >= 0:
+        if seq > self.position >= 0 and rec.count_between(self.position, seq) <= INCREMENTAL_LIMIT:
             for e in rec.events_between(self.position, seq):
                 self.bus.publish(e)
             self.position = seq

@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import sqlite_utils
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QItemSelectionModel,
-    QModelIndex,
-    QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -45,54 +41,17 @@ from PySide6.QtWidgets import (
 from playground import errors
 from playground.export import ExportFormat, write_export
 from playground.storage import library, open_database
-
-COLUMNS = (
-    "Date",
-    "Status",
-    "Condition",
-    "Engine · model",
-    "Participants",
-    "Turns",
-    "Duration",
-    "Calls · tokens",
-    "Ratings",
+from ui.widgets.session_table import (
+    COLUMNS,
+    ENGINE_COLUMN,
+    PARTICIPANTS_COLUMN,
+    SessionTableModel,
+    local_time,
 )
-STATUS_COLORS = {
-    "finished": "#2e7d32",
-    "interrupted": "#b26a00",
-    "failed": "#c62828",
-    "running": "#1565c0",
-}
+
 EXPORT_FILTERS = {"JSON Lines (*.jsonl)": "jsonl", "JSON (*.json)": "json", "CSV (*.csv)": "csv"}
 EMPTY_TEXT = "No saved sessions yet — start one with New session…"
 NO_MATCH_TEXT = "No saved session matches the search and filters."
-Index = QModelIndex | QPersistentModelIndex
-
-
-def human_duration(seconds: float | None) -> str:
-    """``45 s``, ``3 min 12 s``, ``1 h 05 min``; an em dash when unknown."""
-    if seconds is None:
-        return "—"
-    s = round(seconds)
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s // 3600} h {s % 3600 // 60:02d} min"
-
-
-def local_time(iso: str) -> str:
-    try:
-        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
-    except ValueError:
-        return iso[:16]
-
-
-def engine_text(s: library.SessionSummary) -> str:
-    if s.engine == "offline engine":
-        return "offline engine"
-    where = s.engine.removeprefix("OpenAI-compatible (").removesuffix(")")
-    return f"{s.model} @ {where}"
 
 
 def file_options() -> QFileDialog.Option:
@@ -111,95 +70,6 @@ def ask_database_path(parent: QWidget | None, start: str = "") -> str | None:
         options=file_options(),
     )
     return path or None
-
-
-class SessionTableModel(QAbstractTableModel):
-    """Library rows; ``UserRole`` holds the raw value each column sorts by."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.rows: list[library.SessionSummary] = []
-
-    def set_rows(self, rows: list[library.SessionSummary]) -> None:
-        self.beginResetModel()
-        self.rows = rows
-        self.endResetModel()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008 - Qt API
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008 - Qt API
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(  # noqa: N802 - Qt API
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        s, col = self.rows[index.row()], index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(s, col)
-        if role == Qt.ItemDataRole.UserRole:
-            return self._key(s, col)
-        if role == Qt.ItemDataRole.ForegroundRole and col == 1:
-            return QColor(STATUS_COLORS.get(s.status, "#333333"))
-        if role == Qt.ItemDataRole.TextAlignmentRole and col >= 5:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(s)
-        return None
-
-    @staticmethod
-    def _text(s: library.SessionSummary, col: int) -> str:
-        if col == 0:
-            return local_time(s.created_at) + ("  ⑂" if s.parent_id else "")
-        if col == 1:
-            return s.status
-        if col == 2:
-            return s.condition or "—"
-        if col == 3:
-            return engine_text(s)
-        if col == 4:
-            return ", ".join(
-                p.name + ("" if p.kind == "ai" else " (human)") for p in s.participants
-            )
-        if col == 5:
-            return str(s.turns)
-        if col == 6:
-            return human_duration(s.duration)
-        if col == 7:
-            return f"{s.calls} · {s.tokens:,}"
-        return str(s.ratings)
-
-    @staticmethod
-    def _key(s: library.SessionSummary, col: int) -> Any:
-        keys: tuple[Any, ...] = (
-            s.created_at,
-            s.status,
-            s.condition or "",
-            engine_text(s),
-            ", ".join(s.names),
-            s.turns,
-            s.duration if s.duration is not None else -1.0,
-            s.tokens * 1_000_000 + s.calls,
-            s.ratings,
-        )
-        return keys[col]
-
-    @staticmethod
-    def _tooltip(s: library.SessionSummary) -> str:
-        lines = [f"Session {s.id}", f"{s.status}: {s.end_reason or ''}".rstrip(": ")]
-        lines.append(f"seed {s.seed} · preset {s.preset or '—'}")
-        if s.parent_id:
-            lines.append(f"fork of {s.parent_id} at message {s.fork_message}")
-        if s.experiment_id:
-            lines.append(f"experiment {s.experiment_id}")
-        return "\n".join(lines)
 
 
 class SessionLibraryDialog(QDialog):
@@ -239,6 +109,9 @@ class SessionLibraryDialog(QDialog):
         self.open_db_button = QPushButton("Open database…")
         top.addWidget(QLabel("Database:"))
         top.addWidget(self.path_label, 1)
+        self.count_label = QLabel("")
+        self.count_label.setStyleSheet("color:#666;")
+        top.addWidget(self.count_label)
         top.addWidget(self.open_db_button)
         lay.addLayout(top)
 
@@ -249,9 +122,9 @@ class SessionLibraryDialog(QDialog):
         self.status_filter = self._combo("All statuses")
         self.condition_filter = self._combo("All conditions")
         self.engine_filter = self._combo("All engines")
-        filters.addWidget(self.search, 2)
+        filters.addWidget(self.search, 1)
         for combo in (self.status_filter, self.condition_filter, self.engine_filter):
-            filters.addWidget(combo, 1)
+            filters.addWidget(combo)
         lay.addLayout(filters)
 
         self.model = SessionTableModel(self)
@@ -268,9 +141,11 @@ class SessionLibraryDialog(QDialog):
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
         self.table.verticalHeader().hide()
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(PARTICIPANTS_COLUMN, QHeaderView.ResizeMode.Stretch)
+        header.setHighlightSections(False)
         self.placeholder = QLabel(EMPTY_TEXT)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
@@ -318,8 +193,19 @@ class SessionLibraryDialog(QDialog):
     def _combo(all_label: str) -> QComboBox:
         combo = QComboBox()
         combo.addItem(all_label, None)
-        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(14)
         return combo
+
+    def _fit_columns(self) -> None:
+        """Columns as wide as their contents (a long engine capped); participants take the rest."""
+        header = self.table.horizontalHeader()
+        metrics = header.fontMetrics()
+        for col, title in enumerate(COLUMNS):
+            if col == PARTICIPANTS_COLUMN:
+                continue
+            width = max(self.table.sizeHintForColumn(col), metrics.horizontalAdvance(title) + 24)
+            header.resizeSection(col, min(width, 180) if col == ENGINE_COLUMN else width)
 
     # -- database --------------------------------------------------------------------------------
 
@@ -383,6 +269,9 @@ class SessionLibraryDialog(QDialog):
             except Exception as exc:  # sqlite3 errors on a file changed under us
                 self.show_error(f"{self.db_path}: cannot read the sessions ({exc})")
         self.model.set_rows(rows)
+        self._fit_columns()
+        shown = f"{len(rows)} of {total}" if len(rows) != total else str(total)
+        self.count_label.setText(f"{shown} session{'' if total == 1 else 's'}")
         self.placeholder.setText(EMPTY_TEXT if total == 0 else NO_MATCH_TEXT)
         self.stack.setCurrentWidget(self.table if rows else self.placeholder)
         for sid in keep:
@@ -410,7 +299,8 @@ class SessionLibraryDialog(QDialog):
             return False
         flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
         sel.select(self.proxy.index(row, 0), flags)
-        self.table.setCurrentIndex(self.proxy.index(row, 0))
+        sel.setCurrentIndex(self.proxy.index(row, 0), QItemSelectionModel.SelectionFlag.NoUpdate)
+        self.table.scrollTo(self.proxy.index(row, 0))
         return True
 
     def selected(self) -> list[library.SessionSummary]:

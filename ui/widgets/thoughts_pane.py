@@ -47,6 +47,11 @@ from ui.widgets.thought_bubble import (
     ThoughtBubble,
 )
 
+#: Most bubbles a page holds. Bubbles are widgets (a few ms each), so a participant with
+#: thousands of thoughts keeps its newest (or highest-scored, by the sort) ones on screen; the
+#: header says how many more exist.
+MAX_BUBBLES = 60
+
 
 class _AgentPage(QScrollArea):
     """One participant's bubbles in their own scroll area.
@@ -86,9 +91,10 @@ class _AgentPage(QScrollArea):
     def build(self, thoughts: list[domain.Thought], by_score: bool) -> None:
         """Create every bubble at once (first selection of the participant)."""
         self.by_score = by_score
+        keep = sorted(thoughts, key=lambda t: self._pane._data_key(t.agent, t.id, by_score))
         self.content.setUpdatesEnabled(False)
         try:
-            for thought in thoughts:
+            for thought in keep[:MAX_BUBBLES]:
                 self.add(thought, place=False)
             self.order = sorted(self.bubbles, key=self.sort_key)
             for i, tid in enumerate(self.order):
@@ -117,6 +123,8 @@ class _AgentPage(QScrollArea):
             self.order.insert(index, thought.id)
             self.list.insertWidget(index, bubble)
             self.placeholder.hide()
+            if len(self.order) > MAX_BUBBLES:
+                self.remove(self.order[-1])
         return bubble
 
     def remove(self, tid: int) -> None:
@@ -228,6 +236,7 @@ class ThoughtsPane(QWidget):
         # What is on screen.
         self._agent = ""
         self._pages: dict[str, _AgentPage] = {}
+        self._rebuilding = False
         self._focus_ref = ""
         self._pinned_ref = ""
         self._hover_ref = ""
@@ -312,11 +321,15 @@ class ThoughtsPane(QWidget):
         self._humans.clear()
         self._ref_texts.clear()
         self._message_texts.clear()
+        self._rebuilding = True
 
     def end_rebuild(self) -> None:
+        self._rebuilding = False
         for agent, page in list(self._pages.items()):
             thoughts = self._thoughts.get(agent, {})
-            for tid in [t for t in page.bubbles if t not in thoughts]:
+            wanted = sorted(thoughts, key=lambda t: self._data_key(agent, t, page.by_score))
+            wanted = wanted[:MAX_BUBBLES]
+            for tid in [t for t in page.bubbles if t not in set(wanted)]:
                 page.remove(tid)
             for tid, bubble in page.bubbles.items():
                 bubble.rebind(
@@ -324,9 +337,12 @@ class ThoughtsPane(QWidget):
                     self._evaluations_of(agent, tid),
                     self._retained.get(agent, {}).get(tid, False),
                 )
+            for tid in wanted:
+                if tid not in page.bubbles:
+                    page.add(thoughts[tid], place=False)
+            page.order = list(wanted)
             page.content.setUpdatesEnabled(False)
             try:
-                page.order.sort(key=page.sort_key)
                 for bubble in page.bubbles.values():
                     page.list.removeWidget(bubble)
                 for i, tid in enumerate(page.order):
@@ -374,6 +390,8 @@ class ThoughtsPane(QWidget):
     def _on_thought_formed(self, thought: domain.Thought) -> None:
         agent = thought.agent
         self._thoughts.setdefault(agent, {})[thought.id] = thought
+        if self._rebuilding:
+            return
         page = self._pages.get(agent)
         if page is None:
             return
@@ -391,6 +409,8 @@ class ThoughtsPane(QWidget):
     def _on_thought_evaluated(self, agent: str, ev: domain.Evaluation, retained: bool) -> None:
         self._evaluations_of(agent, ev.thought_id).append(ev)
         self._retained.setdefault(agent, {})[ev.thought_id] = retained
+        if self._rebuilding:
+            return
         page = self._pages.get(agent)
         bubble = page.bubbles.get(ev.thought_id) if page is not None else None
         if page is not None and bubble is not None:
@@ -432,6 +452,15 @@ class ThoughtsPane(QWidget):
             page.remove(tid)
         if agent == self._agent:
             self._update_header()
+
+    def _data_key(self, agent: str, tid: int, by_score: bool) -> SortKey:
+        """A thought's place in the sort, from the data alone (as ``_AgentPage.sort_key``)."""
+        if by_score:
+            evs = self._evaluations.get(agent, {}).get(tid)
+            thought = self._thoughts.get(agent, {}).get(tid)
+            score = evs[-1].score if evs else (thought.score if thought else None)
+            return (0.0, -score, -tid) if score is not None else (1.0, 0.0, -tid)
+        return (-tid,)
 
     def _evaluations_of(self, agent: str, tid: int) -> list[domain.Evaluation]:
         return self._evaluations.setdefault(agent, {}).setdefault(tid, [])
@@ -478,10 +507,16 @@ class ThoughtsPane(QWidget):
         if page is None:
             self._count.setText("")
             return
-        n = len(page.bubbles)
-        said = sum(1 for b in page.bubbles.values() if b.is_expressed())
+        thoughts = self._thoughts.get(name, {})
+        n = len(thoughts)
+        said = sum(1 for t in thoughts.values() if t.expressed_in is not None)
         noun = "thought" if n == 1 else "thoughts"
-        self._count.setText(f"{n} {noun}" + (f" · {said} said" if said else ""))
+        shown = len(page.bubbles)
+        self._count.setText(
+            f"{n} {noun}"
+            + (f" · {said} said" if said else "")
+            + (f" · top {shown} shown" if shown < n else "")
+        )
         human = name in self._humans and n == 0
         page.placeholder.setText(HUMAN_PLACEHOLDER if human else EMPTY_PLACEHOLDER)
 

@@ -1,0 +1,115 @@
+"""The Rating menu in the real window, and the questionnaire offered when a person leaves a session."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtCore import Qt
+
+from playground.embedding.cache import CachingEmbedder
+from playground.ratings import PARTICIPANT_ITEMS, RatingStore
+from tests.ui.conftest import until
+from ui.app import build
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+    win, controller = build(db_path=str(tmp_path / "w.db"), environ={})
+    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    qtbot.addWidget(win)
+    win.show()
+    yield win, controller
+
+
+async def _human_session(controller, name: str = "Zoe"):  # noqa: ANN001, ANN202
+    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
+    room = await controller.new_session(controller.library()[:2], icebreaker="Hey!")
+    assert room is not None
+    await controller.join_as_human(name)
+    controller.set_pace("fast")
+    await controller.send("Hello both, what are you up to?")
+    return room
+
+
+async def test_the_questionnaire_is_offered_once_when_a_human_session_ends(window):
+    win, controller = window
+    room = await _human_session(controller)
+    assert win.rating.questionnaire is None
+    await controller.stop()
+    dlg = win.rating.questionnaire
+    assert dlg is not None and dlg.isVisible(), "offered when the session ended"
+    assert dlg.session_id == room.session_id and dlg.respondent.text() == "Zoe"
+    assert dlg.windowModality() != Qt.WindowModality.ApplicationModal  # the window stays usable
+    for i, item in enumerate(PARTICIPANT_ITEMS):
+        dlg.form.choose(item.key, 1 + i % 7)
+    dlg.save_button.click()
+    assert not dlg.isVisible()
+    store = RatingStore(controller.database())
+    assert store.questionnaire(room.session_id, "Zoe") == {
+        item.key: 1 + i % 7 for i, item in enumerate(PARTICIPANT_ITEMS)
+    }
+    assert win.rating.offer_questionnaire(room.session_id, "Zoe") is None, "only once per session"
+
+    # A simulation without a person: nothing is offered.
+    win.rating.questionnaire = None
+    room2 = await controller.new_session(controller.library()[:2], icebreaker="Hey!")
+    assert room2 is not None
+    await controller.stop()
+    assert win.rating.questionnaire is None
+    await controller.shutdown()
+
+
+async def test_closing_the_window_offers_nothing_and_closes_the_rating_windows(window):
+    win, controller = window
+    await _human_session(controller, "Ivy")
+    rater = win.rating.open_rater()
+    plans = win.rating.open_plans()
+    assert rater is not None and plans is not None and rater.isVisible() and plans.isVisible()
+    win.close()
+    await until(lambda: controller.db is None, what="shutdown")
+    assert win.rating.questionnaire is None, "closing must not wait for a questionnaire"
+    assert not rater.isVisible() and not plans.isVisible()
+
+
+async def test_the_rating_menu_opens_each_window_on_the_controllers_database(window):
+    win, controller = window
+    room = await _human_session(controller, "Max")
+    await controller.stop()
+    win.rating.questionnaire.reject()  # "Not now"; it is still in the menu
+    labels = [a.text() for a in win.rating.menu.actions() if a.text()]
+    assert labels == [
+        "Rate conversations (blind)…",
+        "Rating plans…",
+        "Report…",
+        "Questionnaire for a session I joined…",
+    ]
+    win.rating.act_questionnaire.trigger()
+    picker = win.rating.picker
+    assert picker is not None and picker.list.count() == 1
+    assert picker.chosen() == (room.session_id, "Max")
+    picker.open_button.click()
+    q = picker.questionnaire
+    assert q is not None and q.isVisible() and q.respondent.text() == "Max"
+    for item in PARTICIPANT_ITEMS:
+        q.form.choose(item.key, 5)
+    q.save_button.click()
+    assert RatingStore(controller.database()).questionnaire(room.session_id, "Max")
+
+    win.rating.act_plans.trigger()
+    assert win.rating.plans is not None and win.rating.plans.sessions.count() == 1
+    win.rating.act_rate.trigger()
+    assert win.rating.rater is not None and win.rating.rater.isVisible()
+    rater = win.rating.rate_session(room.session_id)
+    assert rater is win.rating.rater
+    rater.start("Max")
+    rater.blind.show_all()
+    assert [c.msg.text for c in rater.blind.cards][-1] == room.messages[-1].text
+    win.rating.act_report.trigger()
+    report = win.rating.report
+    assert report is not None and report.isVisible()
+    assert "No ratings yet" not in report.message.text()  # the questionnaire counts
+    assert "1 questionnaires" in report.table.toPlainText()
+    await controller.shutdown()

@@ -116,7 +116,7 @@ async def fork(
         condition=parent.get("condition") or "inner-thoughts",
     )
     last_message = st.messages[-1].id if st.messages else None
-    with db.conn:
+    with db.atomic():
         db.execute(
             "UPDATE sessions SET parent_id = ?, fork_seq = ?, fork_message = ? WHERE id = ?",
             [parent["id"], seq, last_message, room.session_id],

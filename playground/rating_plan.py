@@ -219,7 +219,7 @@ class PlanStore:
         rid = (rater or "").strip()
         if not rid:
             raise errors.PlaygroundError("a rater needs a name (it was empty)")
-        with self.db.conn:
+        with self.db.atomic():
             self.db.execute(
                 "INSERT OR IGNORE INTO raters (id, created_at) VALUES (?, ?)",
                 [rid, _CLOCK.now_iso()],
@@ -270,7 +270,7 @@ class PlanStore:
         tasks = build(kind, pool, ids, per_rater, seed)
         source = {"sessions": sorted(pool), "experiment": experiment}
         now = _CLOCK.now_iso()
-        with self.db.conn:
+        with self.db.atomic():
             cur = self.db.execute(
                 "INSERT INTO rating_plans (name, kind, seed, per_rater, raters, source, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -375,7 +375,7 @@ class PlanStore:
             PlaygroundError: no such assignment.
         """
         self._assignment_row(assignment_id)
-        with self.db.conn:
+        with self.db.atomic():
             self._complete(assignment_id, _CLOCK.now_iso())
 
     def progress(self, plan_id: int) -> dict[str, tuple[int, int]]:

@@ -96,7 +96,7 @@ class RatingStore(rating_plan.PlanStore):
         assignment_id: int | None,
     ) -> None:
         now = _CLOCK.now_iso()
-        with self.db.conn:
+        with self.db.atomic():
             for metric, value in values.items():
                 self.db.execute(
                     "INSERT INTO ratings (session_id, rater, instrument, metric, value, assignment_id,"
@@ -177,7 +177,7 @@ class RatingStore(rating_plan.PlanStore):
         ).fetchone():
             raise errors.PlaygroundError(f"session {sid} has no message {message_id}")
         rid = self.ensure_rater(rater)
-        with self.db.conn:
+        with self.db.atomic():
             self.db.execute(
                 "INSERT INTO turn_marks (session_id, message_id, rater, comment, created_at)"
                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id, message_id, rater)"
@@ -188,7 +188,7 @@ class RatingStore(rating_plan.PlanStore):
     def unmark_turn(self, session_id: str, message_id: int, rater: str) -> None:
         """Remove a rater's mark from a message (nothing happens if it was not marked)."""
         sid = self.resolve_session(session_id)
-        with self.db.conn:
+        with self.db.atomic():
             self.db.execute(
                 "DELETE FROM turn_marks WHERE session_id = ? AND message_id = ? AND rater = ?",
                 [sid, message_id, rater.strip()],
@@ -243,7 +243,7 @@ class RatingStore(rating_plan.PlanStore):
         if assignment_id is not None:
             self._check_assignment(assignment_id, rid, {first, second})
         now = _CLOCK.now_iso()
-        with self.db.conn:
+        with self.db.atomic():
             self.db.execute(
                 "DELETE FROM preferences WHERE rater = ? AND ((first_id = ? AND second_id = ?)"
                 " OR (first_id = ? AND second_id = ?))",

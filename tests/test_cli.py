@@ -6,6 +6,7 @@ import json
 import pytest
 
 from playground import cli
+from playground.storage import open_database
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -81,6 +82,7 @@ def test_show_text(simulated):
     ids=["too_many_agents", "zero_turns", "unknown_session", "unreachable_server"],
 )
 def test_errors_are_one_clear_line(tmp_path, argv, fragment):
+    open_database(tmp_path / "e.db").close()  # an existing, empty session database
     code, _, err = run(*argv, "--db", str(tmp_path / "e.db"))
     assert code == 1
     assert fragment in err and "Traceback" not in err

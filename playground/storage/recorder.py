@@ -46,7 +46,7 @@ class SessionRecorder:
 
     def handle(self, event: Any) -> None:
         handler = getattr(self, f"_on_{event.kind}", None)
-        with self.db.conn:
+        with self.db.atomic():
             if handler is not None:
                 handler(event)
             if (

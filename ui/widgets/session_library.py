@@ -141,6 +141,7 @@ class SessionLibraryDialog(QDialog):
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
         self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setResizeContentsPrecision(60)  # fitting stays fast
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)

@@ -123,18 +123,19 @@ class SessionTableModel(QAbstractTableModel):
 
     @staticmethod
     def _key(s: library.SessionSummary, col: int) -> Any:
-        keys: tuple[Any, ...] = (
-            s.created_at,
-            s.status,
-            s.condition or "",
-            engine_text(s),
-            ", ".join(s.names),
-            s.turns,
-            s.duration if s.duration is not None else -1.0,
-            s.tokens * 1_000_000 + s.calls,
-            s.ratings,
-        )
-        return keys[col]
+        if col == 0:
+            return s.created_at
+        if col in (1, 2, 4):
+            return SessionTableModel._text(s, col).casefold()
+        if col == 3:
+            return engine_text(s).casefold()
+        if col == 5:
+            return s.turns
+        if col == 6:
+            return s.duration if s.duration is not None else -1.0
+        if col == 7:
+            return s.tokens * 1_000_000 + s.calls
+        return s.ratings
 
     @staticmethod
     def _tooltip(s: library.SessionSummary) -> str:

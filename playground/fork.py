@@ -157,23 +157,21 @@ async def fork(
     _advance(room._thought_ids, max(st.thoughts, default=0))
     for m in st.messages:
         room.step = m.step
-        thought = st.thoughts.get(m.thought_id) if m.thought_id is not None else None
+        said = st.thoughts.get(m.thought_id) if m.thought_id is not None else None
         if m.speaker not in room.participants:
             continue  # someone who left before the fork moment
         msg = await room.post(
             m.speaker,
             m.text,
-            thought=thought,
+            thought=said,
             interruption=m.interruption,
             origin=m.origin,
             notify=False,
         )
-        if thought is not None and thought.agent in st.agents:
-            room.agent(thought.agent).expressed(thought.id, msg.id, m.step)
+        if said is not None and said.agent in st.agents:
+            room.agent(said.agent).expressed(said.id, msg.id, m.step)
             room.emit(
-                events.ThoughtExpressed(
-                    agent=thought.agent, thought_id=thought.id, message_id=msg.id
-                )
+                events.ThoughtExpressed(agent=said.agent, thought_id=said.id, message_id=msg.id)
             )
     room.step = st.step
     return room, recorder

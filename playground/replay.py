@@ -77,6 +77,8 @@ class Recording:
     message_text: dict[int, str] = field(default_factory=dict)
     retrieval_agent: dict[int, str] = field(default_factory=dict)
     _cache: dict[int, Any] = field(default_factory=dict, repr=False)
+    _moment_seqs: list[int] = field(default_factory=list, repr=False)
+    _message_seqs: list[int] = field(default_factory=list, repr=False)
 
     # -- loading -----------------------------------------------------------------------------------
 
@@ -134,6 +136,8 @@ class Recording:
             ).fetchall()
         )
         rec.moments = rec._find_moments(message_seq)
+        rec._moment_seqs = [m.seq for m in rec.moments]
+        rec._message_seqs = sorted(message_seq.values())
         rec.marks = rec._find_marks(messages, message_seq)
         return rec
 
@@ -216,14 +220,14 @@ class Recording:
         return max(self.seqs[0], min(self.last, seq))
 
     def next_moment(self, seq: int, kind: str | None = None) -> Moment | None:
-        i = bisect.bisect_right([m.seq for m in self.moments], seq)
+        i = bisect.bisect_right(self._moment_seqs, seq)
         for m in self.moments[i:]:
             if kind is None or m.kind == kind:
                 return m
         return None
 
     def previous_moment(self, seq: int, kind: str | None = None) -> Moment | None:
-        i = bisect.bisect_left([m.seq for m in self.moments], seq)
+        i = bisect.bisect_left(self._moment_seqs, seq)
         for m in reversed(self.moments[:i]):
             if kind is None or m.kind == kind:
                 return m
@@ -231,12 +235,12 @@ class Recording:
 
     def moment_at(self, seq: int) -> Moment | None:
         """The latest moment at or before ``seq``."""
-        i = bisect.bisect_right([m.seq for m in self.moments], seq)
+        i = bisect.bisect_right(self._moment_seqs, seq)
         return self.moments[i - 1] if i else None
 
     def messages_shown(self, seq: int) -> int:
         """How many messages have been posted at position ``seq``."""
-        return sum(1 for s in self.message_seq.values() if s <= seq)
+        return bisect.bisect_right(self._message_seqs, seq)
 
     # -- events ------------------------------------------------------------------------------------
 
@@ -273,9 +277,9 @@ class Recording:
         """
         j = bisect.bisect_right(self.seqs, seq)
         current_trigger = 0
-        for k in range(j - 1, -1, -1):
-            if self.kinds[k] == "trigger_fired":
-                current_trigger = self.seqs[k]
+        for i in range(j - 1, -1, -1):
+            if self.kinds[i] == "trigger_fired":
+                current_trigger = self.seqs[i]
                 break
         last_usage = max(
             (
@@ -286,9 +290,9 @@ class Recording:
             default=None,
         )
         latest_retrieval: dict[str, int] = {}
-        for s, k in zip(self.seqs[:j], self.kinds[:j], strict=True):
+        for seq_, k in zip(self.seqs[:j], self.kinds[:j], strict=True):
             if k == "memories_retrieved":
-                latest_retrieval[self.retrieval_agent.get(s, "")] = s
+                latest_retrieval[self.retrieval_agent.get(seq_, "")] = seq_
         retrievals = set(latest_retrieval.values())
         keep = [
             s

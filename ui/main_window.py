@@ -280,7 +280,7 @@ class MainWindow(QMainWindow):
             self.conversation.reset()
             self.thoughts.reset()
         else:
-            self.conversation.truncate(keep_messages)
+            self.conversation.begin_rebuild(keep_messages)
             self.thoughts.begin_rebuild()
         self.usage_label.setText("0 LLM calls · 0 tokens")
         self.hide_error()
@@ -386,13 +386,14 @@ class MainWindow(QMainWindow):
     def _build_replay(self) -> None:
         self.transport = TransportBar(RoomSettings().typing_cps)
         self.transport.hide()
-        root_layout = self.centralWidget().layout()
+        central = self.centralWidget()
+        root_layout = central.layout() if central is not None else None
         assert isinstance(root_layout, QVBoxLayout)
         root_layout.insertWidget(1, self.transport)
         self.replay = ReplayController(
             self.bridge,
             reset_views=self.reset_views,
-            rebuilt=self.thoughts.end_rebuild,
+            rebuilt=self._rebuilt,
             reveal=self.conversation.reveal,
             selection=self.selection,
             default_cps=RoomSettings().typing_cps,
@@ -412,18 +413,22 @@ class MainWindow(QMainWindow):
         r.closed.connect(self._replay_closed)
         self.controller.about_to_start.connect(r.close)
         keys = [
-            (Qt.Key.Key_Space, r.toggle),
-            (Qt.Key.Key_Right, lambda: r.step(1)),
-            (Qt.Key.Key_Left, lambda: r.step(-1)),
-            (QKeySequence("Shift+Right"), lambda: r.step(1, "message")),
-            (QKeySequence("Shift+Left"), lambda: r.step(-1, "message")),
+            ("Space", r.toggle),
+            ("Right", lambda: r.step(1)),
+            ("Left", lambda: r.step(-1)),
+            ("Shift+Right", lambda: r.step(1, "message")),
+            ("Shift+Left", lambda: r.step(-1, "message")),
         ]
-        self._replay_keys = []
+        self._replay_keys: list[QShortcut] = []
         for key, slot in keys:
-            sc = QShortcut(key if isinstance(key, QKeySequence) else QKeySequence(key), self)
+            sc = QShortcut(QKeySequence(key), self)
             sc.activated.connect(slot)
             sc.setEnabled(False)
             self._replay_keys.append(sc)
+
+    def _rebuilt(self) -> None:
+        self.conversation.end_rebuild()
+        self.thoughts.end_rebuild()
 
     def _replay_opened(self, rec: Recording) -> None:
         s = rec.session

@@ -219,3 +219,44 @@ async def test_fork_continues_live_from_the_replayed_moment_and_a_human_can_join
     assert room.messages[-1].speaker == "Zoe"
     assert room.messages[-1].id == second.message_id + 1
     await controller.shutdown()
+
+
+def _message(i: int):  # noqa: ANN202
+    from playground import domain
+
+    return domain.Message(id=i, speaker="Ana", text=f"message number {i}", step=i, at="")
+
+
+async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot):
+    from playground import events
+    from ui.bridge import EngineBridge
+    from ui.selection import SelectedParticipant
+    from ui.widgets import conversation_pane as cp
+
+    bridge = EngineBridge()
+    pane = cp.ConversationPane(bridge, SelectedParticipant(), {})
+    qtbot.addWidget(pane)
+    bus = events.EventBus(strict=True)
+    bridge.attach(bus)
+    for i in range(1, cp.MAX_MESSAGES + 11):
+        bus.publish(events.MessagePosted(message=_message(i)))
+    assert sorted(pane.widgets) == list(range(11, cp.MAX_MESSAGES + 11))
+    assert pane.list.count() == cp.MAX_MESSAGES
+    assert f"the last {cp.MAX_MESSAGES} of {cp.MAX_MESSAGES + 10}" in pane.title.text()
+    # A replay jumping back to message 100 lays out the messages just before it, recycling widgets.
+    pane.begin_rebuild(0)
+    for i in range(1, 101):
+        bus.publish(events.MessagePosted(message=_message(i)))
+    pane.end_rebuild()
+    assert sorted(pane.widgets) == list(range(101 - cp.JUMP_MESSAGES, 101))
+    assert pane.list.count() == cp.JUMP_MESSAGES
+    shown = [pane.list.itemWidget(pane.list.item(r)).msg.id for r in range(pane.list.count())]
+    assert shown == sorted(shown), "rows stay in message order"
+    assert all(pane.widgets[m].body.text() == f"message number {m}" for m in pane.widgets)
+    # Jumping forward again keeps the earlier messages that are still in the window.
+    pane.begin_rebuild(100)
+    for i in range(1, 111):
+        bus.publish(events.MessagePosted(message=_message(i)))
+    pane.end_rebuild()
+    assert sorted(pane.widgets) == list(range(111 - cp.JUMP_MESSAGES, 111))
+    bridge.detach()

@@ -43,7 +43,7 @@ class Timeline(QWidget):
         super().__init__(parent)
         self.recording: Recording | None = None
         self.position = 0
-        self._xs: list[float] = []
+        self._seqs: list[int] = []  # the moments' positions
         self.setMinimumHeight(34)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMouseTracking(True)
@@ -55,6 +55,7 @@ class Timeline(QWidget):
     def set_recording(self, recording: Recording | None) -> None:
         self.recording = recording
         self.position = recording.first if recording else 0
+        self._seqs = [m.seq for m in recording.moments] if recording else []
         self.update()
 
     def set_position(self, seq: int) -> None:
@@ -65,10 +66,9 @@ class Timeline(QWidget):
 
     def _x_of(self, seq: int) -> float:
         """Moments are evenly spaced; a position between two moments sits between them."""
-        rec = self.recording
-        if rec is None or not rec.moments:
+        seqs = self._seqs
+        if not seqs:
             return 8.0
-        seqs = [m.seq for m in rec.moments]
         width = max(1.0, self.width() - 16.0)
         n = max(1, len(seqs) - 1)
         if seq <= seqs[0]:

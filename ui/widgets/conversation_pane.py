@@ -29,6 +29,14 @@ QUESTION = "How did you take {speaker}'s message?"
 ANSWERS = ["Interesting", "Helpful", "Off-topic", "Too pushy", "Not sure"]
 
 
+#: Most messages on screen. Each is a widget; a long session keeps its latest ones (the title
+#: says how many exist), so the window stays fast at a thousand messages.
+MAX_MESSAGES = 150
+#: Messages laid out when a replay jumps to another moment: the ones just before it. Playing or
+#: stepping on adds messages again (up to MAX_MESSAGES).
+JUMP_MESSAGES = 40
+
+
 class MessageWidget(QFrame):
     """One message, with the human's private notes underneath (shown only to them)."""
 
@@ -41,21 +49,8 @@ class MessageWidget(QFrame):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 5, 8, 5)
         lay.setSpacing(2)
-        marks = []
-        if msg.interruption:
-            marks.append("<span style='color:#c62828'>⚡ interrupts</span>")
-        if msg.system == 1:
-            marks.append("<span style='color:#6a1b9a'>System-1 reply</span>")
-        if msg.thought_id is not None:
-            marks.append(f"<span style='color:#888'>thought #{msg.thought_id}</span>")
-        if msg.origin == "icebreaker":
-            marks.append("<span style='color:#888'>icebreaker</span>")
-        time = msg.at[11:19] if len(msg.at) >= 19 else msg.at
         head = QHBoxLayout()
-        self.header = QLabel(
-            f"<span style='color:{color}; font-weight:bold'>{html.escape(msg.speaker)}</span> "
-            f"<span style='color:#999'>#{msg.id} · {time}</span> " + " · ".join(marks)
-        )
+        self.header = QLabel()
         head.addWidget(self.header, 1)
         self.note_button = QToolButton()
         self.note_button.setText("✎ note")
@@ -64,7 +59,7 @@ class MessageWidget(QFrame):
         self.note_button.clicked.connect(self.open_note)
         head.addWidget(self.note_button)
         lay.addLayout(head)
-        self.body = QLabel(msg.text)
+        self.body = QLabel()
         self.body.setTextFormat(Qt.TextFormat.PlainText)
         self.body.setWordWrap(True)
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -79,6 +74,31 @@ class MessageWidget(QFrame):
         self.note_edit.returnPressed.connect(self._submit_note)
         lay.addWidget(self.note_edit)
         self._note_lines: list[str] = []
+        self._highlighted: bool | None = None
+        self.bind(msg, color)
+
+    def bind(self, msg, color: str) -> None:  # noqa: ANN001
+        """Show ``msg`` (a replay recycles message widgets instead of making new ones)."""
+        self.msg = msg
+        marks = []
+        if msg.interruption:
+            marks.append("<span style='color:#c62828'>⚡ interrupts</span>")
+        if msg.system == 1:
+            marks.append("<span style='color:#6a1b9a'>System-1 reply</span>")
+        if msg.thought_id is not None:
+            marks.append(f"<span style='color:#888'>thought #{msg.thought_id}</span>")
+        if msg.origin == "icebreaker":
+            marks.append("<span style='color:#888'>icebreaker</span>")
+        time = msg.at[11:19] if len(msg.at) >= 19 else msg.at
+        self.header.setText(
+            f"<span style='color:{color}; font-weight:bold'>{html.escape(msg.speaker)}</span> "
+            f"<span style='color:#999'>#{msg.id} · {time}</span> " + " · ".join(marks)
+        )
+        self.body.setText(msg.text)
+        if self._note_lines:
+            self._note_lines = []
+            self.notes.setVisible(False)
+        self.note_edit.setVisible(False)
         self.set_highlight(False)
 
     def enable_notes(self, human: str) -> None:
@@ -110,6 +130,9 @@ class MessageWidget(QFrame):
         self.notes.setVisible(True)
 
     def set_highlight(self, on: bool) -> None:
+        if on == self._highlighted:
+            return
+        self._highlighted = on
         bg = theme.HIGHLIGHT_BG if on else "white"
         self.setStyleSheet(f"#msg {{ background:{bg}; border-bottom:1px solid #eee; }}")
 
@@ -152,6 +175,10 @@ class ConversationPane(QWidget):
         self.widgets: dict[int, MessageWidget] = {}
         self.items: dict[int, QListWidgetItem] = {}
         self.thinking: set[str] = set()
+        self._unfitted: set[int] = set()
+        self._pending: list = []
+        self._rebuilding = False
+        self._keep = 0
         self._focused: int | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -210,6 +237,8 @@ class ConversationPane(QWidget):
         self.list.clear()
         self.widgets.clear()
         self.items.clear()
+        self._unfitted.clear()
+        self._trim()
         self.thinking.clear()
         self.thinking_label.setText("")
         self.card.hide()
@@ -237,21 +266,80 @@ class ConversationPane(QWidget):
             self.send_requested.emit(text)
             self.composer.clear()
 
-    def truncate(self, last_id: int) -> None:
-        """Remove the messages after ``last_id`` (a replay moving back keeps the earlier ones)."""
-        for mid in [m for m in self.widgets if m > last_id]:
-            item = self.items.pop(mid)
-            self.widgets.pop(mid)
-            self.list.takeItem(self.list.row(item))
-        if self._focused is not None and self._focused > last_id:
+    def begin_rebuild(self, keep: int) -> None:
+        """A replay jumps: keep messages up to ``keep``; the messages published until
+        :meth:`end_rebuild` are collected and laid out once, the last :data:`JUMP_MESSAGES`."""
+        self._keep = keep
+        if self._focused is not None and self._focused > keep:
             self._focused = None
         self.thinking.clear()
         self.thinking_label.setText("")
         self.card.hide()
+        self._pending = []
+        self._rebuilding = True
+
+    def end_rebuild(self) -> None:
+        self._rebuilding = False
+        pending, self._pending = self._pending, []
+        msgs = {w.msg.id: w.msg for w in self.widgets.values() if w.msg.id <= self._keep}
+        msgs.update((m.id, m) for m in pending)
+        final = sorted(msgs)[-JUMP_MESSAGES:]
+        # Rows stay in id order. Each row's widget is rebound to the message that row now shows,
+        # so a jump costs a few label updates per message instead of new widgets.
+        rows = [(self.items[m], self.widgets[m]) for m in sorted(self.widgets)]
+        self.widgets.clear()
+        self.items.clear()
+        for r, mid in enumerate(final):
+            if r < len(rows):
+                item, w = rows[r]
+                if w.msg.id != mid:
+                    w.bind(msgs[mid], self.colors.get(msgs[mid].speaker, "#333"))
+                    if not self._unfitted:
+                        QTimer.singleShot(0, self, self._fit)
+                    self._unfitted.add(mid)
+                self.widgets[mid] = w
+                self.items[mid] = item
+            else:
+                self._add(msgs[mid])
+        for r in range(len(rows) - 1, len(final) - 1, -1):
+            self.list.takeItem(r)
+        self._trim()
+
+    def _remove(self, mid: int) -> None:
+        item = self.items.pop(mid)
+        self.widgets.pop(mid)
+        self.list.takeItem(self.list.row(item))
+
+    def _trim(self) -> None:
+        """At most MAX_MESSAGES message widgets: the oldest go (the title says how many)."""
+        while len(self.widgets) > MAX_MESSAGES:
+            self._remove(min(self.widgets))
+        shown = len(self.widgets)
+        total = max(self.widgets, default=0)  # message ids are turn numbers: 1, 2, 3…
+        self.title.setText(
+            "<b>Conversation</b>"
+            + (
+                f" <span style='color:#888'>— the last {shown} of {total} messages</span>"
+                if total > shown
+                else ""
+            )
+        )
 
     def _posted(self, msg) -> None:  # noqa: ANN001
+        if self._rebuilding:
+            if msg.id > self._keep:  # the messages up to _keep are still on screen
+                self._pending.append(msg)
+            return
         if msg.id in self.widgets:
-            return  # already shown (a replay rebuilding a moment keeps the messages it had)
+            return
+        self._add(msg)
+        self._trim()
+        if self.human and msg.kind == "ai":
+            self._ask(msg)
+        elif self.card.isVisible() and msg.speaker == self.human:
+            self.card.hide()
+
+    def _add(self, msg) -> None:  # noqa: ANN001
         w = MessageWidget(msg, self.colors.get(msg.speaker, "#333"))
         w.note_submitted.connect(self.note_requested)
         if self.human:
@@ -261,20 +349,20 @@ class ConversationPane(QWidget):
         self.list.setItemWidget(item, w)
         self.widgets[msg.id] = w
         self.items[msg.id] = item
-        # Size it once laid out. The pane is the timer's context: no call after it is gone, and
-        # _fit looks the item up again, since a reset deletes items (which Qt does not track).
-        QTimer.singleShot(0, self, lambda: self._fit(msg.id))
-        if self.human and msg.kind == "ai":
-            self._ask(msg)
-        elif self.card.isVisible() and msg.speaker == self.human:
-            self.card.hide()
+        # Size new messages once laid out, all in one go. The pane is the timer's context: no
+        # call after it is gone; _fit looks items up again, since a reset deletes them.
+        if not self._unfitted:
+            QTimer.singleShot(0, self, self._fit)
+        self._unfitted.add(msg.id)
 
-    def _fit(self, message_id: int) -> None:
-        if message_id not in self.items:
-            return
-        w = self.widgets[message_id]
-        w.setFixedWidth(max(200, self.list.viewport().width() - 4))
-        self.items[message_id].setSizeHint(w.sizeHint())
+    def _fit(self) -> None:
+        width = max(200, self.list.viewport().width() - 4)
+        for mid in self._unfitted:
+            if mid in self.items:
+                w = self.widgets[mid]
+                w.setFixedWidth(width)
+                self.items[mid].setSizeHint(w.sizeHint())
+        self._unfitted.clear()
         self.list.scrollToBottom()
 
     def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override

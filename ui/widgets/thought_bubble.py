@@ -270,8 +270,9 @@ class ThoughtBubble(QFrame):
     def rebind(
         self, thought: domain.Thought, evaluations: list[domain.Evaluation], retained: bool
     ) -> None:
-        """Show another state of the same thought (a replay moved in time)."""
+        """Show another thought, or another state of the same one (a replay moved in time)."""
         self._evaluations = evaluations
+        self.thought_id = thought.id
         self.set_thought(thought)
         self.set_evaluation(retained)
 

@@ -329,17 +329,28 @@ class ThoughtsPane(QWidget):
             thoughts = self._thoughts.get(agent, {})
             wanted = sorted(thoughts, key=lambda t: self._data_key(agent, t, page.by_score))
             wanted = wanted[:MAX_BUBBLES]
-            for tid in [t for t in page.bubbles if t not in set(wanted)]:
-                page.remove(tid)
-            for tid, bubble in page.bubbles.items():
-                bubble.rebind(
-                    thoughts[tid],
-                    self._evaluations_of(agent, tid),
-                    self._retained.get(agent, {}).get(tid, False),
-                )
+            keep = set(wanted)
+            # Bubbles of thoughts that are no longer shown are rebound to the ones now shown.
+            spare = [page.bubbles.pop(t) for t in [t for t in page.bubbles if t not in keep]]
+            if page.highlighted is not None and page.highlighted not in keep:
+                page.highlighted = None
             for tid in wanted:
-                if tid not in page.bubbles:
+                bubble = page.bubbles.get(tid)
+                if bubble is None and spare:
+                    bubble = page.bubbles[tid] = spare.pop()
+                    bubble.set_highlighted(False)
+                if bubble is None:
                     page.add(thoughts[tid], place=False)
+                else:
+                    bubble.rebind(
+                        thoughts[tid],
+                        self._evaluations_of(agent, tid),
+                        self._retained.get(agent, {}).get(tid, False),
+                    )
+            for bubble in spare:
+                page.list.removeWidget(bubble)
+                bubble.hide()
+                bubble.deleteLater()
             page.order = list(wanted)
             page.content.setUpdatesEnabled(False)
             try:

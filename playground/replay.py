@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -92,6 +93,17 @@ class Recording:
         """
         reader = SessionReader(db)
         session = reader.session_row(session_id)
+        try:
+            return cls._load(db, reader, session)
+        except sqlite3.DatabaseError as exc:
+            raise errors.PlaygroundError(
+                f"the event log of session {session['id']} is damaged and cannot be replayed ({exc})"
+            ) from exc
+
+    @classmethod
+    def _load(
+        cls, db: sqlite_utils.Database, reader: SessionReader, session: dict[str, Any]
+    ) -> Recording:
         sid = session["id"]
         participants = reader.participants(sid)
         rows = db.execute(
@@ -110,6 +122,10 @@ class Recording:
             " WHERE session_id = ? AND kind = 'message_posted'",
             [sid],
         ).fetchall():
+            if mid is None:
+                raise errors.PlaygroundError(
+                    f"event {seq} (message_posted) of session {sid} cannot be read: it has no message"
+                )
             message_seq[int(mid)] = seq
         messages = db.execute(
             "SELECT id, speaker_kind, interruption, system, text, step FROM messages"

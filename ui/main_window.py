@@ -525,6 +525,7 @@ class MainWindow(QMainWindow):
         dlg = SessionLibraryDialog(str(db_path or self.controller.db_path), self)
         dlg.open_requested.connect(self.open_replay)
         dlg.new_like_requested.connect(self.new_session_like)
+        dlg.rate_requested.connect(lambda path, sid: self.rating.rate_session(sid, db_path=path))
         self.library_dialog = dlg
         dlg.setModal(False)
         dlg.show()

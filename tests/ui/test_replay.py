@@ -148,7 +148,17 @@ async def test_timeline_marks_scrubbing_and_read_only_replay(window, qtbot):
     tl = win.transport.timeline
     qtbot.mouseClick(tl, Qt.MouseButton.LeftButton, pos=tl.rect().center())
     assert win.replay.position == tl.seq_at(tl.rect().center().x())
-    qtbot.mouseClick(tl, Qt.MouseButton.LeftButton, pos=tl.rect().topRight() + tl.rect().center() * 0)
+    right_end = tl.rect().center()
+    right_end.setX(tl.width() - 2)
+    qtbot.mouseClick(tl, Qt.MouseButton.LeftButton, pos=right_end)
+    assert win.replay.position == rec.moments[-1].seq
+    # The evaluation pop-up works on replayed thoughts, with the reasons recorded then.
+    win.replay.seek(rec.last)
+    scored = [b for b in win.thoughts.bubbles() if b.score() is not None]
+    assert scored
+    popup = scored[0].show_evaluation()
+    assert popup is not None and "for" in popup.text().lower()
+    popup.close()
     # Minds cannot be changed in a replay: the request is refused with a way forward.
     bubble = next(iter(win.thoughts.bubbles()), None)
     if bubble is not None:

@@ -346,3 +346,18 @@ async def test_open_from_the_library_replays_the_session(qtbot, db_path, saved, 
     await until(lambda: win.replay.recording is not None, what="the replay")
     assert win.replay.recording is not None and win.replay.recording.session["id"] == sid
     await controller.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_rate_blind_from_the_library_opens_the_rater_window(qtbot, db_path, saved):
+    win, controller = build(db_path=str(db_path), environ={})
+    qtbot.addWidget(win)
+    win.show()
+    sid = saved[1]["short"]
+    dlg = win.open_library()
+    dlg.select_session(sid)
+    assert dlg.rate_button.isEnabled()
+    dlg.rate_button.click()
+    rater = win.rating.rater
+    assert rater is not None and rater.isVisible()
+    await controller.shutdown()

@@ -83,6 +83,7 @@ class SessionLibraryDialog(QDialog):
 
     open_requested = Signal(str, str)  # db path, session id
     new_like_requested = Signal(str, str)  # db path, session id
+    rate_requested = Signal(str, str)  # db path, session id (rate it blind)
 
     def __init__(
         self, db_path: str | os.PathLike[str] | None = None, parent: QWidget | None = None
@@ -164,10 +165,18 @@ class SessionLibraryDialog(QDialog):
         self.open_button = QPushButton("Open")
         self.open_button.setDefault(True)
         self.new_like_button = QPushButton("New session like this")
+        self.rate_button = QPushButton("Rate blind…")
+        self.rate_button.setToolTip("Watch it as a rater would (no thoughts, scores or settings) and rate it")
         self.export_button = QPushButton("Export…")
         self.delete_button = QPushButton("Delete…")
         self.close_button = QPushButton("Close")
-        for b in (self.open_button, self.new_like_button, self.export_button, self.delete_button):
+        for b in (
+            self.open_button,
+            self.new_like_button,
+            self.rate_button,
+            self.export_button,
+            self.delete_button,
+        ):
             buttons.addWidget(b)
         buttons.addStretch(1)
         buttons.addWidget(self.close_button)
@@ -185,6 +194,7 @@ class SessionLibraryDialog(QDialog):
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
         self.open_button.clicked.connect(self.open_selected)
         self.new_like_button.clicked.connect(self.new_like_selected)
+        self.rate_button.clicked.connect(self.rate_selected)
         self.export_button.clicked.connect(lambda: self.export_selected())
         self.delete_button.clicked.connect(self.delete_selected)
         self.close_button.clicked.connect(self.reject)
@@ -313,7 +323,7 @@ class SessionLibraryDialog(QDialog):
 
     def _update_buttons(self) -> None:
         n = len(self.table.selectionModel().selectedRows())
-        for b in (self.open_button, self.new_like_button, self.delete_button):
+        for b in (self.open_button, self.new_like_button, self.rate_button, self.delete_button):
             b.setEnabled(n == 1)
         self.export_button.setEnabled(n >= 1)
 
@@ -336,6 +346,12 @@ class SessionLibraryDialog(QDialog):
         s = self._one()
         if s is not None:
             self.new_like_requested.emit(self.db_path, s.id)
+            self.accept()
+
+    def rate_selected(self) -> None:
+        s = self._one()
+        if s is not None:
+            self.rate_requested.emit(self.db_path, s.id)
             self.accept()
 
     def export_selected(self, path: str | None = None, fmt: str | None = None) -> int | None:

@@ -1,0 +1,118 @@
+"""Replay from the event log, headless: moments, marks of every kind, rebuilds, forks, bad logs."""
+
+from __future__ import annotations
+
+import pytest
+
+from playground import errors, events
+from playground.fork import state_at
+from playground.replay import Recording
+from tests.conftest import offline_settings
+from tests.support.rooms import build, library
+
+pytestmark = pytest.mark.asyncio
+
+
+async def _session_with_everything(embedder, db):  # noqa: ANN001, ANN202
+    """An interrupted session with a human, notes, a forced thought, an error and silences."""
+    settings = offline_settings(seed=3, max_silent_steps=50)
+    room, _, seen = await build(settings, embedder, library(3), db=db)
+    await room.post(room.agents[0].name, "What did you do last weekend?", origin="icebreaker")
+    for _ in range(3):
+        await room.step_once()
+    room.add_human("Zoe")
+    mine = await room.post_human_message("Zoe", "I went sailing. Ana, have you ever sailed?")
+    room.annotate("Zoe", mine.id, "I want Ana to talk")
+    await room.step_once()
+    agent = room.agents[1]
+    unsaid = next(t for t in agent.reservoir.thoughts.values() if t.expressed_in is None)
+    await room.force_express(agent.name, unsaid.id)
+    room.emit(events.ErrorOccurred(where="Ben", message="the server said 500", error_type="X"))
+    for _ in range(2):
+        await room.step_once()
+    room.finish("interrupted", "stopped by the user")
+    return room, seen
+
+
+async def test_moments_and_marks_cover_every_kind(embedder, db):
+    room, seen = await _session_with_everything(embedder, db)
+    rec = Recording.load(db, room.session_id[:12])  # a unique prefix is enough
+    assert rec.session["status"] == "interrupted"
+    messages = [m for m in rec.moments if m.kind == "message"]
+    assert [m.message_id for m in messages] == [m.id for m in room.messages]
+    assert rec.first == messages[0].seq
+    assert rec.last == max(e.seq for e in seen if e.kind != "participant_state_changed")
+    kinds = {m.kind for m in rec.marks}
+    assert {"human", "note", "forced", "error"} <= kinds
+    forced = next(m for m in rec.marks if m.kind == "forced")
+    assert str(room.messages[-1].id) in forced.label or any(
+        str(m.id) in forced.label for m in room.messages
+    )
+    decisions = [m for m in rec.moments if m.kind == "decision"]
+    assert decisions and all(rec.kinds[rec.seqs.index(d.seq)] == "decision_made" for d in decisions)
+    # Silences: a trigger whose decisions are followed by another trigger without a message.
+    for mark in (m for m in rec.marks if m.kind == "silence"):
+        nxt = rec.next_moment(mark.seq)
+        assert nxt is None or nxt.kind == "decision"
+    # Stepping: next/previous by kind.
+    second = rec.next_moment(rec.first, "message")
+    assert second is not None and second.message_id == 2
+    assert rec.previous_moment(second.seq, "message").seq == rec.first  # type: ignore[union-attr]
+    assert rec.messages_shown(second.seq) == 2
+
+
+async def test_rebuild_keeps_only_the_current_trigger_and_each_agents_latest_retrieval(embedder, db):
+    room, _ = await _session_with_everything(embedder, db)
+    rec = Recording.load(db, room.session_id)
+    seq = [m for m in rec.moments if m.kind == "decision"][-1].seq
+    rebuilt = rec.rebuild(seq)
+    triggers = [e for e in rebuilt if e.kind == "trigger_fired"]
+    assert len(triggers) == 1, "only the current trigger's decisions show"
+    retrieved = [e.agent for e in rebuilt if e.kind == "memories_retrieved"]
+    assert len(retrieved) == len(set(retrieved)), "one retrieval per agent: its latest"
+    # Everything durable is there: every message and every thought formed up to that moment.
+    assert [e.message.id for e in rebuilt if e.kind == "message_posted"] == list(
+        range(1, rec.messages_shown(seq) + 1)
+    )
+    formed = {e.thought.id for e in rec.events_between(0, seq) if e.kind == "thought_formed"}
+    assert formed == {e.thought.id for e in rebuilt if e.kind == "thought_formed"}
+
+
+async def test_fork_state_is_the_parents_state_at_that_moment(embedder, db):
+    room, _ = await _session_with_everything(embedder, db)
+    rec = Recording.load(db, room.session_id)
+    at = [m for m in rec.moments if m.kind == "message"][2]
+    st = state_at(rec, at.seq)
+    assert [m.id for m in st.messages] == [1, 2, 3]
+    assert set(st.agents) == {a.name for a in room.agents}
+    assert st.humans == []  # Zoe joined later
+    expressed = {t.expressed_in for t in st.thoughts.values() if t.expressed_in}
+    assert expressed <= {1, 2, 3}
+    for agent in room.agents:
+        assert {m.id for m in st.memories[agent.name].values()} <= set(agent.memory.items)
+
+
+async def test_a_session_without_events_or_with_a_damaged_event_says_so(embedder, db):
+    room, _ = await _session_with_everything(embedder, db)
+    with pytest.raises(errors.SessionNotFound):
+        Recording.load(db, "no-such-id")
+    with db.atomic():
+        db.execute(
+            "UPDATE events SET data = '{broken' WHERE session_id = ? AND kind = 'message_posted'",
+            [room.session_id],
+        )
+    with pytest.raises(errors.PlaygroundError, match="damaged"):
+        Recording.load(db, room.session_id)
+    with db.atomic():  # well-formed JSON that is not an event
+        db.execute(
+            "UPDATE events SET data = '{\"kind\": \"message_posted\"}' WHERE session_id = ?"
+            " AND kind = 'message_posted'",
+            [room.session_id],
+        )
+    with pytest.raises(errors.PlaygroundError, match="cannot be read"):
+        rec = Recording.load(db, room.session_id)
+        rec.rebuild(rec.last)
+    with db.atomic():
+        db.execute("DELETE FROM events WHERE session_id = ?", [room.session_id])
+    with pytest.raises(errors.PlaygroundError, match="no event log"):
+        Recording.load(db, room.session_id)

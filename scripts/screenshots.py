@@ -1,4 +1,5 @@
-"""Render the screenshots in docs/: a running simulation, the evaluation pop-up and a human session.
+"""Render the screenshots in docs/: a running simulation, the evaluation pop-up, a human session
+and a replay mid-way (1440×900 and 1024×700).
 
 Run under a real X server for window-manager-free grabs, e.g.
     xvfb-run -a -s "-screen 0 1440x900x24" .venv/bin/python scripts/screenshots.py
@@ -84,6 +85,26 @@ async def main() -> None:
     win.conversation.focus_message(mine.id)  # real time runs at typing speed: the view holds still
     await settle(0.5)
     win.grab().save(str(DOCS / "human-session.png"))
+
+    # A replay mid-way: the first session, paused while a message is being typed.
+    first = room.session_id
+    controller.set_pace("fast")
+    await controller.stop()
+    await win.open_replay(str(controller.db_path), first)
+    rec = win.replay.recording
+    messages = [m for m in rec.moments if m.kind == "message"]
+    win.replay.seek(rec.previous_moment(messages[5].seq).seq)
+    win.transport.cps.setValue(40)
+    win.replay.play()
+    await settle(1.2)
+    win.replay.typewriter.stop()  # hold the frame mid-message
+    win.replay._beat.stop()
+    await settle()
+    win.grab().save(str(DOCS / "replay.png"))
+    win.resize(1024, 700)
+    await settle()
+    win.grab().save(str(DOCS / "replay-1024.png"))
+    win.resize(1440, 900)
     await controller.shutdown()
     print("wrote", ", ".join(str(p.relative_to(ROOT)) for p in sorted(DOCS.glob("*.png"))))
 

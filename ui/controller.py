@@ -115,6 +115,9 @@ class SessionController(QObject):
         """End the live session (saved as interrupted with ``reason``) so the window can show
         something else, such as a replay."""
         await self._end_current(reason)
+        self.human = None
+        self.mode = "simulation"
+        self.mode_changed.emit(self.mode)
         self.running_changed.emit(False)
 
     def start_loading_embedder(self) -> None:

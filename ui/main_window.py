@@ -432,6 +432,7 @@ class MainWindow(QMainWindow):
 
     def _replay_opened(self, rec: Recording) -> None:
         s = rec.session
+        self.conversation.all_notes = True
         self.transport.timeline.set_recording(rec)
         self.transport.title.setText(
             f"<b>Replay</b> {s['id']} · {s['status']} · {s.get('condition') or ''}"
@@ -447,6 +448,7 @@ class MainWindow(QMainWindow):
         )
 
     def _replay_closed(self) -> None:
+        self.conversation.all_notes = False
         self.transport.hide()
         for sc in self._replay_keys:
             sc.setEnabled(False)

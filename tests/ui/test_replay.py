@@ -270,3 +270,28 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot):
     pane.end_rebuild()
     assert sorted(pane.widgets) == list(range(111 - cp.JUMP_MESSAGES, 111))
     bridge.detach()
+
+
+async def test_a_replayed_human_session_shows_the_persons_notes_and_no_composer(window, embedder):
+    from playground.storage import open_database
+    from tests.test_replay import _session_with_everything
+
+    win, controller = window
+    db = open_database(controller.db_path)
+    room, _ = await _session_with_everything(embedder, db)
+    db.close()
+    await win.open_replay(str(controller.db_path), room.session_id)
+    rec = win.replay.recording
+    assert rec is not None
+    win.replay.seek(rec.last)
+    zoe = next(m for m in room.messages if m.speaker == "Zoe")
+    w = win.conversation.widgets[zoe.id]
+    assert w.notes.isVisibleTo(w) and "Zoe's private reason" in w.notes.text()
+    assert "I want Ana to talk" in w.notes.text()
+    assert not w.note_button.isVisibleTo(w) and not win.conversation.card.isVisibleTo(win)
+    assert not win.conversation.composer.isEnabled()
+    # Going back and forth keeps exactly one copy of the note.
+    win.replay.seek(rec.first)
+    win.replay.seek(rec.last)
+    assert win.conversation.widgets[zoe.id].notes.text().count("I want Ana to talk") == 1
+    await controller.shutdown()

@@ -95,11 +95,14 @@ class MessageWidget(QFrame):
             f"<span style='color:#999'>#{msg.id} · {time}</span> " + " · ".join(marks)
         )
         self.body.setText(msg.text)
+        self.clear_notes()
+        self.note_edit.setVisible(False)
+        self.set_highlight(False)
+
+    def clear_notes(self) -> None:
         if self._note_lines:
             self._note_lines = []
             self.notes.setVisible(False)
-        self.note_edit.setVisible(False)
-        self.set_highlight(False)
 
     def enable_notes(self, human: str) -> None:
         own = self.msg.speaker == human
@@ -124,8 +127,9 @@ class MessageWidget(QFrame):
         self.note_edit.clear()
         self.note_edit.setVisible(False)
 
-    def add_note(self, kind: str, text: str, at: str) -> None:
-        self._note_lines.append(f"private {kind} ({at[11:19]}): {html.escape(text)}")
+    def add_note(self, kind: str, text: str, at: str, author: str | None = None) -> None:
+        who = f"{html.escape(author)}'s private" if author else "private"
+        self._note_lines.append(f"{who} {kind} ({at[11:19]}): {html.escape(text)}")
         self.notes.setText("<br>".join(self._note_lines))
         self.notes.setVisible(True)
 
@@ -179,6 +183,10 @@ class ConversationPane(QWidget):
         self._pending: list = []
         self._rebuilding = False
         self._keep = 0
+        self._pending_notes: list = []
+        #: Show every participant's private notes (a researcher replaying a session), not only
+        #: the human's own.
+        self.all_notes = False
         self._focused: int | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -253,9 +261,13 @@ class ConversationPane(QWidget):
             if name
             else "Join as a human to take part (Enter sends, Shift+Enter for a new line)"
         )
-        if name:
-            for w in self.widgets.values():
+        for w in self.widgets.values():
+            if name:
                 w.enable_notes(name)
+            else:
+                w.note_button.setVisible(False)
+        if not name:
+            self.card.hide()
 
     def messages(self) -> list[tuple[str, str]]:
         return [(w.msg.speaker, w.msg.text) for w in self.widgets.values()]
@@ -270,6 +282,9 @@ class ConversationPane(QWidget):
         """A replay jumps: keep messages up to ``keep``; the messages published until
         :meth:`end_rebuild` are collected and laid out once, the last :data:`JUMP_MESSAGES`."""
         self._keep = keep
+        for w in self.widgets.values():
+            w.clear_notes()  # the rebuild brings every note again
+        self._pending_notes = []
         if self._focused is not None and self._focused > keep:
             self._focused = None
         self.thinking.clear()
@@ -303,6 +318,9 @@ class ConversationPane(QWidget):
                 self._add(msgs[mid])
         for r in range(len(rows) - 1, len(final) - 1, -1):
             self.list.takeItem(r)
+        notes, self._pending_notes = self._pending_notes, []
+        for e in notes:
+            self._annotation(e)
         self._trim()
 
     def _remove(self, mid: int) -> None:
@@ -383,9 +401,12 @@ class ConversationPane(QWidget):
         self.card.hide()
 
     def _annotation(self, e) -> None:  # noqa: ANN001
+        if self._rebuilding:
+            self._pending_notes.append(e)
+            return
         w = self.widgets.get(e.message_id)
-        if w is not None and e.author == self.human:
-            w.add_note(e.note_kind, e.text, e.at)
+        if w is not None and (e.author == self.human or self.all_notes):
+            w.add_note(e.note_kind, e.text, e.at, e.author if self.all_notes else None)
             self._refit(e.message_id)
 
     def reveal(self, message_id: int, chars: int | None) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any, TextIO
 
-from playground import errors, events, factory, personas
+from playground import errors, events, personas
 from playground.settings import PRESETS, load_settings
 from playground.storage import SessionReader, open_database
 from playground.storage.database import DEFAULT_DB
@@ -164,6 +164,8 @@ class TranscriptPrinter:
 
 
 async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from playground import factory  # the engines' imports (openai, torch) only when simulating
+
     settings = load_settings(
         os.environ,
         {

@@ -269,17 +269,18 @@ class MainWindow(QMainWindow):
         """Clear every pane.
 
         Args:
-            keep_messages: a replay rebuilding a moment: keep the conversation's first messages
-                and the thought bubbles (updated in place once the new state is in, see
-                ``ThoughtsPane.end_rebuild``).
+            keep_messages: a replay rebuilding a moment: keep the conversation's first messages;
+                the panes collect the new state and lay it out once in their ``end_rebuild``,
+                reusing the widgets they have.
         """
-        self.selection.select("")
-        for pane in (self.participants, self.memory, self.decisions):
-            pane.reset()
+        self.decisions.reset()
         if keep_messages is None:
-            self.conversation.reset()
-            self.thoughts.reset()
+            self.selection.select("")
+            for pane in (self.participants, self.memory, self.conversation, self.thoughts):
+                pane.reset()
         else:
+            self.participants.begin_rebuild()
+            self.memory.begin_rebuild()
             self.conversation.begin_rebuild(keep_messages)
             self.thoughts.begin_rebuild()
         self.usage_label.setText("0 LLM calls · 0 tokens")
@@ -427,16 +428,20 @@ class MainWindow(QMainWindow):
             self._replay_keys.append(sc)
 
     def _rebuilt(self) -> None:
-        self.conversation.end_rebuild()
-        self.thoughts.end_rebuild()
+        for pane in (self.participants, self.memory, self.conversation, self.thoughts):
+            pane.end_rebuild()
 
     def _replay_opened(self, rec: Recording) -> None:
         s = rec.session
         self.conversation.all_notes = True
         self.transport.timeline.set_recording(rec)
-        self.transport.title.setText(
-            f"<b>Replay</b> {s['id']} · {s['status']} · {s.get('condition') or ''}"
+        self.transport.title.setText(f"<b>Replay</b> · {s['status']}")
+        self.transport.title.setToolTip(
+            f"Session {s['id']} · {s['status']} ({s.get('end_reason') or ''})"
+            f" · condition {s.get('condition') or '–'} · seed {s.get('seed')}"
         )
+        self.setWindowTitle(f"Thought Playground — replay of {s['id']}")
+        self.conversation.set_composer_visible(False)
         self.transport.show()
         for sc in self._replay_keys:
             sc.setEnabled(True)
@@ -449,6 +454,8 @@ class MainWindow(QMainWindow):
 
     def _replay_closed(self) -> None:
         self.conversation.all_notes = False
+        self.conversation.set_composer_visible(True)
+        self.setWindowTitle("Thought Playground")
         self.transport.hide()
         for sc in self._replay_keys:
             sc.setEnabled(False)

@@ -81,7 +81,12 @@ async def _live_run(win, controller, steps: int) -> tuple[str, list[tuple[int, d
     return sid, seen
 
 
-async def test_replay_shows_what_the_live_window_showed_at_each_step(window):
+@pytest.mark.parametrize("incremental", [True, False], ids=["publish-forward", "always-rebuild"])
+async def test_replay_shows_what_the_live_window_showed_at_each_step(
+    window, monkeypatch, incremental
+):
+    if not incremental:  # every jump, forward too, rebuilds the moment and recycles widgets
+        monkeypatch.setattr("ui.replay.controller.INCREMENTAL_LIMIT", -1)
     win, controller = window
     sid, seen = await _live_run(win, controller, steps=6)
     await win.open_replay(str(controller.db_path), sid)

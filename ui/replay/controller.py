@@ -19,7 +19,7 @@ from ui.selection import SelectedParticipant
 from ui.typewriter import Typewriter
 
 #: A jump forward over more events than this rebuilds the moment instead of publishing them all.
-INCREMENTAL_LIMIT = 400
+INCREMENTAL_LIMIT = 120
 #: Pause after a trigger's decisions while playing, in seconds at 1× (lets the reader see them).
 DECISION_BEAT = 0.8
 #: Pause after a fully typed message while playing, in seconds at 1×.
@@ -124,7 +124,13 @@ class ReplayController(QObject):
         assert rec is not None
         sel = self._selection
         wanted = sel.name
-        self._reset_views(keep_messages=rec.messages_shown(seq) if self.position >= 0 else 0)
+        # The messages on screen that are still part of the new moment stay.
+        keep = (
+            min(rec.messages_shown(seq), rec.messages_shown(self.position))
+            if self.position >= 0
+            else 0
+        )
+        self._reset_views(keep_messages=keep)
         sel.blockSignals(True)
         try:
             for e in rec.rebuild(seq):
@@ -134,8 +140,9 @@ class ReplayController(QObject):
         self._rebuilt()
         names = {p["name"] for p in rec.participants}
         chosen = wanted if wanted in names else sel.name
-        sel.name = ""
-        sel.select(chosen)
+        if chosen != wanted:  # the panes still follow ``wanted``: tell them
+            sel.name = ""
+            sel.select(chosen)
         self.position = seq
         self.position_changed.emit(seq)
 

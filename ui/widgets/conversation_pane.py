@@ -269,6 +269,11 @@ class ConversationPane(QWidget):
         if not name:
             self.card.hide()
 
+    def set_composer_visible(self, visible: bool) -> None:
+        """Hide the composer where nobody can type (a replay)."""
+        self.composer.setVisible(visible)
+        self.send_button.setVisible(visible)
+
     def messages(self) -> list[tuple[str, str]]:
         return [(w.msg.speaker, w.msg.text) for w in self.widgets.values()]
 

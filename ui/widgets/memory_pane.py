@@ -145,6 +145,7 @@ class MemoryPane(QWidget):
         self._humans: set[str] = set()
         self._agent = selection.name
         self._focus_id: int | None = None
+        self._rebuilding = False
         # Shown rows, in table order, with their sort keys (kept in step with the table).
         self._order: list[int] = []
         self._keys: list[SortKey] = []
@@ -252,6 +253,20 @@ class MemoryPane(QWidget):
         self._close_dialog()
         self._repopulate()
 
+    def begin_rebuild(self) -> None:
+        """A replay jumps: forget the data but leave the table until :meth:`end_rebuild`, which
+        fills it once instead of row by row."""
+        self._memories.clear()
+        self._retrieved.clear()
+        self._retrieved_step.clear()
+        self._humans.clear()
+        self._close_dialog()
+        self._rebuilding = True
+
+    def end_rebuild(self) -> None:
+        self._rebuilding = False
+        self._repopulate()
+
     def rows(self) -> list[dict]:
         """The shown rows in display order."""
         items = self._memories.get(self._agent, {})
@@ -326,7 +341,7 @@ class MemoryPane(QWidget):
             self._humans.add(name)
         else:
             self._humans.discard(name)
-        if name == self._agent:
+        if name == self._agent and not self._rebuilding:
             self._repopulate()
 
     def _on_memory_changed(self, agent: str, change: str, memory: domain.MemoryItem) -> None:
@@ -340,7 +355,7 @@ class MemoryPane(QWidget):
                 retrieved.pop(memory.id, None)
         else:
             items[memory.id] = memory
-        if not shown:
+        if not shown or self._rebuilding:
             return
         self.setUpdatesEnabled(False)
         try:
@@ -376,7 +391,7 @@ class MemoryPane(QWidget):
             current[mid] = (float(s.saliency), bool(getattr(s, "random", False)))
         self._retrieved[agent] = current
         self._retrieved_step[agent] = step
-        if agent != self._agent or agent in self._humans:
+        if agent != self._agent or agent in self._humans or self._rebuilding:
             return
         # Only rows whose highlight changed move; the rest stay where they are.
         items = self._memories.get(agent, {})

@@ -78,6 +78,7 @@ class ParticipantsBar(QScrollArea):
         self.selection = selection
         self.chips: dict[str, ParticipantChip] = {}
         self.colors: dict[str, str] = {}
+        self._stale: set[str] = set()
         inner = QWidget()
         self.row = QHBoxLayout(inner)
         self.row.setContentsMargins(4, 4, 4, 4)
@@ -99,7 +100,19 @@ class ParticipantsBar(QScrollArea):
         self.chips.clear()
         self.colors.clear()
 
+    def begin_rebuild(self) -> None:
+        """A replay jumps: chips of participants who still exist afterwards are kept."""
+        self._stale = set(self.chips)
+
+    def end_rebuild(self) -> None:
+        for name in self._stale:
+            self._left(name)
+        self._stale = set()
+
     def _joined(self, e) -> None:  # noqa: ANN001
+        if e.name in self._stale and e.name in self.chips:
+            self._stale.discard(e.name)  # the same participant, seen again by a replay jump
+            return
         color = (
             theme.HUMAN_COLOR if e.participant_kind == "human" else theme.color_for(e.color_index)
         )

@@ -65,6 +65,7 @@ class _AgentPage(QScrollArea):
         self.agent = agent
         self._pane = pane
         self.bubbles: dict[int, ThoughtBubble] = {}
+        self.pool: list[ThoughtBubble] = []  # hidden bubbles a replay jump can rebind
         self.order: list[int] = []
         self.highlighted: int | None = None
         self.by_score = False
@@ -336,9 +337,10 @@ class ThoughtsPane(QWidget):
                 page.highlighted = None
             for tid in wanted:
                 bubble = page.bubbles.get(tid)
-                if bubble is None and spare:
-                    bubble = page.bubbles[tid] = spare.pop()
+                if bubble is None and (spare or page.pool):
+                    bubble = page.bubbles[tid] = spare.pop() if spare else page.pool.pop()
                     bubble.set_highlighted(False)
+                    bubble.show()
                 if bubble is None:
                     page.add(thoughts[tid], place=False)
                 else:
@@ -347,19 +349,23 @@ class ThoughtsPane(QWidget):
                         self._evaluations_of(agent, tid),
                         self._retained.get(agent, {}).get(tid, False),
                     )
-            for bubble in spare:
+            for bubble in spare:  # kept hidden for the next jump forward
                 page.list.removeWidget(bubble)
                 bubble.hide()
-                bubble.deleteLater()
+                page.pool.append(bubble)
             page.order = list(wanted)
-            page.content.setUpdatesEnabled(False)
-            try:
-                for bubble in page.bubbles.values():
-                    page.list.removeWidget(bubble)
-                for i, tid in enumerate(page.order):
-                    page.list.insertWidget(i, page.bubbles[tid])
-            finally:
-                page.content.setUpdatesEnabled(True)
+            target = [page.bubbles[tid] for tid in wanted]
+            items = (page.list.itemAt(i) for i in range(page.list.count()))
+            laid_out = [it.widget() for it in items if it is not None]
+            if [w for w in laid_out if isinstance(w, ThoughtBubble)] != target:
+                page.content.setUpdatesEnabled(False)
+                try:
+                    for bubble in target:
+                        page.list.removeWidget(bubble)
+                    for i, bubble in enumerate(target):
+                        page.list.insertWidget(i, bubble)
+                finally:
+                    page.content.setUpdatesEnabled(True)
             page.placeholder.setVisible(not page.bubbles)
         self._update_header()
 

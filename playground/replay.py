@@ -80,6 +80,7 @@ class Recording:
     _cache: dict[int, Any] = field(default_factory=dict, repr=False)
     _moment_seqs: list[int] = field(default_factory=list, repr=False)
     _message_seqs: list[int] = field(default_factory=list, repr=False)
+    _parsed_upto: int = field(default=0, repr=False)
 
     # -- loading -----------------------------------------------------------------------------------
 
@@ -277,6 +278,16 @@ class Recording:
     def count_between(self, lo: int, hi: int) -> int:
         """How many events have ``lo < seq <= hi``."""
         return bisect.bisect_right(self.seqs, hi) - bisect.bisect_right(self.seqs, lo)
+
+    def parse_ahead(self, limit: int = 300) -> bool:
+        """Parse up to ``limit`` not yet parsed events, oldest first (idle-time warm-up so that
+        later jumps do not wait for parsing). Returns True when every event is parsed."""
+        while self._parsed_upto < len(self.seqs) and self.seqs[self._parsed_upto] in self._cache:
+            self._parsed_upto += 1
+        chunk = [s for s in self.seqs[self._parsed_upto : self._parsed_upto + limit]]
+        if chunk:
+            self._parse(chunk)
+        return self._parsed_upto + len(chunk) >= len(self.seqs)
 
     def events_between(self, lo: int, hi: int) -> list[Any]:
         """Parsed events with ``lo < seq <= hi``, in order (forward play)."""

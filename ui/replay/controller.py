@@ -71,6 +71,9 @@ class ReplayController(QObject):
         self.typewriter = Typewriter(self)
         self.typewriter.progressed.connect(self._typed)
         self.typewriter.finished.connect(self._typing_done)
+        self._warm = QTimer(self)  # parses the event log ahead in idle time
+        self._warm.setInterval(0)
+        self._warm.timeout.connect(self._parse_ahead)
         self._beat = QTimer(self)
         self._beat.setSingleShot(True)
         self._beat.timeout.connect(self._advance)
@@ -90,8 +93,15 @@ class ReplayController(QObject):
         self.position = -1
         self.opened.emit(recording)
         self._rebuild(recording.first)
+        self._warm.start()
+
+    def _parse_ahead(self) -> None:
+        rec = self.recording
+        if rec is None or rec.parse_ahead(200):
+            self._warm.stop()
 
     def close(self) -> None:
+        self._warm.stop()
         self.stop_playing()
         if self.recording is not None:
             self.recording = None

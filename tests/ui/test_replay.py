@@ -279,7 +279,7 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot):
 
 async def test_a_replayed_human_session_shows_the_persons_notes_and_no_composer(window, embedder):
     from playground.storage import open_database
-    from tests.test_replay import _session_with_everything
+    from tests.test_recording import _session_with_everything
 
     win, controller = window
     db = open_database(controller.db_path)

@@ -105,6 +105,23 @@ async def main() -> None:
     await settle()
     win.grab().save(str(DOCS / "replay-1024.png"))
     win.resize(1440, 900)
+
+    # The session library over a few more real sessions (command-line runs and a fork).
+    from playground import cli
+
+    for seed, turns in ((3, 8), (4, 12), (5, 6)):
+        await asyncio.to_thread(
+            cli.main,
+            ["simulate", "--agents", "3", "--turns", str(turns), "--seed", str(seed), "--quiet",
+             "--db", str(controller.db_path)],
+        )
+    library = win.open_library()
+    library.resize(1000, 560)
+    await settle(0.5)
+    library.table.selectRow(1)
+    await settle()
+    library.grab().save(str(DOCS / "library.png"))
+    library.close()
     await controller.shutdown()
     print("wrote", ", ".join(str(p.relative_to(ROOT)) for p in sorted(DOCS.glob("*.png"))))
 

@@ -203,20 +203,13 @@ class SessionController(QObject):
         self.about_to_start.emit()
         bus = events.EventBus()
         self.bridge.attach(bus)
-        self.room, self.recorder = await factory.create_room(
+        room, recorder = await factory.create_room(
             self.settings, self.engine, db=self.database(), personas=people, bus=bus
         )
-        self.control = RunControl()
-        self.control.on_auto_pause = lambda: self.running_changed.emit(False)
-        self.control.pause()
-        self.mode = "simulation"
-        self.human = None
-        self.session_changed.emit(self.room.session_id)
-        self.mode_changed.emit(self.mode)
-        self.engine_changed.emit(self.engine_label())
+        self._take_over(room, recorder)
         if icebreaker:
-            await self.room.post(self._initiator(), icebreaker, origin="icebreaker")
-        return self.room
+            await room.post(self._initiator(), icebreaker, origin="icebreaker")
+        return room
 
     async def fork(
         self,
@@ -250,7 +243,7 @@ class SessionController(QObject):
         self.about_to_start.emit()
         bus = events.EventBus()
         self.bridge.attach(bus)
-        self.room, self.recorder = await fork.fork(
+        room, recorder = await fork.fork(
             settings,
             engine,
             recording=recording,
@@ -259,17 +252,22 @@ class SessionController(QObject):
             bus=bus,
             proactivity=PRESETS[preset] if preset else None,
         )
+        self._take_over(room, recorder)
+        if human:
+            await self._join(human)
+        return room
+
+    def _take_over(self, room: Room, recorder: Any) -> None:
+        """Make a new, paused session the window's current one."""
+        self.room, self.recorder = room, recorder
         self.control = RunControl()
         self.control.on_auto_pause = lambda: self.running_changed.emit(False)
         self.control.pause()
         self.mode = "simulation"
         self.human = None
-        self.session_changed.emit(self.room.session_id)
+        self.session_changed.emit(room.session_id)
         self.mode_changed.emit(self.mode)
         self.engine_changed.emit(self.engine_label())
-        if human:
-            await self._join(human)
-        return self.room
 
     def _initiator(self) -> str:
         import random

@@ -412,6 +412,7 @@ class MainWindow(QMainWindow):
         r.position_changed.connect(self._replay_moved)
         r.opened.connect(self._replay_opened)
         r.closed.connect(self._replay_closed)
+        r.error.connect(self.show_error)
         self.controller.about_to_start.connect(r.close)
         keys = [
             ("Space", r.toggle),
@@ -604,6 +605,7 @@ class MainWindow(QMainWindow):
 
         async def finish() -> None:
             try:
+                self.replay.close()
                 await self.controller.shutdown()
                 self.close()
             except RuntimeError:  # the Qt objects are already gone (interpreter or test teardown)

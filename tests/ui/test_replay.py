@@ -300,3 +300,22 @@ async def test_a_replayed_human_session_shows_the_persons_notes_and_no_composer(
     win.replay.seek(rec.last)
     assert win.conversation.widgets[zoe.id].notes.text().count("I want Ana to talk") == 1
     await controller.shutdown()
+
+
+async def test_a_damaged_event_stops_the_replay_with_a_message(window):
+    win, controller = window
+    sid, _ = await _live_run(win, controller, steps=3)
+    db = controller.database()
+    with db.atomic():
+        db.execute(
+            "UPDATE events SET data = '{\"kind\": \"thought_formed\"}' WHERE session_id = ?"
+            " AND seq = (SELECT MAX(seq) FROM events WHERE session_id = ? AND kind = 'thought_formed')",
+            [sid, sid],
+        )
+    await win.open_replay(str(controller.db_path), sid)
+    rec = win.replay.recording
+    assert rec is not None
+    win.replay.play()
+    await until(lambda: "cannot be read" in win.banner.text(), timeout=30, what="the error banner")
+    assert not win.replay.playing
+    await controller.shutdown()

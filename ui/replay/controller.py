@@ -8,11 +8,12 @@ message is typed out at human typing speed (characters per second × the replay 
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from playground import events
+from playground import errors, events
 from playground.replay import Recording
 from ui.bridge import EngineBridge
 from ui.selection import SelectedParticipant
@@ -43,6 +44,7 @@ class ReplayController(QObject):
     playing_changed = Signal(bool)
     opened = Signal(object)  # Recording
     closed = Signal()
+    error = Signal(str)
 
     def __init__(
         self,
@@ -92,12 +94,16 @@ class ReplayController(QObject):
         self.bridge.attach(self.bus)
         self.position = -1
         self.opened.emit(recording)
-        self._rebuild(recording.first)
+        self.seek(recording.first)
         self._warm.start()
 
     def _parse_ahead(self) -> None:
         rec = self.recording
-        if rec is None or rec.parse_ahead(200):
+        try:
+            done = rec is None or rec.parse_ahead(200)
+        except (errors.PlaygroundError, sqlite3.Error):
+            done = True  # a damaged event or a closed database: jumps will say so when they need it
+        if done:
             self._warm.stop()
 
     def close(self) -> None:
@@ -111,7 +117,15 @@ class ReplayController(QObject):
     # -- moving ------------------------------------------------------------------------------------
 
     def seek(self, seq: int) -> None:
-        """Show the state at ``seq`` (no animation)."""
+        """Show the state at ``seq`` (no animation). A log that cannot be read stops the replay
+        with a message (``error``), never an exception into Qt."""
+        try:
+            self._seek(seq)
+        except (errors.PlaygroundError, sqlite3.Error) as exc:
+            self.stop_playing()
+            self.error.emit(f"Replay: {exc}")
+
+    def _seek(self, seq: int) -> None:
         rec = self.recording
         if rec is None:
             return
@@ -215,6 +229,8 @@ class ReplayController(QObject):
             self.stop_playing()
             return
         self.seek(m.seq)
+        if not self.playing:  # the jump failed (and said why)
+            return
         if m.kind == "message" and m.message_id is not None:
             self._typing_message = m.message_id
             self._reveal(m.message_id, 0)

@@ -298,12 +298,7 @@ class ThoughtsPane(QWidget):
             self._stack.removeWidget(page)
             page.deleteLater()
         self._pages.clear()
-        self._thoughts.clear()
-        self._evaluations.clear()
-        self._retained.clear()
-        self._humans.clear()
-        self._ref_texts.clear()
-        self._message_texts.clear()
+        self._forget()
         self._pinned_ref = ""
         self._focus_ref = ""
         self._agent = ""
@@ -316,13 +311,19 @@ class ThoughtsPane(QWidget):
         updated in place, so a jump costs what changed, not what is shown."""
         for popup in self.findChildren(EvaluationPopup):
             popup.close()
-        self._thoughts.clear()
-        self._evaluations.clear()
-        self._retained.clear()
-        self._humans.clear()
-        self._ref_texts.clear()
-        self._message_texts.clear()
+        self._forget()
         self._rebuilding = True
+
+    def _forget(self) -> None:
+        for data in (
+            self._thoughts,
+            self._evaluations,
+            self._retained,
+            self._humans,
+            self._ref_texts,
+            self._message_texts,
+        ):
+            data.clear()
 
     def end_rebuild(self) -> None:
         self._rebuilding = False

@@ -107,14 +107,13 @@ async def main() -> None:
     win.resize(1440, 900)
 
     # The session library over a few more real sessions (command-line runs and a fork).
-    from playground import cli
-
     for seed, turns in ((3, 8), (4, 12), (5, 6)):
-        await asyncio.to_thread(
-            cli.main,
-            ["simulate", "--agents", "3", "--turns", str(turns), "--seed", str(seed), "--quiet",
-             "--db", str(controller.db_path)],
-        )
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "playground", "simulate", "--agents", "3", "--turns", str(turns),
+            "--seed", str(seed), "--quiet", "--db", str(controller.db_path),
+            stdout=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        await proc.wait()
     library = win.open_library()
     library.resize(1000, 560)
     await settle(0.5)

@@ -395,6 +395,7 @@ class MainWindow(QMainWindow):
             self.bridge,
             reset_views=self.reset_views,
             rebuilt=self._rebuilt,
+            thought_events=self.thoughts.load_thought_events,
             reveal=self.conversation.reveal,
             selection=self.selection,
             default_cps=RoomSettings().typing_cps,

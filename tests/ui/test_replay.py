@@ -264,8 +264,10 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot):
         bus.publish(events.MessagePosted(message=_message(i)))
     pane.end_rebuild()
     assert sorted(pane.widgets) == list(range(101 - cp.JUMP_MESSAGES, 101))
-    assert pane.list.count() == cp.JUMP_MESSAGES
-    shown = [pane.list.itemWidget(pane.list.item(r)).msg.id for r in range(pane.list.count())]
+    visible = [r for r in range(pane.list.count()) if not pane.list.item(r).isHidden()]
+    assert len(visible) == cp.JUMP_MESSAGES, "the rest are hidden, kept for the next jump"
+    assert visible == list(range(cp.JUMP_MESSAGES)), "shown rows first"
+    shown = [pane.list.itemWidget(pane.list.item(r)).msg.id for r in visible]
     assert shown == sorted(shown), "rows stay in message order"
     assert all(pane.widgets[m].body.text() == f"message number {m}" for m in pane.widgets)
     # Jumping forward again keeps the earlier messages that are still in the window.
@@ -274,6 +276,18 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot):
         bus.publish(events.MessagePosted(message=_message(i)))
     pane.end_rebuild()
     assert sorted(pane.widgets) == list(range(111 - cp.JUMP_MESSAGES, 111))
+    # Back to message 5, then on again: hidden rows are reused, in order, with no new widgets.
+    pane.begin_rebuild(5)
+    for i in range(1, 6):
+        bus.publish(events.MessagePosted(message=_message(i)))
+    pane.end_rebuild()
+    rows = pane.list.count()
+    assert sorted(pane.widgets) == [1, 2, 3, 4, 5]
+    for i in range(6, 21):
+        bus.publish(events.MessagePosted(message=_message(i)))
+    assert pane.list.count() == rows, "no new rows while hidden ones are left"
+    visible = [r for r in range(pane.list.count()) if not pane.list.item(r).isHidden()]
+    assert [pane.list.itemWidget(pane.list.item(r)).msg.id for r in visible] == list(range(1, 21))
     bridge.detach()
 
 

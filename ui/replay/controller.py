@@ -21,6 +21,7 @@ from ui.typewriter import Typewriter
 
 #: A jump forward over more events than this rebuilds the moment instead of publishing them all.
 INCREMENTAL_LIMIT = 120
+_THOUGHT_KINDS = {"thought_formed", "thought_evaluated"}
 #: Pause after a trigger's decisions while playing, in seconds at 1× (lets the reader see them).
 DECISION_BEAT = 0.8
 #: Pause after a fully typed message while playing, in seconds at 1×.
@@ -35,6 +36,8 @@ class ReplayController(QObject):
         reset_views: ``reset_views(keep_messages=n)`` clears the panes before a rebuild, keeping
             the first ``n`` messages on screen.
         rebuilt: called once a rebuild's events are in.
+        thought_events: takes a rebuild's thought-formed and thought-evaluated events in one
+            call (the thoughts pane's bulk loader), before the other events are published.
         reveal: ``reveal(message_id, chars)`` shows the first ``chars`` characters of a message
             (``None`` shows all of it); used for the typing animation.
         selection: the window's selected participant, kept across rebuilds.
@@ -52,6 +55,7 @@ class ReplayController(QObject):
         *,
         reset_views: Any,
         rebuilt: Any,
+        thought_events: Any,
         reveal: Any,
         selection: SelectedParticipant,
         default_cps: float,
@@ -61,6 +65,7 @@ class ReplayController(QObject):
         self.bridge = bridge
         self._reset_views = reset_views
         self._rebuilt = rebuilt
+        self._thought_events = thought_events
         self._reveal = reveal
         self._selection = selection
         self.recording: Recording | None = None
@@ -155,10 +160,14 @@ class ReplayController(QObject):
             else 0
         )
         self._reset_views(keep_messages=keep)
+        events_ = rec.rebuild(seq)
         sel.blockSignals(True)
         try:
-            for e in rec.rebuild(seq):
-                self.bus.publish(e)
+            # A thought's own events only concern the thoughts pane: handed over in one go.
+            self._thought_events([e for e in events_ if e.kind in _THOUGHT_KINDS])
+            for e in events_:
+                if e.kind not in _THOUGHT_KINDS:
+                    self.bus.publish(e)
         finally:
             sel.blockSignals(False)
         self._rebuilt()

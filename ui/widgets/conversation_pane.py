@@ -184,6 +184,8 @@ class ConversationPane(QWidget):
         self._rebuilding = False
         self._keep = 0
         self._pending_notes: list = []
+        # Hidden rows (item, widget) after the shown ones, in row order, for reuse.
+        self._spare: list[tuple[QListWidgetItem, MessageWidget]] = []
         #: Show every participant's private notes (a researcher replaying a session), not only
         #: the human's own.
         self.all_notes = False
@@ -245,6 +247,7 @@ class ConversationPane(QWidget):
         self.list.clear()
         self.widgets.clear()
         self.items.clear()
+        self._spare.clear()
         self._unfitted.clear()
         self._trim()
         self.thinking.clear()
@@ -321,8 +324,11 @@ class ConversationPane(QWidget):
                 self.items[mid] = item
             else:
                 self._add(msgs[mid])
-        for r in range(len(rows) - 1, len(final) - 1, -1):
-            self.list.takeItem(r)
+        # Rows no longer needed are hidden, not removed: removing a row deletes its widget, and
+        # the next jump forward would have to make it again.
+        self._spare = rows[len(final) :] + self._spare
+        for item, _w in rows[len(final) :]:
+            item.setHidden(True)
         notes, self._pending_notes = self._pending_notes, []
         for e in notes:
             self._annotation(e)
@@ -350,7 +356,7 @@ class ConversationPane(QWidget):
 
     def _posted(self, msg) -> None:  # noqa: ANN001
         if self._rebuilding:
-            if msg.id > self._keep:  # the messages up to _keep are still on screen
+            if msg.id > self._keep or msg.id not in self.widgets:  # not already on screen
                 self._pending.append(msg)
             return
         if msg.id in self.widgets:
@@ -363,13 +369,19 @@ class ConversationPane(QWidget):
             self.card.hide()
 
     def _add(self, msg) -> None:  # noqa: ANN001
-        w = MessageWidget(msg, self.colors.get(msg.speaker, "#333"))
-        w.note_submitted.connect(self.note_requested)
+        color = self.colors.get(msg.speaker, "#333")
+        if self._spare:  # a hidden row left by a replay jump: show it again with this message
+            item, w = self._spare.pop(0)
+            w.bind(msg, color)
+            item.setHidden(False)
+        else:
+            w = MessageWidget(msg, color)
+            w.note_submitted.connect(self.note_requested)
+            item = QListWidgetItem()
+            self.list.addItem(item)
+            self.list.setItemWidget(item, w)
         if self.human:
             w.enable_notes(self.human)
-        item = QListWidgetItem()
-        self.list.addItem(item)
-        self.list.setItemWidget(item, w)
         self.widgets[msg.id] = w
         self.items[msg.id] = item
         # Size new messages once laid out, all in one go. The pane is the timer's context: no

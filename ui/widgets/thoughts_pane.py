@@ -106,18 +106,22 @@ class _AgentPage(QScrollArea):
 
     def add(self, thought: domain.Thought, *, place: bool = True) -> ThoughtBubble:
         pane = self._pane
-        bubble = ThoughtBubble(
-            thought,
-            pane._evaluations_of(thought.agent, thought.id),
-            retained=pane._retained.get(thought.agent, {}).get(thought.id, False),
-            popup_parent=pane,
-            parent=self.content,
-        )
-        bubble.clicked.connect(lambda _id, b=bubble: pane._force(b))
-        bubble.delete_clicked.connect(lambda _id, b=bubble: pane._delete(b))
-        bubble.message_clicked.connect(pane.message_focus_requested.emit)
-        bubble.stimulus_hovered.connect(pane._on_stimulus_hovered)
-        bubble.stimulus_clicked.connect(pane._on_stimulus_clicked)
+        evaluations = pane._evaluations_of(thought.agent, thought.id)
+        retained = pane._retained.get(thought.agent, {}).get(thought.id, False)
+        if self.pool:  # a bubble that left the screen earlier: rebinding it is much cheaper
+            bubble = self.pool.pop()
+            bubble.rebind(thought, evaluations, retained)
+            bubble.set_highlighted(False)
+            bubble.show()
+        else:
+            bubble = ThoughtBubble(
+                thought, evaluations, retained=retained, popup_parent=pane, parent=self.content
+            )
+            bubble.clicked.connect(lambda _id, b=bubble: pane._force(b))
+            bubble.delete_clicked.connect(lambda _id, b=bubble: pane._delete(b))
+            bubble.message_clicked.connect(pane.message_focus_requested.emit)
+            bubble.stimulus_hovered.connect(pane._on_stimulus_hovered)
+            bubble.stimulus_clicked.connect(pane._on_stimulus_clicked)
         self.bubbles[thought.id] = bubble
         if place:
             index = bisect.bisect_left(self.order, self.sort_key(thought.id), key=self.sort_key)
@@ -135,7 +139,7 @@ class _AgentPage(QScrollArea):
         self.order.remove(tid)
         self.list.removeWidget(bubble)
         bubble.hide()
-        bubble.deleteLater()
+        self.pool.append(bubble)
         if self.highlighted == tid:
             self.highlighted = None
         self.placeholder.setVisible(not self.bubbles)
@@ -325,6 +329,23 @@ class ThoughtsPane(QWidget):
         ):
             data.clear()
 
+    def load_thought_events(self, events: list) -> None:
+        """During a rebuild, take the thoughts' own events (formed, evaluated) directly, in
+        order: the same bookkeeping as the signal handlers, without a signal per event. They are
+        most of a long session's events."""
+        for e in events:
+            if e.kind == "thought_formed":
+                th = e.thought
+                self._thoughts.setdefault(th.agent, {})[th.id] = th
+                continue
+            agent, ev = e.agent, e.evaluation
+            tid = ev.thought_id
+            self._evaluations_of(agent, tid).append(ev)
+            self._retained.setdefault(agent, {})[tid] = e.retained
+            thoughts = self._thoughts.get(agent, {})
+            if e.saliency is not None and tid in thoughts and thoughts[tid].saliency != e.saliency:
+                thoughts[tid] = thoughts[tid].model_copy(update={"saliency": e.saliency})
+
     def end_rebuild(self) -> None:
         self._rebuilding = False
         for agent, page in list(self._pages.items()):
@@ -338,12 +359,11 @@ class ThoughtsPane(QWidget):
                 page.highlighted = None
             for tid in wanted:
                 bubble = page.bubbles.get(tid)
-                if bubble is None and (spare or page.pool):
-                    bubble = page.bubbles[tid] = spare.pop() if spare else page.pool.pop()
+                if bubble is None and spare:
+                    bubble = page.bubbles[tid] = spare.pop()
                     bubble.set_highlighted(False)
-                    bubble.show()
                 if bubble is None:
-                    page.add(thoughts[tid], place=False)
+                    page.add(thoughts[tid], place=False)  # from the page's pool, or new
                 else:
                     bubble.rebind(
                         thoughts[tid],

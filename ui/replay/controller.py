@@ -21,7 +21,7 @@ from ui.typewriter import Typewriter
 
 #: A jump forward over more events than this rebuilds the moment instead of publishing them all.
 INCREMENTAL_LIMIT = 120
-_THOUGHT_KINDS = {"thought_formed", "thought_evaluated"}
+_THOUGHT_KINDS = {"thought_formed", "thought_evaluated", "thought_expressed", "thought_deleted"}
 #: Pause after a trigger's decisions while playing, in seconds at 1× (lets the reader see them).
 DECISION_BEAT = 0.8
 #: Pause after a fully typed message while playing, in seconds at 1×.
@@ -36,8 +36,9 @@ class ReplayController(QObject):
         reset_views: ``reset_views(keep_messages=n)`` clears the panes before a rebuild, keeping
             the first ``n`` messages on screen.
         rebuilt: called once a rebuild's events are in.
-        thought_events: takes a rebuild's thought-formed and thought-evaluated events in one
-            call (the thoughts pane's bulk loader), before the other events are published.
+        thought_events: takes a rebuild's thought events (formed, evaluated, expressed,
+            deleted) in one call (the thoughts pane's bulk loader); the other events are
+            published as usual.
         reveal: ``reveal(message_id, chars)`` shows the first ``chars`` characters of a message
             (``None`` shows all of it); used for the typing animation.
         selection: the window's selected participant, kept across rebuilds.

@@ -189,6 +189,14 @@ class _AgentPage(QScrollArea):
             self.ensureWidgetVisible(bubble, 0, 8)
 
 
+def _updated(thought: domain.Thought, **changes: object) -> domain.Thought:
+    """A copy of an already valid thought with some fields changed, without re-validating it
+    (a replay rebuild makes thousands)."""
+    return domain.Thought.model_construct(
+        _fields_set=thought.model_fields_set | set(changes), **{**thought.__dict__, **changes}
+    )
+
+
 def _placeholder(text: str, parent: QWidget | None = None) -> QLabel:
     label = QLabel(text, parent)
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -330,21 +338,42 @@ class ThoughtsPane(QWidget):
             data.clear()
 
     def load_thought_events(self, events: list) -> None:
-        """During a rebuild, take the thoughts' own events (formed, evaluated) directly, in
-        order: the same bookkeeping as the signal handlers, without a signal per event. They are
-        most of a long session's events."""
+        """During a rebuild, take the thoughts' own events (formed, evaluated, expressed,
+        deleted) directly, in order: the same bookkeeping as the signal handlers, without a
+        signal per event. They are most of a long session's events."""
+        all_thoughts, all_evaluations, all_retained = (
+            self._thoughts,
+            self._evaluations,
+            self._retained,
+        )
         for e in events:
-            if e.kind == "thought_formed":
+            kind = e.kind
+            if kind == "thought_formed":
                 th = e.thought
-                self._thoughts.setdefault(th.agent, {})[th.id] = th
+                all_thoughts.setdefault(th.agent, {})[th.id] = th
                 continue
-            agent, ev = e.agent, e.evaluation
-            tid = ev.thought_id
-            self._evaluations_of(agent, tid).append(ev)
-            self._retained.setdefault(agent, {})[tid] = e.retained
-            thoughts = self._thoughts.get(agent, {})
-            if e.saliency is not None and tid in thoughts and thoughts[tid].saliency != e.saliency:
-                thoughts[tid] = thoughts[tid].model_copy(update={"saliency": e.saliency})
+            agent = e.agent
+            thoughts = all_thoughts.setdefault(agent, {})
+            if kind == "thought_evaluated":
+                ev = e.evaluation
+                tid = ev.thought_id
+                all_evaluations.setdefault(agent, {}).setdefault(tid, []).append(ev)
+                all_retained.setdefault(agent, {})[tid] = e.retained
+                if (
+                    e.saliency is not None
+                    and tid in thoughts
+                    and thoughts[tid].saliency != e.saliency
+                ):
+                    thoughts[tid] = _updated(thoughts[tid], saliency=e.saliency)
+            elif kind == "thought_expressed":
+                if e.thought_id in thoughts:
+                    thoughts[e.thought_id] = _updated(
+                        thoughts[e.thought_id], expressed_in=e.message_id
+                    )
+            elif kind == "thought_deleted":
+                thoughts.pop(e.thought_id, None)
+                all_evaluations.get(agent, {}).pop(e.thought_id, None)
+                all_retained.get(agent, {}).pop(e.thought_id, None)
 
     def end_rebuild(self) -> None:
         self._rebuilding = False

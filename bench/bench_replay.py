@@ -120,7 +120,7 @@ async def main(messages: int) -> None:
     print(f"event log parsed ahead in the background within {time.perf_counter() - t:.2f} s")
     rng = random.Random(7)
     far, near, step = [], [], []
-    for _ in range(12):
+    for _ in range(30):
         target = rng.choice(rec.moments).seq
         t = time.perf_counter()
         win.replay.seek(target)

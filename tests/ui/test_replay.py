@@ -333,3 +333,28 @@ async def test_a_damaged_event_stops_the_replay_with_a_message(window):
     await until(lambda: "cannot be read" in win.banner.text(), timeout=30, what="the error banner")
     assert not win.replay.playing
     await controller.shutdown()
+
+
+async def test_a_fork_of_a_session_in_another_database_is_saved_there(window, tmp_path, embedder):
+    from playground.storage import open_database
+    from tests.test_recording import _session_with_everything
+
+    win, controller = window
+    other = tmp_path / "other.db"
+    db = open_database(other)
+    parent_room, _ = await _session_with_everything(embedder, db)
+    db.close()
+    sid = parent_room.session_id
+    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
+    await win.open_replay(str(other), sid)
+    rec = win.replay.recording
+    assert rec is not None
+    room = await controller.fork(rec, rec.moments[2].seq, more_messages=2, human="Zoe")
+    assert room is not None
+    await controller.stop()
+    await until(lambda: win.rating.questionnaire is not None, what="the questionnaire offer")
+    assert win.rating.questionnaire.store.db is rec.db
+    parent = rec.db.execute("SELECT parent_id FROM sessions WHERE id = ?", [room.session_id])
+    assert parent.fetchone()[0] == sid
+    win.rating.questionnaire.close()
+    await controller.shutdown()

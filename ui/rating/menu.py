@@ -152,13 +152,17 @@ class RatingMenu(QObject):
         room = self.controller.room
         if self.closing or not human or room is None:
             return
-        self.offer_questionnaire(room.session_id, human)
+        # The session's own database: a fork of a session from another file is saved there.
+        recorder = self.controller.recorder
+        self.offer_questionnaire(room.session_id, human, db=getattr(recorder, "db", None))
 
-    def offer_questionnaire(self, session_id: str, human: str) -> QuestionnaireDialog | None:
+    def offer_questionnaire(
+        self, session_id: str, human: str, *, db: Any = None
+    ) -> QuestionnaireDialog | None:
         """Offer the participant questionnaire once per session (non-modal)."""
         if self.closing or session_id in self.offered:
             return None
-        db = self._db()
+        db = db if db is not None else self._db()
         if db is None:
             return None
         self.offered.add(session_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -21,8 +21,6 @@ from PySide6.QtWidgets import (
 
 from playground import errors
 from playground.replay import Recording
-from playground.settings import RoomSettings
-from playground.storage import library as saved
 from ui.bridge import EngineBridge
 from ui.controller import SessionController
 from ui.dialogs import (
@@ -32,15 +30,15 @@ from ui.dialogs import (
     ParticipantSettingsDialog,
     PersonaEditorDialog,
 )
-from ui.replay.controller import ReplayController
+from ui.file_menu import FileMenu
 from ui.replay.fork_dialog import ForkDialog
-from ui.replay.transport import TransportBar
+from ui.replay.panel import ReplayPanel
 from ui.selection import SelectedParticipant
 from ui.widgets.conversation_pane import ConversationPane
 from ui.widgets.decision_strip import DecisionStrip
 from ui.widgets.memory_pane import MemoryPane
 from ui.widgets.participants_bar import ParticipantsBar
-from ui.widgets.session_library import SessionLibraryDialog, ask_database_path
+from ui.widgets.session_library import SessionLibraryDialog
 from ui.widgets.thoughts_pane import ThoughtsPane
 
 
@@ -385,118 +383,13 @@ class MainWindow(QMainWindow):
     # -- saved sessions: replay and "new session like this one" ----------------------------------
 
     def _build_replay(self) -> None:
-        self.transport = TransportBar(RoomSettings().typing_cps)
-        self.transport.hide()
-        central = self.centralWidget()
-        root_layout = central.layout() if central is not None else None
-        assert isinstance(root_layout, QVBoxLayout)
-        root_layout.insertWidget(1, self.transport)
-        self.replay = ReplayController(
-            self.bridge,
-            reset_views=self.reset_views,
-            rebuilt=self._rebuilt,
-            thought_events=self.thoughts.load_thought_events,
-            reveal=self.conversation.reveal,
-            selection=self.selection,
-            default_cps=RoomSettings().typing_cps,
-            parent=self,
-        )
-        t, r = self.transport, self.replay
-        t.play_toggled.connect(r.toggle)
-        t.step_requested.connect(r.step)
-        t.speed_changed.connect(r.set_speed)
-        t.cps_changed.connect(r.set_cps)
-        t.timeline.scrubbed.connect(r.seek)
-        t.close_requested.connect(r.close)
-        t.fork_requested.connect(self.open_fork)
-        r.playing_changed.connect(t.set_playing)
-        r.position_changed.connect(self._replay_moved)
-        r.opened.connect(self._replay_opened)
-        r.closed.connect(self._replay_closed)
-        r.error.connect(self.show_error)
-        self.controller.about_to_start.connect(r.close)
-        keys = [
-            ("Space", r.toggle),
-            ("Right", lambda: r.step(1)),
-            ("Left", lambda: r.step(-1)),
-            ("Shift+Right", lambda: r.step(1, "message")),
-            ("Shift+Left", lambda: r.step(-1, "message")),
-        ]
-        self._replay_keys: list[QShortcut] = []
-        for key, slot in keys:
-            sc = QShortcut(QKeySequence(key), self)
-            sc.activated.connect(slot)
-            sc.setEnabled(False)
-            self._replay_keys.append(sc)
-
-    def _rebuilt(self) -> None:
-        for pane in (self.participants, self.memory, self.conversation, self.thoughts):
-            pane.end_rebuild()
-
-    def _replay_opened(self, rec: Recording) -> None:
-        s = rec.session
-        self.conversation.all_notes = True
-        self.transport.timeline.set_recording(rec)
-        self.transport.title.setText(f"<b>Replay</b> · {s['status']}")
-        self.transport.title.setToolTip(
-            f"Session {s['id']} · {s['status']} ({s.get('end_reason') or ''})"
-            f" · condition {s.get('condition') or '–'} · seed {s.get('seed')}"
-        )
-        self.setWindowTitle(f"Thought Playground — replay of {s['id']}")
-        self.conversation.set_composer_visible(False)
-        self.transport.show()
-        for sc in self._replay_keys:
-            sc.setEnabled(True)
-        self.engine_label.setText(f"replay · {_engine_text(s)}")
-        self._set_running(False)
-        self.hint(
-            f"Replaying session {s['id']} ({s['status']}): read-only. Space plays, ←/→ step, "
-            "Shift+←/→ jump by message; “Fork from here…” continues it live."
-        )
-
-    def _replay_closed(self) -> None:
-        self.conversation.all_notes = False
-        self.conversation.set_composer_visible(True)
-        self.setWindowTitle("Thought Playground")
-        self.transport.hide()
-        for sc in self._replay_keys:
-            sc.setEnabled(False)
-        self.reset_views()
-        self.engine_label.setText(self.controller.engine_label())
-        self.hint("Replay closed.")
-
-    def _replay_moved(self, seq: int) -> None:
-        rec = self.replay.recording
-        if rec is None:
-            return
-        self.transport.timeline.set_position(seq)
-        m = rec.moment_at(seq)
-        where = (
-            "start"
-            if m is None
-            else f"message #{m.message_id}"
-            if m.kind == "message"
-            else f"decisions of step {m.step}"
-        )
-        self.transport.where.setText(
-            f"{where} · {rec.messages_shown(seq)} of {len(rec.message_seq)} messages"
-        )
+        self.replay_panel = ReplayPanel(self)
+        self.replay = self.replay_panel.controller
+        self.transport = self.replay_panel.transport
 
     def open_fork(self) -> ForkDialog | None:
-        rec = self.replay.recording
-        if rec is None:
-            return None
-        seq = self.replay.position
-        m = rec.moment_at(seq)
-        where = f"message #{rec.messages_shown(seq)}" + (
-            f" (decisions of step {m.step})" if m is not None and m.kind == "decision" else ""
-        )
-        dlg = ForkDialog(where, self.controller.engine_label(), self)
-        dlg.accepted.connect(
-            lambda: self.spawn(self.controller.fork(rec, seq, **dlg.options()))
-        )
-        dlg.open()
-        return dlg
+        """Fork the replayed session from its current moment (the Fork dialog)."""
+        return self.replay_panel.open_fork()
 
     def open_replay(self, db_path: str, session_id: str) -> asyncio.Future[object]:
         """Replay a saved session in the three panes; the live session (if any) ends first."""
@@ -513,78 +406,23 @@ class MainWindow(QMainWindow):
         self.replay.open(recording)
 
     def _build_menu(self) -> None:
-        menu = self.menuBar().addMenu("&File")
-        self.act_open_session = QAction("Open session…", self)
-        self.act_open_session.setShortcut(QKeySequence.StandardKey.Open)
-        self.act_open_session.setToolTip("Saved sessions: replay, new session like one, export")
-        self.act_open_database = QAction("Open database…", self)
-        self.act_quit = QAction("Quit", self)
-        self.act_quit.setShortcut(QKeySequence.StandardKey.Quit)
-        menu.addAction(self.act_open_session)
-        menu.addAction(self.act_open_database)
-        menu.addSeparator()
-        menu.addAction(self.act_quit)
-        self.act_open_session.triggered.connect(lambda: self.open_library())
-        self.act_open_database.triggered.connect(lambda: self.open_database_file())
-        self.act_quit.triggered.connect(self.close)
-        self.library_dialog: SessionLibraryDialog | None = None
+        self.file_menu = FileMenu(self)
+        self.act_open_session = self.file_menu.act_open_session
+        self.act_open_database = self.file_menu.act_open_database
+
+    @property
+    def library_dialog(self) -> SessionLibraryDialog | None:
+        return self.file_menu.library_dialog
 
     def open_library(self, db_path: str | None = None) -> SessionLibraryDialog:
         """Show the saved sessions of a database (default: the controller's), non-modal."""
-        if self.library_dialog is not None:
-            self.library_dialog.close()
-        dlg = SessionLibraryDialog(str(db_path or self.controller.db_path), self)
-        dlg.open_requested.connect(self.open_replay)
-        dlg.new_like_requested.connect(self.new_session_like)
-        dlg.rate_requested.connect(lambda path, sid: self.rating.rate_session(sid, db_path=path))
-        self.library_dialog = dlg
-        dlg.setModal(False)
-        dlg.show()
-        dlg.raise_()
-        return dlg
+        return self.file_menu.open_library(db_path)
 
     def open_database_file(self, path: str | None = None) -> SessionLibraryDialog | None:
-        """Choose a session database file (unless given), then show its sessions."""
-        path = path or ask_database_path(self)
-        return self.open_library(path) if path else None
+        return self.file_menu.open_database_file(path)
 
     def new_session_like(self, db_path: str, session_id: str) -> NewSessionDialog | None:
-        """Open the New session dialog pre-filled with a saved session's settings and participants.
-
-        The saved session's engine settings apply to the next session; its API key was never
-        stored, so a server that needs one is mentioned in the hint.
-        """
-        c = self.controller
-        try:
-            bp = saved.session_blueprint(c.database_at(db_path), session_id)
-            s = bp.settings
-            c.configure(
-                {
-                    "engine": s.engine.engine,
-                    "model": s.llm.model,
-                    "base_url": s.llm.base_url,
-                    "evaluation_mode": s.engine.evaluation_mode,
-                    "embeddings": s.engine.embeddings,
-                    **s.room.model_dump(exclude={"pace"}),
-                    "pace": c.settings.room.pace,  # the window's speed menu stays in charge
-                }
-            )
-        except errors.PlaygroundError as exc:
-            self.show_error(f"New session like {session_id}: {exc}")
-            return None
-        dlg = self.open_new_session()
-        if dlg is None:
-            return None
-        dlg.prefill(bp.personas, icebreaker=bp.icebreaker, preset=bp.preset, seed=bp.seed)
-        text = f"New session like {session_id}: {len(bp.personas)} participants, seed {bp.seed}."
-        if s.engine.engine == "openai" and not (c.api_key or c.environ.get("OPENAI_API_KEY")):
-            where = s.llm.base_url or "api.openai.com"
-            text += (
-                f" It used {s.llm.model} at {where}; API keys are never saved, so if that server"
-                " needs one, enter it under Engine… before starting."
-            )
-        self.hint(text)
-        return dlg
+        return self.file_menu.new_session_like(db_path, session_id)
 
     # -- rating (blind rating, plans, report, participant questionnaire) ---------------------------
 
@@ -613,10 +451,3 @@ class MainWindow(QMainWindow):
                 pass
 
         self.spawn(finish())
-
-
-def _engine_text(session: dict) -> str:
-    """The engine and model a saved session ran on, as the status bar shows it."""
-    if session.get("engine") == "offline engine":
-        return "offline engine (no language model)"
-    return f"{session.get('model')} · {session.get('engine')}"

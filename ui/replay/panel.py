@@ -1,0 +1,149 @@
+"""ReplayPanel: the replay's place in the main window: the transport bar, the replay controller
+driving the window's panes, keyboard shortcuts, and the window's look while replaying."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QVBoxLayout
+
+from playground.replay import Recording
+from playground.settings import RoomSettings
+from ui.replay.controller import ReplayController
+from ui.replay.fork_dialog import ForkDialog
+from ui.replay.transport import TransportBar
+
+
+class ReplayPanel(QObject):
+    """Wires a :class:`ReplayController` and a :class:`TransportBar` into ``window``.
+
+    Args:
+        window: the main window (its panes, selection, bridge, controller and status bar).
+    """
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = w = window
+        self.transport = TransportBar(RoomSettings().typing_cps)
+        self.transport.hide()
+        central = w.centralWidget()
+        root_layout = central.layout() if central is not None else None
+        assert isinstance(root_layout, QVBoxLayout)
+        root_layout.insertWidget(1, self.transport)
+        self.controller = ReplayController(
+            w.bridge,
+            reset_views=w.reset_views,
+            rebuilt=self._rebuilt,
+            thought_events=w.thoughts.load_thought_events,
+            reveal=w.conversation.reveal,
+            selection=w.selection,
+            default_cps=RoomSettings().typing_cps,
+            parent=self,
+        )
+        t, r = self.transport, self.controller
+        t.play_toggled.connect(r.toggle)
+        t.step_requested.connect(r.step)
+        t.speed_changed.connect(r.set_speed)
+        t.cps_changed.connect(r.set_cps)
+        t.timeline.scrubbed.connect(r.seek)
+        t.close_requested.connect(r.close)
+        t.fork_requested.connect(self.open_fork)
+        r.playing_changed.connect(t.set_playing)
+        r.position_changed.connect(self._moved)
+        r.opened.connect(self._opened)
+        r.closed.connect(self._closed)
+        r.error.connect(w.show_error)
+        w.controller.about_to_start.connect(r.close)
+        keys = [
+            ("Space", r.toggle),
+            ("Right", lambda: r.step(1)),
+            ("Left", lambda: r.step(-1)),
+            ("Shift+Right", lambda: r.step(1, "message")),
+            ("Shift+Left", lambda: r.step(-1, "message")),
+        ]
+        self.shortcuts: list[QShortcut] = []
+        for key, slot in keys:
+            sc = QShortcut(QKeySequence(key), w)
+            sc.activated.connect(slot)
+            sc.setEnabled(False)
+            self.shortcuts.append(sc)
+
+    def _rebuilt(self) -> None:
+        w = self.window
+        for pane in (w.participants, w.memory, w.conversation, w.thoughts):
+            pane.end_rebuild()
+
+    def _opened(self, rec: Recording) -> None:
+        w, s = self.window, rec.session
+        w.conversation.all_notes = True
+        w.conversation.set_composer_visible(False)
+        self.transport.timeline.set_recording(rec)
+        self.transport.title.setText(f"<b>Replay</b> · {s['status']}")
+        self.transport.title.setToolTip(
+            f"Session {s['id']} · {s['status']} ({s.get('end_reason') or ''})"
+            f" · condition {s.get('condition') or '–'} · seed {s.get('seed')}"
+        )
+        w.setWindowTitle(f"Thought Playground — replay of {s['id']}")
+        self.transport.show()
+        for sc in self.shortcuts:
+            sc.setEnabled(True)
+        w.engine_label.setText(f"replay · {engine_text(s)}")
+        w._set_running(False)
+        w.hint(
+            f"Replaying session {s['id']} ({s['status']}): read-only. Space plays, ←/→ step, "
+            "Shift+←/→ jump by message; “Fork from here…” continues it live."
+        )
+
+    def _closed(self) -> None:
+        w = self.window
+        w.conversation.all_notes = False
+        w.conversation.set_composer_visible(True)
+        w.setWindowTitle("Thought Playground")
+        self.transport.hide()
+        for sc in self.shortcuts:
+            sc.setEnabled(False)
+        w.reset_views()
+        w.engine_label.setText(w.controller.engine_label())
+        w.hint("Replay closed.")
+
+    def _moved(self, seq: int) -> None:
+        rec = self.controller.recording
+        if rec is None:
+            return
+        self.transport.timeline.set_position(seq)
+        m = rec.moment_at(seq)
+        where = (
+            "start"
+            if m is None
+            else f"message #{m.message_id}"
+            if m.kind == "message"
+            else f"decisions of step {m.step}"
+        )
+        self.transport.where.setText(
+            f"{where} · {rec.messages_shown(seq)} of {len(rec.message_seq)} messages"
+        )
+
+    def open_fork(self) -> ForkDialog | None:
+        """The Fork dialog for the current moment; accepting it starts the fork."""
+        rec = self.controller.recording
+        if rec is None:
+            return None
+        w = self.window
+        seq = self.controller.position
+        m = rec.moment_at(seq)
+        where = f"message #{rec.messages_shown(seq)}" + (
+            f" (decisions of step {m.step})" if m is not None and m.kind == "decision" else ""
+        )
+        dlg = ForkDialog(where, w.controller.engine_label(), w)
+        dlg.accepted.connect(lambda: w.spawn(w.controller.fork(rec, seq, **dlg.options())))
+        dlg.open()
+        return dlg
+
+
+def engine_text(session: dict) -> str:
+    """The engine and model a saved session ran on, as the status bar shows it."""
+    if session.get("engine") == "offline engine":
+        return "offline engine (no language model)"
+    return f"{session.get('model')} · {session.get('engine')}"

@@ -344,7 +344,8 @@ def cli(args: Any, out: TextIO) -> int:
     if report.empty:
         where = f"experiment {args.experiment!r} in {path}" if args.experiment else str(path)
         print(
-            f"no ratings yet in {where} ({report.counts.sessions} sessions): nothing to report",
+            f"no ratings yet in {where} ({report.counts.sessions}"
+            f" session{'' if report.counts.sessions == 1 else 's'}): nothing to report",
             file=out,
         )
         return 0

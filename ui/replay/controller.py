@@ -9,6 +9,7 @@ message is typed out at human typing speed (characters per second × the replay 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -33,8 +34,8 @@ class ReplayController(QObject):
 
     Args:
         bridge: the window's bridge; replay attaches it to its own event bus.
-        reset_views: ``reset_views(keep_messages=n)`` clears the panes before a rebuild, keeping
-            the first ``n`` messages on screen.
+        reset_views: ``reset_views(keep_messages=n)`` puts the panes in rebuild mode; messages
+            up to ``n`` that are on screen stay there.
         rebuilt: called once a rebuild's events are in.
         thought_events: takes a rebuild's thought events (formed, evaluated, expressed,
             deleted) in one call (the thoughts pane's bulk loader); the other events are
@@ -54,10 +55,10 @@ class ReplayController(QObject):
         self,
         bridge: EngineBridge,
         *,
-        reset_views: Any,
-        rebuilt: Any,
-        thought_events: Any,
-        reveal: Any,
+        reset_views: Callable[..., None],
+        rebuilt: Callable[[], None],
+        thought_events: Callable[[list[Any]], None],
+        reveal: Callable[[int, int | None], None],
         selection: SelectedParticipant,
         default_cps: float,
         parent: QObject | None = None,

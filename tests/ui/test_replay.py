@@ -31,6 +31,7 @@ def snapshot(win) -> dict:  # noqa: ANN001
     bubbles = [
         (
             b.thought_id,
+            b._id_badge.text(),
             b.text(),
             b.score_text(),
             b._saliency_badge.text(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -35,6 +35,15 @@ MAX_MESSAGES = 150
 #: Messages laid out when a replay jumps to another moment: the ones just before it. Playing or
 #: stepping on adds messages again (up to MAX_MESSAGES).
 JUMP_MESSAGES = 40
+
+
+def _fitted(w: QWidget) -> QSize:
+    """The size a message needs at its fixed width: wrapped text gets the height it wraps to,
+    not the taller height a narrower default width would give."""
+    hint = w.sizeHint()
+    if w.hasHeightForWidth():
+        hint.setHeight(w.heightForWidth(w.width()))
+    return hint
 
 
 class MessageWidget(QFrame):
@@ -396,7 +405,7 @@ class ConversationPane(QWidget):
             if mid in self.items:
                 w = self.widgets[mid]
                 w.setFixedWidth(width)
-                self.items[mid].setSizeHint(w.sizeHint())
+                self.items[mid].setSizeHint(_fitted(w))
         self._unfitted.clear()
         self.list.scrollToBottom()
 
@@ -405,7 +414,7 @@ class ConversationPane(QWidget):
         for mid, item in self.items.items():
             w = self.widgets[mid]
             w.setFixedWidth(max(200, self.list.viewport().width() - 4))
-            item.setSizeHint(w.sizeHint())
+            item.setSizeHint(_fitted(w))
 
     def _ask(self, msg) -> None:  # noqa: ANN001
         self._card_message = msg.id
@@ -441,7 +450,7 @@ class ConversationPane(QWidget):
 
     def _refit(self, message_id: int) -> None:
         if message_id in self.items:
-            self.items[message_id].setSizeHint(self.widgets[message_id].sizeHint())
+            self.items[message_id].setSizeHint(_fitted(self.widgets[message_id]))
 
     def _state(self, name: str, state: str) -> None:
         if state == "thinking":

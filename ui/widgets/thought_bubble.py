@@ -239,6 +239,8 @@ class ThoughtBubble(QFrame):
         old = self.thought
         self.thought = thought
         first = self._text.text() == ""
+        if first or thought.id != old.id:
+            self._id_badge.setText(f"#{thought.id}")
         if first or thought.text != old.text:
             self._text.setText(breakable(thought.text))
         if first or thought.saliency != old.saliency:

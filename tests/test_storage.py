@@ -101,3 +101,25 @@ async def test_a_saved_session_reads_back_with_everything(embedder, db):
 def test_unknown_session_is_reported(db):
     with pytest.raises(errors.SessionNotFound, match="no session 'zzz'"):
         SessionReader(db).load("zzz")
+
+
+def _open_and_close(path: str) -> str:
+    try:
+        open_database(path).close()
+        return "ok"
+    except Exception as exc:  # the test reports what went wrong in the child
+        return repr(exc)
+
+
+def test_processes_opening_a_new_database_at_once_each_migrate_it_safely(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(4) as pool:
+        for i in range(15):
+            path = str(tmp_path / f"race{i}.db")
+            results = pool.map(_open_and_close, [path] * 4)
+            assert results == ["ok"] * 4, results
+            db = open_database(path)
+            assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+            db.close()

@@ -57,13 +57,18 @@ def open_database(
 
 def _check_ours(db: sqlite_utils.Database, path: Path) -> None:
     """Refuse a SQLite file that belongs to another application (without writing to it)."""
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    tables = {
-        name
-        for (name,) in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        ).fetchall()
-    }
+    conn = db.conn
+    conn.execute("BEGIN")  # one snapshot: another process may be creating the schema right now
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = {
+            name
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            ).fetchall()
+        }
+    finally:
+        conn.execute("COMMIT")
     if (version == 0 and tables) or (version > 0 and "sessions" not in tables):
         raise errors.PlaygroundError(
             f"{path} is a SQLite database of another application, "
@@ -77,9 +82,34 @@ def _migrate(db: sqlite_utils.Database) -> None:
         raise errors.PlaygroundError(
             f"the database schema (version {version}) is newer than this app understands ({len(MIGRATIONS)})"
         )
+    conn = db.conn
     for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-        with db.conn:
-            db.conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+        # Another process may be migrating the same file right now: take the write lock first,
+        # then look again, so each step is applied exactly once.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] < number:
+                for statement in _statements(script):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into complete SQL statements."""
+    out: list[str] = []
+    current = ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            out.append(current.strip())
+            current = ""
+    if current.strip():
+        out.append(current.strip())
+    return out
 
 
 def _alive(pid: int) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
+import time
 from pathlib import Path
 
 import sqlite_utils
@@ -40,7 +41,7 @@ def open_database(
         db = sqlite_utils.Database(conn)
         _check_ours(db, path)  # read-only: a foreign file must not even be switched to WAL
         db.execute("PRAGMA foreign_keys = ON")
-        db.enable_wal()
+        _enable_wal(db)
         db.execute("PRAGMA synchronous = NORMAL")
         _migrate(db)
         mark_dead_sessions(db)
@@ -53,6 +54,20 @@ def open_database(
             raise errors.PlaygroundError(f"{path}: not a usable session database ({exc})") from exc
         raise errors.PlaygroundError(f"{path}: cannot open the session database ({exc})") from exc
     return db
+
+
+def _enable_wal(db: sqlite_utils.Database, wait: float = 10.0) -> None:
+    """Switch to WAL. Changing the journal mode ignores the busy timeout: when another process
+    is opening the same new file, it fails at once with "database is locked", so retry a while."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            db.enable_wal()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _check_ours(db: sqlite_utils.Database, path: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any, Literal, TextIO
 import sqlite_utils
 
 from playground import errors
-from playground.storage import open_database
+from playground.storage import SessionReader, open_database
 
 FORMAT_NAME = "thought-playground"
 FORMAT_VERSION = 1
@@ -97,25 +97,12 @@ def resolve_ids(db: sqlite_utils.Database, ids: Iterable[str]) -> list[str]:
     Raises:
         SessionNotFound: an id matches no session, or a prefix matches several.
     """
+    reader = SessionReader(db)
     resolved: list[str] = []
     for raw in ids:
-        sid = raw.strip()
-        row = db.execute("SELECT id FROM sessions WHERE id = ?", [sid]).fetchone()
-        if row is None and sid:
-            matches = db.execute(
-                "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? ORDER BY created_at",
-                [len(sid), sid],
-            ).fetchall()
-            if len(matches) > 1:
-                raise errors.SessionNotFound(
-                    f"no session {raw!r} in this database (ambiguous prefix: "
-                    f"{', '.join(m[0] for m in matches[:5])}{', …' if len(matches) > 5 else ''})"
-                )
-            row = matches[0] if matches else None
-        if row is None:
-            raise errors.SessionNotFound(f"no session {raw!r} in this database")
-        if row[0] not in resolved:
-            resolved.append(row[0])
+        sid = reader.resolve(raw)
+        if sid not in resolved:
+            resolved.append(sid)
     return resolved
 
 

@@ -82,14 +82,6 @@ def state_at(recording: Recording, seq: int) -> ForkState:
     return st
 
 
-def _advance(counter: Any, past: int) -> None:
-    """Move a shared id counter so the next id it gives is greater than ``past``."""
-    while True:
-        n = next(counter)
-        if n >= past:
-            return
-
-
 async def fork(
     settings: Settings,
     engine: factory.Engine,
@@ -136,7 +128,7 @@ async def fork(
     for human in st.humans:
         room.add_human(human)
     everything = [m for mems in st.memories.values() for m in mems]
-    _advance(room._memory_ids, max(everything, default=0))
+    room.reserve_ids(memories=max(everything, default=0))
     # The reservoirs: every thought, with its latest evaluation; "expressed" once its message is in.
     for thought in sorted(st.thoughts.values(), key=lambda t: t.id):
         if thought.agent not in room.participants or thought.agent not in st.agents:
@@ -154,7 +146,7 @@ async def fork(
                     retained=ev.retained,
                 )
             )
-    _advance(room._thought_ids, max(st.thoughts, default=0))
+    room.reserve_ids(thoughts=max(st.thoughts, default=0))
     for m in st.messages:
         room.step = m.step
         said = st.thoughts.get(m.thought_id) if m.thought_id is not None else None

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import sqlite_utils
 
 from playground import clock, errors
+from playground.storage.reader import SessionReader
 
 PlanKind = Literal["conversation", "pairwise"]
 _CLOCK = clock.SystemClock()
@@ -176,18 +177,7 @@ class PlanStore:
         Raises:
             SessionNotFound: no such session, or an ambiguous prefix.
         """
-        if self.db.execute("SELECT 1 FROM sessions WHERE id = ?", [session_id]).fetchone():
-            return session_id
-        rows = self.db.execute(
-            "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\'",
-            [session_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"],
-        ).fetchall()
-        if len(rows) != 1 or not session_id:
-            raise errors.SessionNotFound(
-                f"no session {session_id!r} in this database"
-                + (" (ambiguous prefix)" if len(rows) > 1 else "")
-            )
-        return str(rows[0][0])
+        return SessionReader(self.db).resolve(session_id)
 
     def _assignment_row(self, assignment_id: int) -> dict[str, Any]:
         rows = self._rows("SELECT * FROM assignments WHERE id = ?", [assignment_id])

@@ -284,7 +284,7 @@ class Recording:
         later jumps do not wait for parsing). Returns True when every event is parsed."""
         while self._parsed_upto < len(self.seqs) and self.seqs[self._parsed_upto] in self._cache:
             self._parsed_upto += 1
-        chunk = [s for s in self.seqs[self._parsed_upto : self._parsed_upto + limit]]
+        chunk = self.seqs[self._parsed_upto : self._parsed_upto + limit]
         if chunk:
             self._parse(chunk)
         return self._parsed_upto + len(chunk) >= len(self.seqs)

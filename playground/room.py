@@ -106,6 +106,12 @@ class Room:
         )
         self.bus.publish(stamped)
 
+    def reserve_ids(self, *, memories: int = 0, thoughts: int = 0) -> None:
+        """Make the next memory and thought ids greater than these (a fork carries ids over)."""
+        for counter, past in ((self._memory_ids, memories), (self._thought_ids, thoughts)):
+            while past and next(counter) < past:
+                pass
+
     def record_usage(self, usage: domain.Usage) -> None:
         self.emit(events.UsageRecorded(usage=usage))
 

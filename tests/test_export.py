@@ -17,23 +17,11 @@ import pytest
 from playground import cli, errors, export, ratings, replay
 from playground.storage import open_database
 from tests.conftest import offline_settings
-from tests.support.rooms import build, library
+from tests.support.rooms import SESSION_TABLES, build, library
 
 CONVERSATION = {item.key: 1 + i % 7 for i, item in enumerate(ratings.CONVERSATION_METRICS)}
 PARTICIPANT = {item.key: 7 - i % 7 for i, item in enumerate(ratings.PARTICIPANT_ITEMS)}
-COUNTED = (
-    "participants",
-    "memories",
-    "messages",
-    "thoughts",
-    "evaluations",
-    "decisions",
-    "events",
-    "annotations",
-    "labels",
-    "ratings",
-    "turn_marks",
-)
+COUNTED = SESSION_TABLES
 
 
 def run(*argv: str) -> tuple[int, str, str]:

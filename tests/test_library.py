@@ -17,23 +17,10 @@ from playground.embedding.cache import CachingEmbedder
 from playground.settings import PRESETS, Settings
 from playground.storage import library, open_database
 from tests.conftest import offline_settings
-from tests.support.rooms import build
+from tests.support.rooms import SESSION_TABLES, build
 
 ICEBREAKER_B = "Who here has tried making marmalade at home?"
 ICEBREAKER_C = "Is 100% certainty ever possible?"
-SESSION_TABLES = (
-    "participants",
-    "memories",
-    "messages",
-    "thoughts",
-    "evaluations",
-    "decisions",
-    "events",
-    "annotations",
-    "labels",
-    "ratings",
-    "turn_marks",
-)
 
 
 async def _make_sessions(path: Path, minilm: Any) -> dict[str, str]:

@@ -48,25 +48,41 @@ class SessionReader:
             [limit],
         )
 
+    def resolve(self, session_id: str) -> str:
+        """The full id of a session given its id or a unique prefix of it.
+
+        Raises:
+            SessionNotFound: no such id, or a prefix shared by several sessions.
+        """
+        sid = session_id.strip()
+        if sid and self.db.execute("SELECT 1 FROM sessions WHERE id = ?", [sid]).fetchone():
+            return sid
+        matches = (
+            [
+                r[0]
+                for r in self.db.execute(
+                    "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? ORDER BY created_at",
+                    [len(sid), sid],
+                ).fetchall()
+            ]
+            if sid
+            else []
+        )
+        if len(matches) != 1:
+            shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
+            raise errors.SessionNotFound(
+                f"no session {session_id!r} in this database"
+                + (f" (ambiguous prefix: {shown})" if matches else "")
+            )
+        return str(matches[0])
+
     def session_row(self, session_id: str) -> dict[str, Any]:
         """One row of ``sessions``; a unique prefix of an id is accepted.
 
         Raises:
             SessionNotFound: no such id, or an ambiguous prefix.
         """
-        rows = self._query("SELECT * FROM sessions WHERE id = ?", [session_id])
-        if not rows:
-            escaped = session_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            rows = self._query(
-                "SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY created_at",
-                [escaped + "%"],
-            )
-            if len(rows) != 1:
-                raise errors.SessionNotFound(
-                    f"no session {session_id!r} in this database"
-                    + (" (ambiguous prefix)" if rows else "")
-                )
-        return rows[0]
+        return self._query("SELECT * FROM sessions WHERE id = ?", [self.resolve(session_id)])[0]
 
     def participants(self, session_id: str) -> list[dict[str, Any]]:
         return self._query(

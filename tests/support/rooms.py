@@ -8,6 +8,21 @@ from playground import domain, events, factory, personas
 from playground.embedding.cache import CachingEmbedder
 from playground.settings import Settings
 
+#: Every table holding rows of one session (for tests that count what a session owns).
+SESSION_TABLES = (
+    "participants",
+    "memories",
+    "messages",
+    "thoughts",
+    "evaluations",
+    "decisions",
+    "events",
+    "annotations",
+    "labels",
+    "ratings",
+    "turn_marks",
+)
+
 
 def persona(
     name: str, facts: list[str], memories: list[dict[str, Any]] | None = None

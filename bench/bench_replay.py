@@ -31,6 +31,7 @@ from PySide6.QtWidgets import QApplication
 from playground import domain, events
 from playground.replay import Recording
 from playground.storage import SessionRecorder, open_database
+from ui import deferred
 from ui.app import build
 from ui.collector import MainThreadCollector
 
@@ -47,16 +48,48 @@ def write_session(path: Path, messages: int) -> str:
     def emit(e: events.BaseEvent, step: int) -> None:
         nonlocal seq
         seq += 1
-        rec.handle(e.model_copy(update={"session_id": sid, "seq": seq, "step": step, "at": "2026-01-01T00:00:00.000+00:00"}))
+        rec.handle(
+            e.model_copy(
+                update={
+                    "session_id": sid,
+                    "seq": seq,
+                    "step": step,
+                    "at": "2026-01-01T00:00:00.000+00:00",
+                }
+            )
+        )
 
-    emit(events.SessionStarted(engine="offline engine", model="offline", seed=1, condition="inner-thoughts", settings={}), 0)
+    emit(
+        events.SessionStarted(
+            engine="offline engine",
+            model="offline",
+            seed=1,
+            condition="inner-thoughts",
+            settings={},
+        ),
+        0,
+    )
     mid = tid = 0
     for i, name in enumerate(AGENTS):
         persona = domain.Persona(id=name.lower(), name=name, facts=[f"I am {name}."])
-        emit(events.ParticipantJoined(name=name, participant_kind="ai", persona=persona, color_index=i), 0)
+        emit(
+            events.ParticipantJoined(
+                name=name, participant_kind="ai", persona=persona, color_index=i
+            ),
+            0,
+        )
         for _ in range(8):
             mid += 1
-            emit(events.MemoryChanged(agent=name, change="added", memory=domain.MemoryItem(id=mid, kind="fact", text=f"{name} memory {mid} about gardens and boats")), 0)
+            emit(
+                events.MemoryChanged(
+                    agent=name,
+                    change="added",
+                    memory=domain.MemoryItem(
+                        id=mid, kind="fact", text=f"{name} memory {mid} about gardens and boats"
+                    ),
+                ),
+                0,
+            )
     last_speaker = AGENTS[0]
     for m in range(1, messages + 1):
         step = m
@@ -66,19 +99,81 @@ def write_session(path: Path, messages: int) -> str:
             for name in AGENTS:
                 if name == last_speaker:
                     continue
-                emit(events.MemoriesRetrieved(agent=name, stimuli=[domain.Stimulus(ref=f"memory:{rng.randint(1, mid)}", text="a memory", saliency=0.4) for _ in range(3)]), step)
+                emit(
+                    events.MemoriesRetrieved(
+                        agent=name,
+                        stimuli=[
+                            domain.Stimulus(
+                                ref=f"memory:{rng.randint(1, mid)}", text="a memory", saliency=0.4
+                            )
+                            for _ in range(3)
+                        ],
+                    ),
+                    step,
+                )
                 for s in (1, 2, 2):
                     tid += 1
-                    emit(events.ThoughtFormed(thought=domain.Thought(id=tid, agent=name, text=f"thought {tid}: the boats and the gardens", system=s, stimuli=[f"message:{m - 1}"], created_step=step, last_access=step)), step)
+                    emit(
+                        events.ThoughtFormed(
+                            thought=domain.Thought(
+                                id=tid,
+                                agent=name,
+                                text=f"thought {tid}: the boats and the gardens",
+                                system=s,
+                                stimuli=[f"message:{m - 1}"],
+                                created_step=step,
+                                last_access=step,
+                            )
+                        ),
+                        step,
+                    )
                     dist = {1: 0.05, 2: 0.1, 3: 0.3, 4: 0.4, 5: 0.15}
-                    emit(events.ThoughtEvaluated(agent=name, evaluation=domain.Evaluation(thought_id=tid, step=step, rating=4, distribution=dist, reasons_for=["relevant", "new"], reasons_against=["long", "early"], expected=3.5, silence_factor=1.0, score=round(rng.uniform(2.5, 4.6), 2), method="offline-heuristic")), step)
+                    emit(
+                        events.ThoughtEvaluated(
+                            agent=name,
+                            evaluation=domain.Evaluation(
+                                thought_id=tid,
+                                step=step,
+                                rating=4,
+                                distribution=dist,
+                                reasons_for=["relevant", "new"],
+                                reasons_against=["long", "early"],
+                                expected=3.5,
+                                silence_factor=1.0,
+                                score=round(rng.uniform(2.5, 4.6), 2),
+                                method="offline-heuristic",
+                            ),
+                        ),
+                        step,
+                    )
                 decisions.append((name, tid))
             speaker, thought = rng.choice(decisions)
             for name, t in decisions:
-                emit(events.DecisionMade(decision=domain.Decision(agent=name, step=step, trigger="new_message", action="speak" if name == speaker else "silent", thought_id=t, score=4.0, reason="benchmark")), step)
+                emit(
+                    events.DecisionMade(
+                        decision=domain.Decision(
+                            agent=name,
+                            step=step,
+                            trigger="new_message",
+                            action="speak" if name == speaker else "silent",
+                            thought_id=t,
+                            score=4.0,
+                            reason="benchmark",
+                        )
+                    ),
+                    step,
+                )
         else:
             speaker, thought = AGENTS[0], None
-        msg = domain.Message(id=m, speaker=speaker, text=f"Message {m}: " + "we talked about boats and gardens " * rng.randint(1, 4), step=step, at="2026-01-01T00:00:00.000+00:00", thought_id=thought, system=2 if thought else None)
+        msg = domain.Message(
+            id=m,
+            speaker=speaker,
+            text=f"Message {m}: " + "we talked about boats and gardens " * rng.randint(1, 4),
+            step=step,
+            at="2026-01-01T00:00:00.000+00:00",
+            thought_id=thought,
+            system=2 if thought else None,
+        )
         emit(events.MessagePosted(message=msg), step)
         if thought:
             emit(events.ThoughtExpressed(agent=speaker, thought_id=thought, message_id=m), step)
@@ -119,19 +214,34 @@ async def main(messages: int) -> None:
         await asyncio.sleep(0.01)
     print(f"event log parsed ahead in the background within {time.perf_counter() - t:.2f} s")
     rng = random.Random(7)
-    far, near, step = [], [], []
+    far, near, step, fill = [], [], [], []
+
+    def settle() -> None:
+        """The part out of view, which the panes fill in 40 ms after a jump, timed apart."""
+        t = time.perf_counter()
+        win.thoughts.settle()
+        win.conversation.settle()
+        app.processEvents()
+        fill.append(time.perf_counter() - t)
+
+    # The frame: the jump and Qt's layout and paint of what is in view. The fill of what is out
+    # of view is held back until the frame is timed (in the app it runs 40 ms after the last jump,
+    # unless another jump came first), then timed on its own.
+    deferred.FILL_DELAY_MS = 60_000
     for _ in range(30):
         target = rng.choice(rec.moments).seq
         t = time.perf_counter()
         win.replay.seek(target)
         app.processEvents()
         far.append(time.perf_counter() - t)
+        settle()
     for _ in range(12):
         target = rec.previous_moment(win.replay.position) or rec.moments[0]
         t = time.perf_counter()
         win.replay.seek(target.seq)
         app.processEvents()
         near.append(time.perf_counter() - t)
+        settle()
     for _ in range(12):
         t = time.perf_counter()
         win.replay.step(1)
@@ -140,6 +250,7 @@ async def main(messages: int) -> None:
     print("seek to a random moment:", summary(far))
     print("seek one moment back:   ", summary(near))
     print("step one moment forward:", summary(step))
+    print("then, out of view:      ", summary(fill), "(bubbles and rows scrolled out of sight)")
     await controller.shutdown()
 
 

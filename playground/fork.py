@@ -167,4 +167,3 @@ async def fork(
             )
     room.step = st.step
     return room, recorder
-

@@ -22,6 +22,7 @@ import sqlite_utils
 
 from playground import errors, events
 from playground.storage.reader import SessionReader
+from playground.thought_ledger import THOUGHT_KINDS, ThoughtLedger
 
 MarkKind = Literal["interruption", "system1", "forced", "human", "note", "error", "silence"]
 MARK_LABELS: dict[str, str] = {
@@ -38,6 +39,8 @@ MARK_LABELS: dict[str, str] = {
 # Retrievals are kept per agent: the latest one of each agent still shows (an agent that did not
 # think at the current trigger, such as the last speaker, shows what it retrieved before).
 _TRANSIENT = {"trigger_fired", "decision_made", "usage_recorded", "error_occurred"}
+#: Thought events between two kept thought ledgers: a jump folds at most this many.
+LEDGER_EVERY = 1000
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,8 @@ class Recording:
     _moment_seqs: list[int] = field(default_factory=list, repr=False)
     _message_seqs: list[int] = field(default_factory=list, repr=False)
     _parsed_upto: int = field(default=0, repr=False)
+    _thought_seqs: list[int] = field(default_factory=list, repr=False)
+    _ledgers: list[tuple[int, ThoughtLedger]] = field(default_factory=list, repr=False)
 
     # -- loading -----------------------------------------------------------------------------------
 
@@ -156,6 +161,8 @@ class Recording:
         rec._moment_seqs = [m.seq for m in rec.moments]
         rec._message_seqs = sorted(message_seq.values())
         rec.marks = rec._find_marks(messages, message_seq)
+        rec._thought_seqs = [s for s, k in zip(seqs, kinds, strict=True) if k in THOUGHT_KINDS]
+        rec._ledgers = [(0, ThoughtLedger())]
         return rec
 
     def _find_moments(self, message_seq: dict[int, int]) -> list[Moment]:
@@ -295,12 +302,27 @@ class Recording:
         j = bisect.bisect_right(self.seqs, hi)
         return self._parse(self.seqs[i:j])
 
-    def rebuild(self, seq: int) -> list[Any]:
+    def thought_ledger(self, seq: int) -> ThoughtLedger:
+        """Every participant's thoughts at ``seq`` (a new copy, the caller's to change). Ledgers
+        are kept every :data:`LEDGER_EVERY` thought events, so this folds at most that many."""
+        n = bisect.bisect_right(self._thought_seqs, seq)  # thought events up to seq
+        while len(self._ledgers) * LEDGER_EVERY <= n:  # keep the checkpoints on the way
+            done = (len(self._ledgers) - 1) * LEDGER_EVERY
+            ledger = self._ledgers[-1][1].copy()
+            ledger.apply(self._parse(self._thought_seqs[done : done + LEDGER_EVERY]))
+            self._ledgers.append((self._thought_seqs[done + LEDGER_EVERY - 1], ledger))
+        k = n // LEDGER_EVERY
+        ledger = self._ledgers[k][1].copy()
+        ledger.apply(self._parse(self._thought_seqs[k * LEDGER_EVERY : n]))
+        return ledger
+
+    def rebuild(self, seq: int, *, thoughts: bool = True) -> list[Any]:
         """The events that rebuild the state at ``seq`` from nothing.
 
         Everything up to ``seq`` except what only described an earlier moment: of the triggers,
         decisions, usage updates and errors only the current trigger's remain, and of the
-        retrievals each agent's latest.
+        retrievals each agent's latest. With ``thoughts=False`` the thoughts' own events are
+        left out (take :meth:`thought_ledger` instead).
         """
         j = bisect.bisect_right(self.seqs, seq)
         current_trigger = 0
@@ -321,13 +343,17 @@ class Recording:
             if k == "memories_retrieved":
                 latest_retrieval[self.retrieval_agent.get(seq_, "")] = seq_
         retrievals = set(latest_retrieval.values())
+        skip = frozenset() if thoughts else THOUGHT_KINDS
         keep = [
             s
             for s, k in zip(self.seqs[:j], self.kinds[:j], strict=True)
-            if (k not in _TRANSIENT and k != "memories_retrieved")
-            or s >= current_trigger
-            or s == last_usage
-            or s in retrievals
+            if k not in skip
+            and (
+                (k not in _TRANSIENT and k != "memories_retrieved")
+                or s >= current_trigger
+                or s == last_usage
+                or s in retrievals
+            )
         ]
         return self._parse(keep)
 

@@ -143,7 +143,9 @@ def _scope(
     from playground.ratings import RatingStore
 
     store = RatingStore(db)
-    return {sid: rows[sid] for sid in (store.resolve_session(s) for s in session_ids) if sid in rows}
+    return {
+        sid: rows[sid] for sid in (store.resolve_session(s) for s in session_ids) if sid in rows
+    }
 
 
 def build_report(

@@ -116,3 +116,28 @@ async def test_a_session_without_events_or_with_a_damaged_event_says_so(embedder
         db.execute("DELETE FROM events WHERE session_id = ?", [room.session_id])
     with pytest.raises(errors.PlaygroundError, match="no event log"):
         Recording.load(db, room.session_id)
+
+
+async def test_thought_ledgers_equal_the_fold_of_every_thought_event(embedder, db, monkeypatch):
+    """A jump starts from the nearest kept ledger; the result must be what folding every thought
+    event from the start gives, at any moment, on either side of a checkpoint."""
+    from playground import replay
+    from playground.thought_ledger import ThoughtLedger
+
+    monkeypatch.setattr(replay, "LEDGER_EVERY", 7)  # many checkpoints in a short session
+    room, _ = await _session_with_everything(embedder, db)
+    rec = Recording.load(db, room.session_id)
+    assert len(rec._thought_seqs) > 3 * 7, "the session crosses several checkpoints"
+    for moment in [*rec.moments[::-1], *rec.moments]:  # backwards first: checkpoints made late
+        expected = ThoughtLedger()
+        expected.apply(rec.rebuild(moment.seq))
+        got = rec.thought_ledger(moment.seq)
+        assert got.thoughts == expected.thoughts
+        assert got.evaluations == expected.evaluations
+        assert got.retained == expected.retained
+        # A copy is the caller's: changing it leaves the kept ledgers alone.
+        for evs in got.evaluations.values():
+            for lst in evs.values():
+                lst.clear()
+        assert rec.thought_ledger(moment.seq).evaluations == expected.evaluations
+    assert not any(e.kind.startswith("thought_") for e in rec.rebuild(rec.last, thoughts=False))

@@ -86,7 +86,8 @@ class SessionReader:
 
     def participants(self, session_id: str) -> list[dict[str, Any]]:
         return self._query(
-            "SELECT * FROM participants WHERE session_id = ? ORDER BY joined_at, rowid", [session_id]
+            "SELECT * FROM participants WHERE session_id = ? ORDER BY joined_at, rowid",
+            [session_id],
         )
 
     def load(self, session_id: str) -> dict[str, Any]:

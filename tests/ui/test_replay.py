@@ -243,15 +243,19 @@ def _message(i: int):  # noqa: ANN202
     return domain.Message(id=i, speaker="Ana", text=f"message number {i}", step=i, at="")
 
 
-async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot):
+async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, monkeypatch):
     from playground import events
+    from ui import deferred
     from ui.bridge import EngineBridge
     from ui.selection import SelectedParticipant
     from ui.widgets import conversation_pane as cp
 
+    monkeypatch.setattr(deferred, "FILL_DELAY_MS", 60_000)  # rows out of view wait for settle()
     bridge = EngineBridge()
     pane = cp.ConversationPane(bridge, SelectedParticipant(), {})
     qtbot.addWidget(pane)
+    pane.resize(500, 400)
+    pane.show()
     bus = events.EventBus(strict=True)
     bridge.attach(bus)
     for i in range(1, cp.MAX_MESSAGES + 11):
@@ -264,7 +268,19 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot):
     for i in range(1, 101):
         bus.publish(events.MessagePosted(message=_message(i)))
     pane.end_rebuild()
-    assert sorted(pane.widgets) == list(range(101 - cp.JUMP_MESSAGES, 101))
+    pane.list.scrollToBottom()
+    await asyncio.sleep(0)
+    # The rows in view show their messages at once; the ones above wait for the fill.
+    in_view = [
+        mid
+        for mid, item in pane.items.items()
+        if pane.list.visualItemRect(item).intersects(pane.list.viewport().rect())
+    ]
+    assert 100 in in_view and len(in_view) < cp.JUMP_MESSAGES
+    assert all(pane._widgets[m].msg.id == m for m in in_view), "rows in view are up to date"
+    assert pane._unbound and not set(pane._unbound) & set(in_view), "rows above wait"
+    assert sorted(pane.widgets) == list(range(101 - cp.JUMP_MESSAGES, 101))  # settles
+    assert not pane._unbound
     visible = [r for r in range(pane.list.count()) if not pane.list.item(r).isHidden()]
     assert len(visible) == cp.JUMP_MESSAGES, "the rest are hidden, kept for the next jump"
     assert visible == list(range(cp.JUMP_MESSAGES)), "shown rows first"
@@ -358,4 +374,44 @@ async def test_a_fork_of_a_session_in_another_database_is_saved_there(window, tm
     parent = rec.db.execute("SELECT parent_id FROM sessions WHERE id = ?", [room.session_id])
     assert parent.fetchone()[0] == sid
     win.rating.questionnaire.close()
+    await controller.shutdown()
+
+
+async def test_a_jump_draws_what_is_in_view_first_and_the_rest_a_moment_later(
+    window, monkeypatch
+):
+    """After a jump the bubbles in view are right at once; the ones out of view are brought up to
+    date by the deferred fill, and asking the pane about its contents finishes it. (The
+    conversation's rows: test_long_conversations_keep_their_latest_messages_on_screen.)"""
+    from ui import deferred
+
+    monkeypatch.setattr(deferred, "FILL_DELAY_MS", 60_000)  # hold the fill back
+    win, controller = window
+    win.resize(1024, 700)  # a small view: more out of it
+    sid, _ = await _live_run(win, controller, steps=8)
+    await win.open_replay(str(controller.db_path), sid)
+    rec = win.replay.recording
+    name = max(
+        rec.thought_ledger(rec.last).thoughts.items(), key=lambda kv: len(kv[1])
+    )[0]  # the participant with the most thoughts
+    win.selection.select(name)
+    moments = [m.seq for m in rec.moments]
+    deferred_seen = False
+    for seq in [moments[-1], moments[len(moments) // 2], moments[-3], moments[-1]]:
+        win.replay.seek(seq)
+        await asyncio.sleep(0)
+        page = win.thoughts._pages[name]
+        ledger = rec.thought_ledger(seq).thoughts.get(name, {})
+        view = page.viewport().rect().translated(0, page.verticalScrollBar().value())
+        for tid in page.order:
+            bubble = page.bubbles[tid]
+            if bubble.isVisible() and bubble.geometry().intersects(view):
+                assert tid not in page.unbound, "a bubble in view is up to date"
+                assert bubble._id_badge.text() == f"#{tid}" and bubble.text() == ledger[tid].text
+        deferred_seen |= bool(page.unbound)
+        # Asking for the contents finishes the rest: every bubble and row is right.
+        assert [b.thought_id for b in win.thoughts.bubbles()] == page.order
+        assert all(b._id_badge.text() == f"#{b.thought_id}" for b in win.thoughts.bubbles())
+        assert not page.unbound and not page.parked
+    assert deferred_seen, "some bubbles were out of view and left for later"
     await controller.shutdown()

@@ -8,21 +8,22 @@ message is typed out at human typing speed (characters per second × the replay 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sqlite3
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from playground import errors, events
 from playground.replay import Recording
+from playground.thought_ledger import ThoughtLedger
 from ui.bridge import EngineBridge
 from ui.selection import SelectedParticipant
 from ui.typewriter import Typewriter
 
 #: A jump forward over more events than this rebuilds the moment instead of publishing them all.
 INCREMENTAL_LIMIT = 120
-_THOUGHT_KINDS = {"thought_formed", "thought_evaluated", "thought_expressed", "thought_deleted"}
 #: Pause after a trigger's decisions while playing, in seconds at 1× (lets the reader see them).
 DECISION_BEAT = 0.8
 #: Pause after a fully typed message while playing, in seconds at 1×.
@@ -37,8 +38,8 @@ class ReplayController(QObject):
         reset_views: ``reset_views(keep_messages=n)`` puts the panes in rebuild mode; messages
             up to ``n`` that are on screen stay there.
         rebuilt: called once a rebuild's events are in.
-        thought_events: takes a rebuild's thought events (formed, evaluated, expressed,
-            deleted) in one call (the thoughts pane's bulk loader); the other events are
+        load_thoughts: takes every participant's thoughts at the new moment in one call, as a
+            :class:`ThoughtLedger` (the thoughts pane's bulk loader); the other events are
             published as usual.
         reveal: ``reveal(message_id, chars)`` shows the first ``chars`` characters of a message
             (``None`` shows all of it); used for the typing animation.
@@ -57,7 +58,7 @@ class ReplayController(QObject):
         *,
         reset_views: Callable[..., None],
         rebuilt: Callable[[], None],
-        thought_events: Callable[[list[Any]], None],
+        load_thoughts: Callable[[ThoughtLedger], None],
         reveal: Callable[[int, int | None], None],
         selection: SelectedParticipant,
         default_cps: float,
@@ -67,7 +68,7 @@ class ReplayController(QObject):
         self.bridge = bridge
         self._reset_views = reset_views
         self._rebuilt = rebuilt
-        self._thought_events = thought_events
+        self._load_thoughts = load_thoughts
         self._reveal = reveal
         self._selection = selection
         self.recording: Recording | None = None
@@ -80,6 +81,7 @@ class ReplayController(QObject):
         self.typewriter = Typewriter(self)
         self.typewriter.progressed.connect(self._typed)
         self.typewriter.finished.connect(self._typing_done)
+        self._frozen = False
         self._warm = QTimer(self)  # parses the event log ahead in idle time
         self._warm.setInterval(0)
         self._warm.timeout.connect(self._parse_ahead)
@@ -96,6 +98,7 @@ class ReplayController(QObject):
     def open(self, recording: Recording) -> None:
         """Show ``recording`` at its first message."""
         self.stop_playing()
+        self._unfreeze()
         self.recording = recording
         self.bus = events.EventBus()
         self.bridge.attach(self.bus)
@@ -112,9 +115,24 @@ class ReplayController(QObject):
             done = True  # a damaged event or a closed database: jumps will say so when they need it
         if done:
             self._warm.stop()
+            if rec is not None:  # the thought ledgers a jump starts from, all kept now
+                with contextlib.suppress(errors.PlaygroundError, sqlite3.Error):
+                    rec.thought_ledger(rec.last)
+            # The parsed log lives as long as the replay. Frozen, the garbage collector stops
+            # walking it again and again: a full collection over a long log takes tens of ms
+            # and would land in the middle of a scrub. Unfrozen when the replay closes.
+            gc.collect()
+            gc.freeze()
+            self._frozen = True
+
+    def _unfreeze(self) -> None:
+        if self._frozen:
+            gc.unfreeze()
+            self._frozen = False
 
     def close(self) -> None:
         self._warm.stop()
+        self._unfreeze()
         self.stop_playing()
         if self.recording is not None:
             self.recording = None
@@ -162,14 +180,15 @@ class ReplayController(QObject):
             else 0
         )
         self._reset_views(keep_messages=keep)
-        events_ = rec.rebuild(seq)
+        # A thought's own events only concern the thoughts pane: their fold is handed over in
+        # one go, from the recording's nearest kept ledger.
+        events_ = rec.rebuild(seq, thoughts=False)
+        ledger = rec.thought_ledger(seq)
         sel.blockSignals(True)
         try:
-            # A thought's own events only concern the thoughts pane: handed over in one go.
-            self._thought_events([e for e in events_ if e.kind in _THOUGHT_KINDS])
+            self._load_thoughts(ledger)
             for e in events_:
-                if e.kind not in _THOUGHT_KINDS:
-                    self.bus.publish(e)
+                self.bus.publish(e)
         finally:
             sel.blockSignals(False)
         self._rebuilt()

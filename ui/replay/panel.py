@@ -36,7 +36,7 @@ class ReplayPanel(QObject):
             w.bridge,
             reset_views=w.reset_views,
             rebuilt=self._rebuilt,
-            thought_events=w.thoughts.load_thought_events,
+            load_thoughts=w.thoughts.load_thoughts,
             reveal=w.conversation.reveal,
             selection=w.selection,
             default_cps=RoomSettings().typing_cps,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -44,6 +44,9 @@ class Timeline(QWidget):
         self.recording: Recording | None = None
         self.position = 0
         self._seqs: list[int] = []  # the moments' positions
+        # The track and its marks only change with the recording or the size: drawn once into a
+        # pixmap, so moving the position repaints a copy and the cursor, not a thousand marks.
+        self._track: QPixmap | None = None
         self.setMinimumHeight(34)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMouseTracking(True)
@@ -56,6 +59,7 @@ class Timeline(QWidget):
         self.recording = recording
         self.position = recording.first if recording else 0
         self._seqs = [m.seq for m in recording.moments] if recording else []
+        self._track = None
         self.update()
 
     def set_position(self, seq: int) -> None:
@@ -91,28 +95,47 @@ class Timeline(QWidget):
 
     # -- painting and mouse ------------------------------------------------------------------------
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
-        p = QPainter(self)
+    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+        self._track = None
+        super().resizeEvent(event)
+
+    def _draw_track(self) -> QPixmap:
+        ratio = self.devicePixelRatioF()
+        pix = QPixmap(round(self.width() * ratio), round(self.height() * ratio))
+        pix.setDevicePixelRatio(ratio)
+        pix.fill(Qt.GlobalColor.transparent)
+        p = QPainter(pix)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        h = self.height()
-        track_y = h - 10
+        track_y = self.height() - 10
         p.fillRect(QRectF(8, track_y - 2, self.width() - 16, 4), QColor("#d0d0d0"))
         rec = self.recording
         if rec is not None:
-            x = self._x_of(self.position)
-            p.fillRect(QRectF(8, track_y - 2, x - 8, 4), QColor("#5c6bc0"))
+            p.setPen(QPen(QColor("#9fa8da"), 1))
             for m in rec.moments:
                 if m.kind == "message":
                     mx = self._x_of(m.seq)
-                    p.setPen(QPen(QColor("#9fa8da"), 1))
                     p.drawLine(QPointF(mx, track_y - 4), QPointF(mx, track_y + 4))
             rows = {k: i for i, k in enumerate(MARK_COLORS)}
+            p.setPen(Qt.PenStyle.NoPen)
             for mark in rec.marks:
                 mx = self._x_of(mark.seq)
                 y = 3 + (rows[mark.kind] % 3) * 5
-                p.setPen(Qt.PenStyle.NoPen)
                 p.setBrush(QColor(MARK_COLORS[mark.kind]))
                 p.drawEllipse(QPointF(mx, y + 2), 2.6, 2.6)
+        p.end()
+        return pix
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        if self._track is None:
+            self._track = self._draw_track()
+        p = QPainter(self)
+        p.drawPixmap(0, 0, self._track)
+        rec = self.recording
+        if rec is not None:
+            p.setRenderHint(QPainter.RenderHint.Antialiasing)
+            track_y = self.height() - 10
+            x = self._x_of(self.position)
+            p.fillRect(QRectF(8, track_y - 2, x - 8, 4), QColor("#5c6bc0"))
             p.setBrush(QColor("#283593"))
             p.setPen(QPen(QColor("white"), 1.5))
             p.drawEllipse(QPointF(x, track_y), 6, 6)
@@ -187,6 +210,9 @@ class TransportBar(QWidget):
         self.next_message.clicked.connect(lambda: self.step_requested.emit(1, "message"))
         self.where = QLabel("")
         self.where.setMinimumWidth(120)
+        # Its text changes at every step: a fixed size hint keeps that from re-laying out the
+        # window each time.
+        self.where.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         row.addWidget(self.where, 1)
         row.addWidget(QLabel("Speed"))
         self.speed = QComboBox()

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from ui import theme
 from ui.bridge import EngineBridge
+from ui.deferred import Deferred
 from ui.selection import SelectedParticipant
 
 QUESTION = "How did you take {speaker}'s message?"
@@ -39,11 +40,11 @@ JUMP_MESSAGES = 40
 
 def _fitted(w: QWidget) -> QSize:
     """The size a message needs at its fixed width: wrapped text gets the height it wraps to,
-    not the taller height a narrower default width would give."""
-    hint = w.sizeHint()
+    not the taller height a narrower default width would give. (Its full size hint is not
+    needed, and costs several times more: the header is rich text.)"""
     if w.hasHeightForWidth():
-        hint.setHeight(w.heightForWidth(w.width()))
-    return hint
+        return QSize(w.width(), w.heightForWidth(w.width()))
+    return w.sizeHint()
 
 
 class MessageWidget(QFrame):
@@ -185,7 +186,12 @@ class ConversationPane(QWidget):
         super().__init__(parent)
         self.colors = colors
         self.human: str | None = None
-        self.widgets: dict[int, MessageWidget] = {}
+        self._widgets: dict[int, MessageWidget] = {}
+        # After a replay jump, until the deferred fill: rows (above the view) whose widget still
+        # shows an earlier message, and the notes that belong on them.
+        self._unbound: dict[int, object] = {}
+        self._unbound_notes: list = []
+        self._fill = Deferred(self._fill_rows, self)
         self.items: dict[int, QListWidgetItem] = {}
         self.thinking: set[str] = set()
         self._unfitted: set[int] = set()
@@ -252,9 +258,22 @@ class ConversationPane(QWidget):
         bridge.annotation_added.connect(self._annotation)
         selection.stimulus_focused.connect(self._focus_ref)
 
+    @property
+    def widgets(self) -> dict[int, MessageWidget]:
+        """The message widgets on screen, by message id (finishing any deferred work first)."""
+        self.settle()
+        return self._widgets
+
+    def settle(self) -> None:
+        """Finish any work put off after a replay jump (rows above the view)."""
+        self._fill.flush()
+
     def reset(self) -> None:
+        self._fill.cancel()
+        self._unbound.clear()
+        self._unbound_notes.clear()
         self.list.clear()
-        self.widgets.clear()
+        self._widgets.clear()
         self.items.clear()
         self._spare.clear()
         self._unfitted.clear()
@@ -273,7 +292,7 @@ class ConversationPane(QWidget):
             if name
             else "Join as a human to take part (Enter sends, Shift+Enter for a new line)"
         )
-        for w in self.widgets.values():
+        for w in self._widgets.values():
             if name:
                 w.enable_notes(name)
             else:
@@ -287,7 +306,8 @@ class ConversationPane(QWidget):
         self.send_button.setVisible(visible)
 
     def messages(self) -> list[tuple[str, str]]:
-        return [(w.msg.speaker, w.msg.text) for w in self.widgets.values()]
+        self.settle()
+        return [(w.msg.speaker, w.msg.text) for w in self._widgets.values()]
 
     def _send_clicked(self) -> None:
         text = self.composer.toPlainText().strip()
@@ -299,7 +319,7 @@ class ConversationPane(QWidget):
         """A replay jumps: keep messages up to ``keep``; the messages published until
         :meth:`end_rebuild` are collected and laid out once, the last :data:`JUMP_MESSAGES`."""
         self._keep = keep
-        for w in self.widgets.values():
+        for w in self._widgets.values():
             w.clear_notes()  # the rebuild brings every note again
         self._pending_notes = []
         if self._focused is not None and self._focused > keep:
@@ -312,48 +332,95 @@ class ConversationPane(QWidget):
 
     def end_rebuild(self) -> None:
         self._rebuilding = False
+        self._fill.cancel()  # the rows it would have bound are taken over below
         pending, self._pending = self._pending, []
-        msgs = {w.msg.id: w.msg for w in self.widgets.values() if w.msg.id <= self._keep}
+        unbound, self._unbound = self._unbound, {}
+        msgs = {
+            w.msg.id: w.msg
+            for mid, w in self._widgets.items()
+            if mid <= self._keep and mid not in unbound
+        }
+        msgs.update((mid, m) for mid, m in unbound.items() if mid <= self._keep)
         msgs.update((m.id, m) for m in pending)
         final = sorted(msgs)[-JUMP_MESSAGES:]
         # Rows stay in id order. Each row's widget is rebound to the message that row now shows,
         # so a jump costs a few label updates per message instead of new widgets.
-        rows = [(self.items[m], self.widgets[m]) for m in sorted(self.widgets)]
-        self.widgets.clear()
+        rows = [(self.items[m], self._widgets[m]) for m in sorted(self._widgets)]
+        self._widgets.clear()
         self.items.clear()
+        stale = []
         for r, mid in enumerate(final):
             if r < len(rows):
                 item, w = rows[r]
-                if w.msg.id != mid:
-                    w.bind(msgs[mid], self.colors.get(msgs[mid].speaker, "#333"))
-                    if not self._unfitted:
-                        QTimer.singleShot(0, self, self._fit)
-                    self._unfitted.add(mid)
-                self.widgets[mid] = w
+                self._widgets[mid] = w
                 self.items[mid] = item
+                if w.msg.id != mid or mid in unbound:
+                    stale.append(mid)
             else:
                 self._add(msgs[mid])
+        # The rows in view (from the bottom up, as far as the view reaches) are rebound and
+        # measured now; the ones above them by the deferred fill.
+        room = self.list.viewport().height()
+        for mid in reversed(final):
+            if room <= 0:
+                self._unbound.update((m, msgs[m]) for m in stale if m <= mid)
+                break
+            if stale and stale[-1] == mid:
+                stale.pop()
+                self._bind(mid, msgs[mid])
+                self._unfitted.discard(mid)
+                room -= self._measure(mid)
+            else:
+                room -= self.items[mid].sizeHint().height()
         # Rows no longer needed are hidden, not removed: removing a row deletes its widget, and
         # the next jump forward would have to make it again.
         self._spare = rows[len(final) :] + self._spare
         for item, _w in rows[len(final) :]:
             item.setHidden(True)
         notes, self._pending_notes = self._pending_notes, []
+        self._unbound_notes = [e for e in notes if e.message_id in self._unbound]
+        for e in notes:
+            if e.message_id not in self._unbound:
+                self._annotation(e)
+        self._trim()
+        if self._unbound:
+            self._fill.schedule()
+
+    def _bind(self, mid: int, msg) -> None:  # noqa: ANN001
+        self._widgets[mid].bind(msg, self.colors.get(msg.speaker, "#333"))
+        if not self._unfitted:
+            QTimer.singleShot(0, self, self._fit)
+        self._unfitted.add(mid)
+
+    def _measure(self, mid: int) -> int:
+        """Size a row to its message now; its height."""
+        w = self._widgets[mid]
+        w.setFixedWidth(max(200, self.list.viewport().width() - 4))
+        size = _fitted(w)
+        self.items[mid].setSizeHint(size)
+        return size.height()
+
+    def _fill_rows(self) -> None:
+        unbound, self._unbound = self._unbound, {}
+        for mid, msg in unbound.items():
+            if mid in self._widgets:
+                self._bind(mid, msg)
+        notes, self._unbound_notes = self._unbound_notes, []
         for e in notes:
             self._annotation(e)
-        self._trim()
+        self._fit()
 
     def _remove(self, mid: int) -> None:
         item = self.items.pop(mid)
-        self.widgets.pop(mid)
+        self._widgets.pop(mid)
         self.list.takeItem(self.list.row(item))
 
     def _trim(self) -> None:
         """At most MAX_MESSAGES message widgets: the oldest go (the title says how many)."""
-        while len(self.widgets) > MAX_MESSAGES:
-            self._remove(min(self.widgets))
-        shown = len(self.widgets)
-        total = max(self.widgets, default=0)  # message ids are turn numbers: 1, 2, 3…
+        while len(self._widgets) > MAX_MESSAGES:
+            self._remove(min(self._widgets))
+        shown = len(self._widgets)
+        total = max(self._widgets, default=0)  # message ids are turn numbers: 1, 2, 3…
         self.title.setText(
             "<b>Conversation</b>"
             + (
@@ -365,10 +432,11 @@ class ConversationPane(QWidget):
 
     def _posted(self, msg) -> None:  # noqa: ANN001
         if self._rebuilding:
-            if msg.id > self._keep or msg.id not in self.widgets:  # not already on screen
+            if msg.id > self._keep or msg.id not in self._widgets:  # not already on screen
                 self._pending.append(msg)
             return
-        if msg.id in self.widgets:
+        self.settle()
+        if msg.id in self._widgets:
             return
         self._add(msg)
         self._trim()
@@ -391,7 +459,7 @@ class ConversationPane(QWidget):
             self.list.setItemWidget(item, w)
         if self.human:
             w.enable_notes(self.human)
-        self.widgets[msg.id] = w
+        self._widgets[msg.id] = w
         self.items[msg.id] = item
         # Size new messages once laid out, all in one go. The pane is the timer's context: no
         # call after it is gone; _fit looks items up again, since a reset deletes them.
@@ -403,7 +471,7 @@ class ConversationPane(QWidget):
         width = max(200, self.list.viewport().width() - 4)
         for mid in self._unfitted:
             if mid in self.items:
-                w = self.widgets[mid]
+                w = self._widgets[mid]
                 w.setFixedWidth(width)
                 self.items[mid].setSizeHint(_fitted(w))
         self._unfitted.clear()
@@ -412,7 +480,7 @@ class ConversationPane(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
         super().resizeEvent(event)
         for mid, item in self.items.items():
-            w = self.widgets[mid]
+            w = self._widgets[mid]
             w.setFixedWidth(max(200, self.list.viewport().width() - 4))
             item.setSizeHint(_fitted(w))
 
@@ -430,7 +498,8 @@ class ConversationPane(QWidget):
         if self._rebuilding:
             self._pending_notes.append(e)
             return
-        w = self.widgets.get(e.message_id)
+        self.settle()
+        w = self._widgets.get(e.message_id)
         if w is not None and (e.author == self.human or self.all_notes):
             w.add_note(e.note_kind, e.text, e.at, e.author if self.all_notes else None)
             self._refit(e.message_id)
@@ -438,7 +507,8 @@ class ConversationPane(QWidget):
     def reveal(self, message_id: int, chars: int | None) -> None:
         """Show only the first ``chars`` characters of a message, as if being typed (replay);
         ``None`` shows all of it."""
-        w = self.widgets.get(message_id)
+        self.settle()
+        w = self._widgets.get(message_id)
         if w is None:
             return
         text = w.msg.text
@@ -450,7 +520,7 @@ class ConversationPane(QWidget):
 
     def _refit(self, message_id: int) -> None:
         if message_id in self.items:
-            self.items[message_id].setSizeHint(_fitted(self.widgets[message_id]))
+            self.items[message_id].setSizeHint(_fitted(self._widgets[message_id]))
 
     def _state(self, name: str, state: str) -> None:
         if state == "thinking":
@@ -465,11 +535,12 @@ class ConversationPane(QWidget):
             self.thinking_label.setText(f"{who} {'is' if len(names) == 1 else 'are'} thinking…")
 
     def focus_message(self, message_id: int) -> None:
-        if self._focused in self.widgets:
-            self.widgets[self._focused].set_highlight(False)
-        self._focused = message_id if message_id in self.widgets else None
+        self.settle()
+        if self._focused in self._widgets:
+            self._widgets[self._focused].set_highlight(False)
+        self._focused = message_id if message_id in self._widgets else None
         if self._focused is not None:
-            self.widgets[message_id].set_highlight(True)
+            self._widgets[message_id].set_highlight(True)
             self.list.scrollToItem(self.items[message_id])
 
     def _focus_ref(self, ref: str) -> None:

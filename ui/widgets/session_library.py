@@ -166,7 +166,9 @@ class SessionLibraryDialog(QDialog):
         self.open_button.setDefault(True)
         self.new_like_button = QPushButton("New session like this")
         self.rate_button = QPushButton("Rate blind…")
-        self.rate_button.setToolTip("Watch it as a rater would (no thoughts, scores or settings) and rate it")
+        self.rate_button.setToolTip(
+            "Watch it as a rater would (no thoughts, scores or settings) and rate it"
+        )
         self.export_button = QPushButton("Export…")
         self.delete_button = QPushButton("Delete…")
         self.close_button = QPushButton("Close")

@@ -33,7 +33,9 @@ from PySide6.QtWidgets import (
 )
 
 from playground import domain
+from playground.thought_ledger import ThoughtLedger
 from ui.bridge import EngineBridge
+from ui.deferred import Deferred
 from ui.selection import SelectedParticipant
 from ui.widgets.evaluation_popup import EvaluationPopup
 from ui.widgets.thought_bubble import (
@@ -67,6 +69,11 @@ class _AgentPage(QScrollArea):
         self.bubbles: dict[int, ThoughtBubble] = {}
         self.pool: list[ThoughtBubble] = []  # hidden bubbles a replay jump can rebind
         self.order: list[int] = []
+        # After a replay jump, until the pane's deferred fill runs: thoughts whose bubbles still
+        # show something else (they are out of view), and bubbles no thought needs any more
+        # (laid out after the others, out of view, to be hidden).
+        self.unbound: set[int] = set()
+        self.parked: list[ThoughtBubble] = []
         self.highlighted: int | None = None
         self.by_score = False
 
@@ -82,6 +89,60 @@ class _AgentPage(QScrollArea):
         self.list.addWidget(self.placeholder)
         self.list.addStretch(1)
         self.setWidget(self.content)
+
+    def place(self, wanted: list[int], pane: ThoughtsPane, *, in_view: bool) -> None:
+        """Show the thoughts ``wanted``, in that order. The bubbles stay where they are in the
+        layout and are rebound by position (moving widgets would make Qt measure every bubble
+        again); a bubble that already shows the thought at its position changes nothing. When
+        the page is ``in_view``, the bubbles down to the bottom of the view are brought up to
+        date now; the rest wait for :meth:`fill`."""
+        slots = [self.bubbles[t] for t in self.order] + self.parked  # in layout order
+        self.bubbles = {}
+        self.unbound = set()
+        # Bubbles are bound from the top while their new heights reach into the view.
+        bottom = self.verticalScrollBar().value() + self.viewport().height() if in_view else -1
+        width = self.viewport().width() - 8  # the content's margins
+        reached = 4
+        for i, tid in enumerate(wanted):
+            if i < len(slots):
+                self.bubbles[tid] = slots[i]
+            elif self.pool:
+                self.bubbles[tid] = self.pool.pop()
+                self.list.insertWidget(i, self.bubbles[tid])
+            else:  # a new bubble, made up to date
+                self.list.insertWidget(i, self.add(pane._thoughts[self.agent][tid], place=False))
+            if reached > bottom:
+                self.unbound.add(tid)
+                continue
+            self.bind(tid, pane)
+            reached += self.bubbles[tid].heightForWidth(width) + self.list.spacing()
+        self.parked = slots[len(wanted) :]
+        self.order = list(wanted)
+        if self.highlighted not in self.bubbles:
+            self.highlighted = None
+        self.placeholder.setVisible(not self.bubbles)
+
+    def bind(self, tid: int, pane: ThoughtsPane) -> None:
+        bubble = self.bubbles[tid]
+        bubble.rebind(
+            pane._thoughts[self.agent][tid],
+            pane._evaluations_of(self.agent, tid),
+            pane._retained.get(self.agent, {}).get(tid, False),
+        )
+        bubble.set_highlighted(tid == self.highlighted)
+        if bubble.isHidden():
+            bubble.show()
+        self.unbound.discard(tid)
+
+    def fill(self, pane: ThoughtsPane) -> None:
+        """Finish a replay jump: bring the bubbles out of view up to date, hide unused ones."""
+        for tid in [t for t in self.order if t in self.unbound]:
+            self.bind(tid, pane)
+        for bubble in self.parked:
+            self.list.removeWidget(bubble)
+            bubble.hide()
+            self.pool.append(bubble)
+        self.parked = []
 
     def sort_key(self, tid: int) -> SortKey:
         if self.by_score:
@@ -189,14 +250,6 @@ class _AgentPage(QScrollArea):
             self.ensureWidgetVisible(bubble, 0, 8)
 
 
-def _updated(thought: domain.Thought, **changes: object) -> domain.Thought:
-    """A copy of an already valid thought with some fields changed, without re-validating it
-    (a replay rebuild makes thousands)."""
-    return domain.Thought.model_construct(
-        _fields_set=thought.model_fields_set | set(changes), **{**thought.__dict__, **changes}
-    )
-
-
 def _placeholder(text: str, parent: QWidget | None = None) -> QLabel:
     label = QLabel(text, parent)
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -254,6 +307,7 @@ class ThoughtsPane(QWidget):
         self._pinned_ref = ""
         self._hover_ref = ""
         self._scroll_on_focus = True
+        self._fill = Deferred(self._fill_pages, self)
 
         self._title = QLabel(self)
         font = self._title.font()
@@ -305,6 +359,7 @@ class ThoughtsPane(QWidget):
         """Forget every thought, evaluation, page and popup (a new session starts)."""
         for popup in self.findChildren(EvaluationPopup):
             popup.close()
+        self._fill.cancel()
         self._stack.setCurrentWidget(self._none_page)
         for page in self._pages.values():
             self._stack.removeWidget(page)
@@ -337,95 +392,43 @@ class ThoughtsPane(QWidget):
         ):
             data.clear()
 
-    def load_thought_events(self, events: list) -> None:
-        """During a rebuild, take the thoughts' own events (formed, evaluated, expressed,
-        deleted) directly, in order: the same bookkeeping as the signal handlers, without a
-        signal per event. They are most of a long session's events."""
-        all_thoughts, all_evaluations, all_retained = (
-            self._thoughts,
-            self._evaluations,
-            self._retained,
-        )
-        for e in events:
-            kind = e.kind
-            if kind == "thought_formed":
-                th = e.thought
-                all_thoughts.setdefault(th.agent, {})[th.id] = th
-                continue
-            agent = e.agent
-            thoughts = all_thoughts.setdefault(agent, {})
-            if kind == "thought_evaluated":
-                ev = e.evaluation
-                tid = ev.thought_id
-                all_evaluations.setdefault(agent, {}).setdefault(tid, []).append(ev)
-                all_retained.setdefault(agent, {})[tid] = e.retained
-                if (
-                    e.saliency is not None
-                    and tid in thoughts
-                    and thoughts[tid].saliency != e.saliency
-                ):
-                    thoughts[tid] = _updated(thoughts[tid], saliency=e.saliency)
-            elif kind == "thought_expressed":
-                if e.thought_id in thoughts:
-                    thoughts[e.thought_id] = _updated(
-                        thoughts[e.thought_id], expressed_in=e.message_id
-                    )
-            elif kind == "thought_deleted":
-                thoughts.pop(e.thought_id, None)
-                all_evaluations.get(agent, {}).pop(e.thought_id, None)
-                all_retained.get(agent, {}).pop(e.thought_id, None)
+    def load_thoughts(self, ledger: ThoughtLedger) -> None:
+        """During a rebuild, take every participant's thoughts at the new moment in one go (the
+        pane keeps the ledger's dictionaries and updates them from then on)."""
+        self._thoughts = ledger.thoughts
+        self._evaluations = ledger.evaluations
+        self._retained = ledger.retained
 
     def end_rebuild(self) -> None:
+        """Show the rebuilt state: on the page in view, the bubbles that can be seen at once
+        now and the others a moment later (:data:`ui.deferred.FILL_DELAY_MS`); hidden pages
+        entirely then."""
         self._rebuilding = False
-        for agent, page in list(self._pages.items()):
+        current = self._stack.currentWidget()
+        for agent, page in self._pages.items():
             thoughts = self._thoughts.get(agent, {})
             wanted = sorted(thoughts, key=lambda t: self._data_key(agent, t, page.by_score))
-            wanted = wanted[:MAX_BUBBLES]
-            keep = set(wanted)
-            # Bubbles of thoughts that are no longer shown are rebound to the ones now shown.
-            spare = [page.bubbles.pop(t) for t in [t for t in page.bubbles if t not in keep]]
-            if page.highlighted is not None and page.highlighted not in keep:
-                page.highlighted = None
-            for tid in wanted:
-                bubble = page.bubbles.get(tid)
-                if bubble is None and spare:
-                    bubble = page.bubbles[tid] = spare.pop()
-                    bubble.set_highlighted(False)
-                if bubble is None:
-                    page.add(thoughts[tid], place=False)  # from the page's pool, or new
-                else:
-                    bubble.rebind(
-                        thoughts[tid],
-                        self._evaluations_of(agent, tid),
-                        self._retained.get(agent, {}).get(tid, False),
-                    )
-            for bubble in spare:  # kept hidden for the next jump forward
-                page.list.removeWidget(bubble)
-                bubble.hide()
-                page.pool.append(bubble)
-            page.order = list(wanted)
-            target = [page.bubbles[tid] for tid in wanted]
-            items = (page.list.itemAt(i) for i in range(page.list.count()))
-            laid_out = [it.widget() for it in items if it is not None]
-            if [w for w in laid_out if isinstance(w, ThoughtBubble)] != target:
-                page.content.setUpdatesEnabled(False)
-                try:
-                    for bubble in target:
-                        page.list.removeWidget(bubble)
-                    for i, bubble in enumerate(target):
-                        page.list.insertWidget(i, bubble)
-                finally:
-                    page.content.setUpdatesEnabled(True)
-            page.placeholder.setVisible(not page.bubbles)
+            page.place(wanted[:MAX_BUBBLES], self, in_view=page is current)
+        self._fill.schedule()
         self._update_header()
+
+    def _fill_pages(self) -> None:
+        for page in self._pages.values():
+            page.fill(self)
+
+    def settle(self) -> None:
+        """Finish any work put off after a replay jump (the bubbles out of view)."""
+        self._fill.flush()
 
     def bubbles(self) -> list[ThoughtBubble]:
         """The bubbles on screen, in display order."""
+        self.settle()
         page = self._pages.get(self._agent)
         return [page.bubbles[tid] for tid in page.order] if page is not None else []
 
     def bubble(self, thought_id: int) -> ThoughtBubble | None:
         """The selected participant's bubble for ``thought_id``, if shown."""
+        self.settle()
         page = self._pages.get(self._agent)
         return page.bubbles.get(thought_id) if page is not None else None
 
@@ -459,6 +462,7 @@ class ThoughtsPane(QWidget):
         self._thoughts.setdefault(agent, {})[thought.id] = thought
         if self._rebuilding:
             return
+        self.settle()
         page = self._pages.get(agent)
         if page is None:
             return
@@ -478,6 +482,7 @@ class ThoughtsPane(QWidget):
         self._retained.setdefault(agent, {})[ev.thought_id] = retained
         if self._rebuilding:
             return
+        self.settle()
         page = self._pages.get(agent)
         bubble = page.bubbles.get(ev.thought_id) if page is not None else None
         if page is not None and bubble is not None:
@@ -492,6 +497,7 @@ class ThoughtsPane(QWidget):
         thoughts = self._thoughts.get(agent, {})
         if tid in thoughts and thoughts[tid].saliency != e.saliency:  # type: ignore[attr-defined]
             thoughts[tid] = thoughts[tid].model_copy(update={"saliency": e.saliency})  # type: ignore[attr-defined]
+            self.settle()
             page = self._pages.get(agent)
             bubble = page.bubbles.get(tid) if page is not None else None
             if bubble is not None:
@@ -503,6 +509,7 @@ class ThoughtsPane(QWidget):
             return
         thought = thoughts[tid].model_copy(update={"expressed_in": mid})
         thoughts[tid] = thought
+        self.settle()
         page = self._pages.get(agent)
         bubble = page.bubbles.get(tid) if page is not None else None
         if bubble is not None:
@@ -514,6 +521,7 @@ class ThoughtsPane(QWidget):
         self._thoughts.get(agent, {}).pop(tid, None)
         self._evaluations.get(agent, {}).pop(tid, None)
         self._retained.get(agent, {}).pop(tid, None)
+        self.settle()
         page = self._pages.get(agent)
         if page is not None:
             page.remove(tid)
@@ -536,6 +544,7 @@ class ThoughtsPane(QWidget):
 
     def _show_agent(self, name: str) -> None:
         """Show ``name``'s page, building it on the first visit."""
+        self.settle()
         self._agent = name
         self._pinned_ref = ""
         self._hover_ref = ""
@@ -557,12 +566,14 @@ class ThoughtsPane(QWidget):
         self._update_header()
 
     def _on_sort_changed(self) -> None:
+        self.settle()
         page = self._pages.get(self._agent)
         if page is not None:  # the other pages re-sort when shown again
             page.resort(self.sort_combo.currentText() == SORT_SCORE)
 
     def _on_stimulus_focused(self, ref: str) -> None:
         self._focus_ref = ref
+        self.settle()
         page = self._pages.get(self._agent)
         if page is not None:
             page.highlight(_thought_id(ref), scroll=self._scroll_on_focus)

@@ -12,7 +12,7 @@ import time
 
 from _common import REPO
 
-from playground import events, factory, personas
+from playground import events, factory, loops, personas
 from playground.embedding.cache import CachingEmbedder
 from playground.embedding.minilm import SentenceTransformerEmbedder
 from playground.settings import load_settings
@@ -42,7 +42,7 @@ async def main() -> None:
             bus=events.EventBus(),
         )
         t0 = time.perf_counter()
-        await room.run_simulation(icebreaker=personas.load_icebreakers()[seed])
+        await loops.run_simulation(room, icebreaker=personas.load_icebreakers()[seed])
         totals.append(time.perf_counter() - t0)
         print(
             f"seed {seed}: {len(room.messages)} messages in {room.step} steps, {totals[-1]:.2f} s"

@@ -97,7 +97,7 @@ async def main() -> None:
         cognition=None,
         embedder=embedder,
         memory_ids=itertools.count(1),  # type: ignore[arg-type]
-        room_settings=RoomSettings(creativity=0.0),
+        room_settings=RoomSettings(creativity_prob=0.0),
         seed=0,
         emit=lambda e: None,
     )

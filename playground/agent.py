@@ -8,6 +8,7 @@ events are reproducible whatever order concurrent calls finish in.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -119,10 +120,10 @@ class Agent:
         found.sort(key=lambda st: -st.saliency)
         found = found[:STIMULUS_LIMIT]
         rng = self.rng(t, "creativity")
-        none_salient = not any(st.ref.startswith("memory:") for st in found)
-        if self.memory.items and (rng.random() < s.creativity or none_salient):
-            # "Creativity": pull in one random long-term memory even if it is not salient (always when
-            # nothing in long-term memory was), so an agent can bring something of its own.
+        if self.memory.items and rng.random() < s.creativity_prob:
+            # "Creativity": now and then, pull in one random long-term memory even if it is not
+            # salient. Never because nothing was: then the agent thinks from the conversation
+            # and its reservoir, as the paper does.
             pool = self.memory.pool()
             taken = {st.ref for st in found}
             options = [i for i, r in enumerate(pool.refs) if r not in taken]
@@ -146,7 +147,10 @@ class Agent:
         for r in refs:
             if r.startswith("message:"):
                 self._wm_tau[int(r.split(":")[1])] = t
-        work.retained = [int(r.split(":")[1]) for r in refs if r.startswith("thought:")]
+        # Retained thoughts to re-score: the most salient few (``found`` is sorted by saliency).
+        work.retained = [int(r.split(":")[1]) for r in refs if r.startswith("thought:")][
+            : s.max_retained
+        ]
         self.reservoir.touch(work.retained, t)
         work.stimuli = found
         self._emit(events.MemoriesRetrieved(agent=self.name, stimuli=found, step=t))
@@ -154,10 +158,19 @@ class Agent:
     # -- thought formation -----------------------------------------------------------------------
 
     async def form(self, work: TriggerWork) -> None:
+        """Form System-1 thoughts from the conversation alone (SPEC.md §1: quick, no memories)
+        and System-2 thoughts from every stimulus, in separate requests run together."""
         p = self.proactivity
-        drafts = await self.cognition.form_thoughts(
-            work.ctx, work.stimuli, system1=p.system1_count, system2=p.system2_count
+        quick = [st for st in work.stimuli if st.ref.startswith("message:")]
+        parts = await asyncio.gather(
+            self.cognition.form_thoughts(work.ctx, quick, system1=p.system1_count, system2=0)
+            if p.system1_count
+            else _no_drafts(),
+            self.cognition.form_thoughts(work.ctx, work.stimuli, system1=0, system2=p.system2_count)
+            if p.system2_count
+            else _no_drafts(),
         )
+        drafts = [*parts[0], *parts[1]]
         drafts = [d for d in drafts if d.text.strip()]
         vecs = (
             await self._embedder.embed([d.text for d in drafts])
@@ -293,8 +306,11 @@ class Agent:
     def expressed(self, thought_id: int, message_id: int, step: int) -> None:
         th = self.reservoir.get(thought_id)
         self.reservoir.update(th.model_copy(update={"expressed_in": message_id}))
-        self.last_spoke = step
-        self.turns += 1
+        self.last_spoke = step  # (``turns`` is counted once, by Room.post, for every speaker)
+
+
+async def _no_drafts() -> list[ThoughtDraft]:
+    return []
 
 
 def _shorten(text: str, limit: int = 14) -> str:

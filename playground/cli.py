@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any, TextIO
 
-from playground import errors, events, personas
+from playground import errors, events, loops, personas
 from playground.settings import PRESETS, load_settings
 from playground.storage import SessionReader, open_database
 from playground.storage.database import DEFAULT_DB
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--evaluation-mode",
         choices=["batched", "per-thought"],
-        help="one evaluation call per agent (default) or per thought",
+        help="one evaluation call per thought (default, as the paper) or per agent (cheaper)",
     )
     sim.add_argument(
         "--embeddings",
@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--max-retries", type=int, help="retries on 429/5xx/timeouts (default 3, with back-off)"
     )
-    sim.add_argument("--concurrency", type=int, help="most LLM calls in flight at once (default 8)")
+    sim.add_argument("--concurrency", type=int, help="most LLM calls in flight at once (default 32)")
     sim.add_argument(
         "--max-silent-steps", type=int, help="stop after this many silent steps in a row"
     )
@@ -164,8 +164,6 @@ class TranscriptPrinter:
 
 
 async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from playground import factory  # the engines' imports (openai, torch) only when simulating
-
     settings = load_settings(
         os.environ,
         {
@@ -198,6 +196,18 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         icebreaker = random.Random(f"{args.seed}:icebreaker").choice(
             personas.load_icebreakers(args.personas)
         )
+    embedder = None
+    if settings.engine.engine == "offline" or settings.engine.embeddings == "local":
+        from playground.embedding.cache import CachingEmbedder
+        from playground.embedding.minilm import SentenceTransformerEmbedder
+
+        # torch and the model load in the embedder's own thread from now on, while the rest
+        # starts up (the openai import, the server probe): start-up costs the longer of the two.
+        minilm = SentenceTransformerEmbedder()
+        minilm.start_loading()
+        embedder = CachingEmbedder(minilm)
+    from playground import factory  # the engines' imports (openai, torch) only when simulating
+
     db = open_database(args.db)
     print(
         "Loading the embedding model…"
@@ -206,7 +216,7 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         file=err,
         flush=True,
     )
-    engine = await factory.build_engine(settings)
+    engine = await factory.build_engine(settings, embedder=embedder)
     bus = events.EventBus()
     if not args.quiet:
         bus.subscribe(TranscriptPrinter(out, err, args.turns))
@@ -219,7 +229,7 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             personas=factory.pick_personas(library, args.agents, args.seed),
             bus=bus,
         )
-        await room.run_simulation(icebreaker=icebreaker)
+        await loops.run_simulation(room, icebreaker=icebreaker)
     finally:
         if room is not None and room.status == "running":
             room.finish("interrupted", "the command was stopped")

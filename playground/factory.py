@@ -86,6 +86,11 @@ async def build_engine(
         emb = CachingEmbedder(OpenAIEmbedder(client, settings.llm.embedding_model))
     else:
         emb = embedder or local_embedder()
+        # The model loads in its worker thread while the server is probed (and the room set up):
+        # start-up costs the longer of the two, not their sum. The first embedding waits for it.
+        start = getattr(emb.inner, "start_loading", None)
+        if start is not None:
+            start()
     engine = Engine(
         LLMCognition(client, evaluation_mode=settings.engine.evaluation_mode),
         emb,

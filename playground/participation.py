@@ -1,4 +1,5 @@
-"""Algorithm 1 (SPEC.md §1, Participation) as a pure function, and floor arbitration."""
+"""Algorithm 1 (SPEC.md §1, Participation) as a pure function; the turn agents decide against;
+floor arbitration between agents (interruptions) and how each decision reads once it is settled."""
 
 from __future__ import annotations
 
@@ -118,16 +119,81 @@ def decide(
     )
 
 
-def arbitrate(
-    wanting: Sequence[domain.Decision], turn_type: domain.TurnType | None
-) -> domain.Decision | None:
-    """Who takes the floor among agents that decided to speak: the allocated agent, else the highest score.
+def floor_turn(
+    trigger: domain.TriggerKind, latest: domain.TurnType, pending: domain.TurnType | None
+) -> domain.TurnType:
+    """The turn every agent decides against at a trigger.
 
-    Ties go to the agent listed first (the caller orders agents deterministically).
+    - A pause opens the floor: after silence the turn is open to anyone, whoever was addressed.
+    - A message that hands the turn to someone allocates it to them.
+    - An open message leaves a pending allocation in force: an agent that interrupted the
+      addressee spoke instead of them, not for them, so the addressee may still answer.
+
+    Args:
+        trigger: what fired.
+        latest: the predicted turn type of the latest message.
+        pending: an allocation an interruption left unanswered, if any.
+    """
+    if trigger == "pause":
+        return domain.TurnType(message_id=latest.message_id, kind="open", origin="pause")
+    if latest.kind == "allocated":
+        return latest
+    return pending or latest
+
+
+def arbitrate(wanting: Sequence[domain.Decision], rng: random.Random) -> domain.Decision | None:
+    """Who takes the floor among the agents that decided to speak.
+
+    1. An interrupter: an agent the turn was not allocated to decides to speak only when its best
+       score reaches interruptThreshold, which "overrides standard turn allocation" (the paper):
+       it takes the floor from the addressee. If several do, the highest score wins.
+    2. Otherwise the addressee, whatever its score.
+    3. Otherwise (an open turn) the highest score.
+
+    Equal scores are broken by a draw from ``rng`` (the room seeds it by session seed and step,
+    so runs stay reproducible), rather than by who joined the room first.
     """
     if not wanting:
         return None
-    for d in wanting:
-        if d.turn_type == "allocated-self":
+    for tier in ("allocated-other", "allocated-self", "open"):
+        group = [d for d in wanting if d.turn_type == tier]
+        if group:
+            top = max(d.score or 0.0 for d in group)
+            tied = [d for d in group if (d.score or 0.0) == top]
+            return rng.choice(tied) if len(tied) > 1 else tied[0]
+    return None
+
+
+def outcome(
+    d: domain.Decision, winner: domain.Decision | None, turn: domain.TurnType | None
+) -> domain.Decision:
+    """The decision as published once the floor is settled, with both sides of it explained.
+
+    An agent that wanted to speak but lost the floor is silent and says to whom and why; an
+    interrupter that took the floor says whose turn it took.
+    """
+    if d.action != "speak" or winner is None:
+        return d
+    who = turn.addressee if turn and turn.addressee else "?"
+    if d is winner:
+        if d.turn_type != "allocated-other":
             return d
-    return max(wanting, key=lambda d: d.score or 0.0)
+        why = f"takes the floor from {who}, who may still answer next"
+        return d.model_copy(update={"reason": f"{d.reason}; {why}"})
+    score = winner.score or 0.0
+    if winner.turn_type == "allocated-other":
+        if d.turn_type == "allocated-self":
+            why = (
+                f"lost the floor to {winner.agent}, who interrupted ({score:.2f} ≥"
+                f" interruptThreshold {winner.threshold or 0:g}); the turn stays {d.agent}'s"
+                " for the next step"
+            )
+        else:
+            why = f"lost the floor to {winner.agent}, who interrupted with {score:.2f}"
+    elif winner.turn_type == "allocated-self":
+        why = f"lost the floor to {winner.agent}, who was addressed"
+    else:
+        why = f"lost the floor to {winner.agent}, who scored higher ({score:.2f})"
+    if (d.score or 0.0) == score and winner.turn_type == d.turn_type:
+        why = f"lost the floor to {winner.agent} on an equal score ({score:.2f}), drawn at random"
+    return d.model_copy(update={"action": "silent", "reason": f"{d.reason}; {why}"})

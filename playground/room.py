@@ -1,8 +1,10 @@
-"""The shared room: participants, transcript, triggers and turn-taking on asyncio.
+"""The shared room: participants, transcript, and one trigger's turn-taking on asyncio.
 
 Every message triggers all other agents concurrently (bounded); a silent step (simulation) or N
 seconds of silence (real time) is an ``on_pause`` trigger. Work for a trigger is abandoned when a
-newer trigger arrives, so no agent speaks from an outdated state.
+newer trigger arrives, so no agent speaks from an outdated state. The room holds state and runs
+one step at a time; the loops that drive it (simulation, real time) are in
+:mod:`playground.loops`, which depends on the room and not the reverse.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from playground.clock import Clock, SystemClock
 from playground.cognition.base import Cognition, Context
 from playground.embedding.cache import CachingEmbedder
 from playground.memory import Pool
-from playground.run_control import RunControl
 from playground.settings import PRESETS, ProactivitySettings, Settings
 
 T = TypeVar("T")
@@ -86,7 +87,10 @@ class Room:
         self._understood: dict[int, tuple[str, domain.TurnType]] = {}
         self._msg_vec: dict[int, np.ndarray] = {}
         self._unprocessed = False
-        self._arrived = asyncio.Event()
+        # An allocation an interrupter took the floor from: the addressee may still answer.
+        self._pending: domain.TurnType | None = None
+        #: Set when a message is posted or a stop is asked (what the real-time loop waits on).
+        self.arrived = asyncio.Event()
         self._sem = asyncio.Semaphore(settings.room.agent_concurrency)
         self._states: dict[str, str] = {}
         self._stopped = False
@@ -201,6 +205,8 @@ class Room:
 
     def remove_participant(self, name: str) -> None:
         if self.participants.pop(name, None) is not None:
+            if participation.relation(self._pending, name) == "allocated-self":
+                self._pending = None  # the addressee left: nobody is owed the turn
             self.generation += 1
             self.emit(events.ParticipantLeft(name=name))
 
@@ -242,10 +248,12 @@ class Room:
         self._msg_vec[msg.id] = vec
         p.last_spoke = self.step
         p.turns += 1
+        if participation.relation(self._pending, speaker) == "allocated-self":
+            self._pending = None  # the addressee has answered
         self._unprocessed = True
         self.emit(events.MessagePosted(message=msg))
         if notify:
-            self._arrived.set()
+            self.arrived.set()
         return msg
 
     async def post_human_message(self, name: str, text: str) -> domain.Message:
@@ -459,11 +467,14 @@ class Room:
             for a in listeners:
                 self._set_state(a.name, "thinking")
             understood = await self._understand(latest)
+            if trigger == "pause" or understood[1].kind == "allocated":
+                self._pending = None  # silence opens the floor; a newer allocation replaces it
+            turn = participation.floor_turn(trigger, understood[1], self._pending)
             u = self._msg_vec[latest.id]
             u_interp = self.embedder.cached(understood[0])
             pool = self._message_pool()
             works = [
-                TriggerWork(self._context(a, latest, trigger, understood, silent_steps))
+                TriggerWork(self._context(a, latest, trigger, (understood[0], turn), silent_steps))
                 for a in listeners
             ]
             for a, w in zip(listeners, works, strict=True):
@@ -494,22 +505,11 @@ class Room:
                 a.score(w, r)
                 decisions.append((a, w, a.decide(w)))
             winner = participation.arbitrate(
-                [d for _, _, d in decisions if d.action == "speak"], understood[1]
+                [d for _, _, d in decisions if d.action == "speak"],
+                random.Random(f"{self.seed}:{self.step}:floor"),
             )
             for a, _, d in decisions:
-                if d.action == "speak" and d is not winner and winner is not None:
-                    why = (
-                        "was addressed"
-                        if winner and winner.turn_type == "allocated-self"
-                        else f"scored higher ({(winner.score or 0):.2f})"
-                    )
-                    d = d.model_copy(
-                        update={
-                            "action": "silent",
-                            "reason": f"{d.reason}; lost the floor to {winner.agent}, who {why}",
-                        }
-                    )
-                self.emit(events.DecisionMade(decision=d))
+                self.emit(events.DecisionMade(decision=participation.outcome(d, winner, turn)))
                 self._set_state(a.name, "wants_to_speak" if d is winner else "idle")
             if winner is None or gen != self.generation:
                 return None
@@ -531,18 +531,20 @@ class Room:
                 interruption=winner.turn_type == "allocated-other",
                 notify=False,
             )
+            if winner.turn_type == "allocated-other":
+                self._pending = turn  # the interrupted addressee may still answer next
             agent.expressed(thought.id, msg.id, self.step)
             self.emit(
                 events.ThoughtExpressed(agent=agent.name, thought_id=thought.id, message_id=msg.id)
             )
-            self._arrived.set()
+            self.arrived.set()
             return msg
         finally:
             for a in listeners:
                 if a.name in self.participants:
                     self._set_state(a.name, "idle")
 
-    # -- running ---------------------------------------------------------------------------------
+    # -- the end of a run (the loops that drive the room are in playground.loops) ----------------
 
     def finish(self, status: str, reason: str) -> None:
         if self.status in ("finished", "interrupted", "failed"):
@@ -553,58 +555,13 @@ class Room:
     def stop(self) -> None:
         """Ask the running loop to end; the next run starts afresh."""
         self._stopped = True
-        self._arrived.set()
+        self.arrived.set()
 
-    async def run_simulation(
-        self,
-        *,
-        icebreaker: str | None = None,
-        initiator: str | None = None,
-        control: RunControl | None = None,
-    ) -> str:
-        """Run until max turns, repeated silence, or stop. Returns the final status.
+    @property
+    def stop_requested(self) -> bool:
+        """True once :meth:`stop` was asked and no loop has started since."""
+        return self._stopped
 
-        Raises:
-            LLMError: when the server cannot be used; the session is marked failed first.
-        """
-        s = self.settings.room
-        if not self.agents:
-            raise errors.PlaygroundError("add at least one AI participant before running")
-        try:
-            if icebreaker and not self.messages:
-                rng = random.Random(f"{self.seed}:room")
-                initiator = initiator or rng.choice([a.name for a in self.agents])
-                await self.post(initiator, icebreaker, origin="icebreaker")
-            silent = 0
-            while True:
-                if len(self.messages) >= s.max_turns:
-                    self.finish("finished", f"reached {s.max_turns} turns")
-                    break
-                if silent >= s.max_silent_steps:
-                    self.finish("finished", f"{silent} silent steps in a row")
-                    break
-                if self._stopped or (control and not await control.wait_for_step_permission()):
-                    if not (control and control.handing_over):
-                        self.finish("interrupted", "stopped by the user")
-                    break
-                msg = await self.step_once(silent_steps=silent)
-                silent = 0 if msg else silent + 1
-        except asyncio.CancelledError:
-            if not (control and control.handing_over):
-                self.finish("interrupted", "cancelled")
-            raise
-        except errors.PlaygroundError as exc:
-            self.emit(
-                events.ErrorOccurred(
-                    where="simulation", message=str(exc), error_type=type(exc).__name__
-                )
-            )
-            self.finish("failed", str(exc))
-            raise
-        return self.status
-
-    async def run_realtime(self) -> None:
-        """Real time: see :func:`playground.realtime.run_realtime`."""
-        from playground.realtime import run_realtime
-
-        await run_realtime(self)
+    def rearm(self) -> None:
+        """Forget a stop asked of an earlier loop (a simulation handing over to real time)."""
+        self._stopped = False

@@ -73,7 +73,16 @@ class LLMSettings(BaseModel):
     retry_base_delay: float = Field(
         1.0, ge=0, le=60, description="First back-off delay in seconds; doubles each retry."
     )
-    concurrency: int = Field(8, ge=1, le=64, description="Most chat calls in flight at once.")
+    concurrency: int = Field(
+        32,
+        ge=1,
+        le=64,
+        description=(
+            "Most chat calls in flight at once. Per-thought ratings make up to (listeners × (3 +"
+            " max_retained)) calls together: 35 with 8 agents. Lower it for a server that"
+            " cannot take that many."
+        ),
+    )
     temperature: float = Field(0.7, ge=0, le=2)
 
 
@@ -85,8 +94,12 @@ class EngineSettings(BaseModel):
         "local", description="MiniLM on this machine, or the server's /embeddings."
     )
     evaluation_mode: Literal["batched", "per-thought"] = Field(
-        "batched",
-        description="One evaluation call per agent for all its new thoughts, or one call per thought (as the paper).",
+        "per-thought",
+        description=(
+            "One call per thought (as the paper, whose thresholds were calibrated that way; the"
+            " calls run concurrently), or one call per agent for all its thoughts (cheaper, but"
+            " each rating is anchored on the ones before it)."
+        ),
     )
     seed: int = 0
 
@@ -104,7 +117,16 @@ class RoomSettings(BaseModel):
         10.0, gt=0, le=3600, description="Real time: seconds of silence before on_pause fires."
     )
     agent_concurrency: int = Field(8, ge=1, le=64, description="Most agents thinking at once.")
-    saliency_threshold: float = Field(0.3, ge=0, le=1)
+    saliency_threshold: float = Field(
+        0.2,
+        ge=0,
+        le=1,
+        description=(
+            "Saliency a memory, message or thought needs to become a stimulus. The paper's 0.3 was"
+            " set for its embedding model; 0.2 is the 90th percentile of MiniLM saliencies of"
+            " persona memories to the icebreakers (bench/bench_saliency.py)."
+        ),
+    )
     memory_decay: float = Field(0.95, gt=0, le=1)
     silence_factor: float = Field(1.02, ge=1, le=2)
     max_agent_streak: int = Field(
@@ -119,8 +141,20 @@ class RoomSettings(BaseModel):
     typing_cps: float = Field(
         15.0, gt=0, le=1000, description="Typing speed in characters per second when paced."
     )
-    creativity: float = Field(
-        0.3, ge=0, le=1, description="Chance per trigger of pulling in one random long-term memory."
+    creativity_prob: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description=(
+            "Chance per trigger of pulling in one random long-term memory ('creativity'). It never"
+            " fires just because nothing was salient."
+        ),
+    )
+    max_retained: int = Field(
+        2,
+        ge=0,
+        le=8,
+        description="Most earlier thoughts re-scored per trigger: the most salient retained ones.",
     )
 
 

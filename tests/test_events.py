@@ -2,7 +2,7 @@
 
 import pytest
 
-from playground import events
+from playground import events, loops
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library
 
@@ -10,7 +10,7 @@ from tests.support.rooms import build, library
 @pytest.mark.asyncio
 async def test_every_event_of_a_run_round_trips_through_json(embedder):
     room, _, seen = await build(offline_settings(max_turns=4, seed=1), embedder, library(3))
-    await room.run_simulation(icebreaker="Hey!")
+    await loops.run_simulation(room, icebreaker="Hey!")
     kinds = {e.kind for e in seen}
     assert {
         "session_started",

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from playground import cli, errors, export, ratings, replay
+from playground import cli, errors, export, loops, ratings, replay
 from playground.storage import open_database
 from tests.conftest import offline_settings
 from tests.support.rooms import SESSION_TABLES, build, library
@@ -34,7 +34,7 @@ async def _simulate(db: Any, embedder: Any, seed: int) -> str:
     room, engine, _ = await build(
         offline_settings(max_turns=5, seed=seed), embedder, library(3), db=db
     )
-    await room.run_simulation(icebreaker="What did you do last weekend?")
+    await loops.run_simulation(room, icebreaker="What did you do last weekend?")
     await engine.close()
     return str(room.session_id)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from playground import cli, errors
+from playground import cli, errors, loops
 from playground.embedding.cache import CachingEmbedder
 from playground.settings import PRESETS, Settings
 from playground.storage import library, open_database
@@ -35,7 +35,7 @@ async def _make_sessions(path: Path, minilm: Any) -> dict[str, str]:
         ("C", offline_settings(max_turns=3, seed=3), people[3:5], ICEBREAKER_C),
     ):
         room, engine, _ = await build(settings, CachingEmbedder(minilm), who, db=db)
-        await room.run_simulation(icebreaker=icebreaker)
+        await loops.run_simulation(room, icebreaker=icebreaker)
         await engine.close()
         ids[key] = room.session_id
     for key, status, reply in (
@@ -185,7 +185,8 @@ def test_filters_are_exact_and_combine_with_search(db, saved):
     assert [s.id for s in library.list_sessions(db, condition="baseline")] == [ids["C"]]
     assert len(library.list_sessions(db, engine="offline engine")) == 5
     assert library.list_sessions(db, engine="offline") == []  # exact, not a prefix
-    assert library.list_sessions(db, status="finished", search="morning") == []
+    # D alone says it, and D was interrupted
+    assert library.list_sessions(db, status="finished", search="Tea for me") == []
     assert len(library.list_sessions(db, limit=2)) == 2
     assert library.facets(db) == {
         "status": ["finished", "interrupted", "running"],
@@ -332,7 +333,7 @@ def test_blueprint_round_trip(db, saved, minilm, tmp_path):
             bp.personas,
             db=target,
         )
-        await room.run_simulation(icebreaker=bp.icebreaker)
+        await loops.run_simulation(room, icebreaker=bp.icebreaker)
         await engine.close()
         target.close()
         return [f"{m.speaker}: {m.text}" for m in room.messages]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from playground import errors, events
+from playground import errors, events, loops
 from playground.storage import SessionReader
 from tests.conftest import server_settings
 from tests.support.llm_server import FakeLLMServer
@@ -16,7 +16,7 @@ async def _simulate(srv, embedder, db, **overrides):
     settings = server_settings(srv, max_turns=6, seed=5, **overrides)
     room, engine, seen = await build(settings, embedder, library(4), db=db)
     try:
-        await room.run_simulation(icebreaker="What did you do last weekend?")
+        await loops.run_simulation(room, icebreaker="What did you do last weekend?")
     finally:
         await engine.close()
     return room, engine, seen
@@ -52,28 +52,69 @@ async def test_simulation_with_logprobs_scores_every_thought_from_the_distributi
     assert any(r.get("top_logprobs") == 5 for r in structured)
 
 
-async def test_batched_mode_makes_2_plus_2L_calls_per_message_plus_the_speaker(
+async def test_batched_mode_makes_2_plus_3L_calls_per_message_plus_the_speaker(
     llm_server, embedder, db
 ):
     # One evaluation per listed thought, as a real model answers.
     llm_server.set_responder(faithful_responder)
-    room, engine, seen = await _simulate(llm_server, embedder, db)
+    room, engine, seen = await _simulate(llm_server, embedder, db, evaluation_mode="batched")
     counts = engine.client.counts.by_label
     understood = len(of(events.MessageInterpreted, seen))
     listeners = listener_count(seen)
     assert counts["interpretation"] == counts["turn type"] == understood
-    assert counts["thoughts"] == listeners and counts["evaluation"] == listeners
+    # Each listener: its System-1 thoughts, its System-2 thoughts, one evaluation for all.
+    assert counts["System-1 thoughts"] == counts["System-2 thoughts"] == listeners
+    assert counts["evaluation"] == listeners
     assert counts["articulation"] == len(room.messages) - 1  # every message but the icebreaker
     assert llm_server.embedding_calls == 0  # local embeddings: no remote embedding requests
 
 
-async def test_per_thought_mode_matches_the_papers_call_pattern(llm_server, embedder, db):
-    room, engine, seen = await _simulate(llm_server, embedder, db, evaluation_mode="per-thought")
+async def test_per_thought_mode_is_the_default_and_matches_the_papers_call_pattern(
+    llm_server, embedder, db
+):
+    room, engine, seen = await _simulate(llm_server, embedder, db)  # no mode given
+    assert engine.cognition.mode == "per-thought"  # type: ignore[attr-defined]
     counts = engine.client.counts.by_label
     evaluated = len(of(events.ThoughtEvaluated, seen))
     listeners = listener_count(seen)
     assert counts["System-1 thoughts"] == counts["System-2 thoughts"] == listeners
     assert counts["evaluation"] == evaluated > listeners  # one call per thought, not one per agent
+    config = SessionReader(db).load(room.session_id)["session"]["config"]
+    assert config["engine"]["evaluation_mode"] == "per-thought"  # the record says which ran
+
+
+def _user_prompt(request: dict) -> str:
+    return next(m["content"] for m in request["messages"] if m["role"] == "user")
+
+
+async def test_system1_thoughts_come_from_the_conversation_alone_and_schemas_state_lengths(
+    llm_server, embedder, db
+):
+    """System-1 thoughts are formed in their own request, without retrieved memories or earlier
+    thoughts; System-2 thoughts get them. Every schema whose array length is known says it."""
+    llm_server.set_responder(faithful_responder)
+    await _simulate(llm_server, embedder, db, saliency_threshold=0.0)  # everything is salient
+    chats = [r for r in llm_server.requests if r["_path"].endswith("/chat/completions")]
+
+    def forming(system: int) -> list[dict]:
+        return [r for r in chats if f"System-{system} thought(s):" in _user_prompt(r)]
+
+    quick, deliberate = forming(1), forming(2)
+    assert quick and deliberate and not set(map(id, quick)) & set(map(id, deliberate))
+    for r in quick:
+        block = _user_prompt(r).split("What comes to mind")[1]
+        assert "[memory:" not in block and "[thought:" not in block
+    assert any("[memory:" in _user_prompt(r).split("What comes to mind")[1] for r in deliberate)
+    for requests, n in ((quick, 1), (deliberate, 2)):  # the default counts per trigger
+        for r in requests:
+            thoughts = r["response_format"]["json_schema"]["schema"]["properties"]["thoughts"]
+            assert thoughts["minItems"] == thoughts["maxItems"] == n
+    rating = [r for r in chats if r.get("top_logprobs") == 5 and r.get("max_tokens") != 1]
+    assert rating  # (a max_tokens=1 request is the capability probe)
+    for r in rating:
+        schema = r["response_format"]["json_schema"]["schema"]
+        assert schema["properties"]["reasons_for"]["minItems"] == 2
+        assert schema["properties"]["reasons_against"]["maxItems"] == 2
 
 
 async def test_server_without_logprobs_falls_back_to_the_parsed_rating(embedder, db):
@@ -92,7 +133,7 @@ async def test_server_failure_mid_run_fails_the_session_but_keeps_what_was_saved
     room, engine, seen = await build(settings, embedder, library(3), db=db)
     llm_server.fail_next(500, count=1000)
     with pytest.raises(errors.LLMServerError):
-        await room.run_simulation(icebreaker="What did you do last weekend?")
+        await loops.run_simulation(room, icebreaker="What did you do last weekend?")
     await engine.close()
     data = SessionReader(db).load(room.session_id)
     assert data["session"]["status"] == "failed"
@@ -107,7 +148,7 @@ async def test_api_key_never_reaches_the_database_or_logs(embedder, db, db_path,
         caplog.set_level("DEBUG")
         settings = server_settings(srv, api_key=secret, max_turns=4)
         room, engine, _ = await build(settings, embedder, library(2), db=db)
-        await room.run_simulation(icebreaker="Hey!")
+        await loops.run_simulation(room, icebreaker="Hey!")
         await engine.close()
         base_url = srv.base_url
     db.conn.commit()

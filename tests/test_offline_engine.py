@@ -2,7 +2,7 @@
 
 import pytest
 
-from playground import events
+from playground import events, loops
 from playground.embedding.cache import CachingEmbedder
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library, of
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.asyncio
 async def _run(minilm, seed: int):
     settings = offline_settings(seed=seed, max_turns=10)
     room, _, seen = await build(settings, CachingEmbedder(minilm), library(4))
-    await room.run_simulation(icebreaker="What did you do last weekend?")
+    await loops.run_simulation(room, icebreaker="What did you do last weekend?")
     transcript = [(m.speaker, m.text) for m in room.messages]
     scores = [
         (e.evaluation.thought_id, e.evaluation.score) for e in of(events.ThoughtEvaluated, seen)

@@ -139,7 +139,7 @@ def test_relation_is_case_insensitive():
     assert participation.relation(None, "Ana") == "open"
 
 
-def _d(agent, score, turn_type="open"):
+def _d(agent, score, turn_type="open", threshold=None):
     return domain.Decision(
         agent=agent,
         step=1,
@@ -149,20 +149,76 @@ def _d(agent, score, turn_type="open"):
         score=score,
         turn_type=turn_type,
         reason="x",
+        threshold=threshold,
     )
 
 
-def test_arbitration_allocated_agent_wins_over_higher_score():
-    winner = participation.arbitrate(
-        [_d("Ben", 4.9, "allocated-other"), _d("Ana", 2.0, "allocated-self")], TO_ANA
-    )
-    assert winner is not None and winner.agent == "Ana"
+def _arbitrate(*wanting, seed=0):
+    return participation.arbitrate(list(wanting), random.Random(seed))
 
 
-def test_arbitration_highest_score_wins_on_open_turn_and_ties_go_to_first():
+def test_arbitration_addressee_wins_over_open_speakers_and_low_scores():
+    ben = _d("Ben", 2.0, "allocated-self")
+    assert _arbitrate(ben) is ben
+
+
+def test_arbitration_an_interrupter_takes_the_floor_from_the_addressee():
+    ana = _d("Ana", 2.0, "allocated-self")
+    ben = _d("Ben", 4.9, "allocated-other", 4.8)
+    cy = _d("Cy", 4.95, "allocated-other", 4.8)
+    assert _arbitrate(ana, ben) is ben
+    assert _arbitrate(ana, ben, cy) is cy  # several interrupters: the highest score wins
+
+
+def test_arbitration_highest_score_wins_on_open_turn():
+    assert _arbitrate(_d("Ana", 4.0), _d("Ben", 4.5), _d("Cy", 4.1)).agent == "Ben"
+    assert _arbitrate() is None
+
+
+def test_arbitration_ties_are_drawn_by_the_seeded_rng_not_by_join_order():
+    winners = {
+        _arbitrate(_d("Ana", 4.5), _d("Ben", 4.5), _d("Cy", 4.0), seed=s).agent for s in range(40)
+    }
+    assert winners == {"Ana", "Ben"}
+    again = [_arbitrate(_d("Ana", 4.5), _d("Ben", 4.5), seed=7).agent for _ in range(5)]
+    assert len(set(again)) == 1  # the same seed draws the same agent
+
+
+def test_outcome_explains_both_sides_of_an_interruption():
+    ana = _d("Ana", 2.0, "allocated-self")
+    ben = _d("Ben", 4.9, "allocated-other", 4.8)
+    dee = _d("Dee", 4.85, "allocated-other", 4.8)
+    won = participation.outcome(ben, ben, TO_ANA)
+    assert won.action == "speak" and "takes the floor from Ana" in won.reason
+    lost = participation.outcome(ana, ben, TO_ANA)
+    assert lost.action == "silent"
+    assert "lost the floor to Ben, who interrupted (4.90 ≥ interruptThreshold 4.8)" in lost.reason
+    assert "the turn stays Ana's for the next step" in lost.reason
+    other = participation.outcome(dee, ben, TO_ANA)
+    assert other.action == "silent" and "Ben, who interrupted with 4.90" in other.reason
+
+
+def test_outcome_on_an_open_or_allocated_turn():
+    ana, ben = _d("Ana", 4.0), _d("Ben", 4.5)
+    assert participation.outcome(ben, ben, OPEN) is ben
+    assert "who scored higher (4.50)" in participation.outcome(ana, ben, OPEN).reason
+    addressed = _d("Ana", 1.0, "allocated-self")
     assert (
-        participation.arbitrate([_d("Ana", 4.0), _d("Ben", 4.5), _d("Cy", 4.1)], OPEN).agent
-        == "Ben"
+        "who was addressed"
+        in participation.outcome(_d("Ben", 4.9, "open"), addressed, TO_ANA).reason
     )
-    assert participation.arbitrate([_d("Ana", 4.5), _d("Ben", 4.5)], OPEN).agent == "Ana"
-    assert participation.arbitrate([], OPEN) is None
+    tie = participation.outcome(_d("Ana", 4.5), ben, OPEN)
+    assert "on an equal score (4.50), drawn at random" in tie.reason
+    silent = domain.Decision(agent="Cy", step=1, trigger="pause", action="silent", reason="quiet")
+    assert participation.outcome(silent, ben, OPEN) is silent
+
+
+def test_floor_turn_pause_opens_the_floor_and_interrupted_allocations_stay_pending():
+    # Silence opens the floor, whoever was addressed before.
+    assert participation.floor_turn("pause", TO_BEN, None).kind == "open"
+    assert participation.floor_turn("pause", OPEN, TO_BEN).kind == "open"
+    # A message naming someone allocates the turn to them, replacing an older allocation.
+    assert participation.floor_turn("new_message", TO_ANA, TO_BEN) is TO_ANA
+    # An open message (the interrupter's) leaves the interrupted allocation in force.
+    assert participation.floor_turn("new_message", OPEN, TO_BEN) is TO_BEN
+    assert participation.floor_turn("new_message", OPEN, None) is OPEN

@@ -15,7 +15,7 @@ QUIET = PRESETS["simulation"].model_copy(
 
 
 async def test_retained_thoughts_are_rescored_and_evolve(embedder):
-    settings = offline_settings(seed=3, creativity=0.0)
+    settings = offline_settings(seed=3, creativity_prob=0.0)
     ana = persona("Ana", ["I surf at dawn before work.", "I live by the sea in Portugal."])
     room, _, seen = await build(settings, embedder, [])
     await room.add_agent(ana, QUIET)
@@ -50,7 +50,7 @@ async def test_retained_thoughts_are_rescored_and_evolve(embedder):
 
 
 async def test_expressed_and_deleted_thoughts_are_not_retrieved_again(embedder):
-    settings = offline_settings(seed=3, creativity=0.0)
+    settings = offline_settings(seed=3, creativity_prob=0.0)
     room, _, seen = await build(settings, embedder, [])
     agent = await room.add_agent(persona("Ana", ["I surf at dawn before work."]), QUIET)
     room.add_human("Zoe")

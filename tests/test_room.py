@@ -5,10 +5,11 @@ count concurrent calls (the only wrapped mind in the suite).
 """
 
 import asyncio
+from collections import Counter
 
 import pytest
 
-from playground import events
+from playground import events, loops
 from playground.cognition.offline import OfflineCognition
 from playground.run_control import RunControl
 from playground.settings import PRESETS
@@ -22,22 +23,23 @@ QUIET = PRESETS["simulation"].model_copy(
 
 
 class SlowMind(OfflineCognition):
-    """The offline mind, slowed down, counting how many agents form thoughts at once."""
+    """The offline mind, slowed down, counting how many agents form thoughts at once (an agent
+    may ask for its System-1 and System-2 thoughts in two calls at once: it counts once)."""
 
     def __init__(self, embedder, delay: float) -> None:
         super().__init__(embedder, seed=0)
         self.delay = delay
-        self.active = 0
+        self.active: Counter[str] = Counter()
         self.peak = 0
 
     async def form_thoughts(self, ctx, stimuli, *, system1, system2):
-        self.active += 1
-        self.peak = max(self.peak, self.active)
+        self.active[ctx.agent] += 1
+        self.peak = max(self.peak, len(+self.active))
         try:
             await asyncio.sleep(self.delay)
             return await super().form_thoughts(ctx, stimuli, system1=system1, system2=system2)
         finally:
-            self.active -= 1
+            self.active[ctx.agent] -= 1
 
 
 async def test_agents_think_concurrently_within_the_bound(embedder):
@@ -71,7 +73,7 @@ async def test_a_newer_message_supersedes_work_in_progress(embedder):
     for a in room.agents:
         a.cognition = mind
     room.add_human("Zoe")
-    runner = asyncio.create_task(room.run_realtime())
+    runner = asyncio.create_task(loops.run_realtime(room))
     await room.post_human_message("Zoe", "What did you do last weekend?")
     await asyncio.sleep(0.1)  # agents are now thinking about message 1
     await room.post_human_message("Zoe", "Actually, forget that: who here likes cooking?")
@@ -97,9 +99,13 @@ async def test_pause_trigger_fires_after_silence_in_real_time(embedder):
     for a in room.agents:
         a.proactivity = QUIET
     room.add_human("Zoe")
-    runner = asyncio.create_task(room.run_realtime())
+    runner = asyncio.create_task(loops.run_realtime(room))
     await room.post_human_message("Zoe", "Hello?")
-    await asyncio.sleep(1.2)
+    for _ in range(500):  # however long the agents take to think
+        if len(of(events.TriggerFired, seen)) >= 3:
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(1.0)  # five more pause periods
     room.stop()
     await asyncio.wait_for(runner, 5)
     kinds = [t.trigger for t in of(events.TriggerFired, seen)]
@@ -111,7 +117,7 @@ async def test_simulation_stops_after_repeated_silence(embedder):
     room, _, seen = await build(settings, embedder, library(3))
     for a in room.agents:
         a.proactivity = QUIET
-    status = await room.run_simulation(icebreaker="Hey!")
+    status = await loops.run_simulation(room, icebreaker="Hey!")
     assert status == "finished"
     assert len(room.messages) == 1
     finished = of(events.SessionFinished, seen)[0]
@@ -121,7 +127,7 @@ async def test_simulation_stops_after_repeated_silence(embedder):
 
 async def test_simulation_stops_at_max_turns(embedder):
     room, _, _ = await build(offline_settings(max_turns=5, seed=4), embedder, library(4))
-    await room.run_simulation(icebreaker="What did you do last weekend?")
+    await loops.run_simulation(room, icebreaker="What did you do last weekend?")
     assert len(room.messages) == 5
     assert room.status == "finished"
 
@@ -131,7 +137,7 @@ async def test_run_control_pause_step_and_stop(embedder):
     control = RunControl()
     control.pause()
     task = asyncio.create_task(
-        room.run_simulation(icebreaker="What did you do last weekend?", control=control)
+        loops.run_simulation(room, icebreaker="What did you do last weekend?", control=control)
     )
     await asyncio.sleep(0.3)
     assert of(events.TriggerFired, seen) == []
@@ -167,7 +173,7 @@ async def test_force_express_posts_the_thought_and_links_it(embedder):
 
 
 async def test_an_added_memory_becomes_a_stimulus(embedder):
-    room, _, seen = await build(offline_settings(creativity=0.0), embedder, library(2))
+    room, _, seen = await build(offline_settings(creativity_prob=0.0), embedder, library(2))
     ana = room.agents[0]
     item = await ana.memory.add(
         "interest", "I build wooden sailing boats by hand.", weight=1.0, step=room.step
@@ -191,7 +197,7 @@ async def test_in_real_time_agents_wait_for_a_human_after_a_streak(embedder):
     for a in room.agents:
         a.proactivity = chatty  # every trigger makes someone speak
     room.add_human("Zoe")
-    runner = asyncio.create_task(room.run_realtime())
+    runner = asyncio.create_task(loops.run_realtime(room))
     await room.post_human_message("Zoe", "What did you all do last weekend?")
     for _ in range(500):
         if len(room.messages) >= 4:

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from playground import errors, events
+from playground import errors, events, loops
 from playground.storage import SessionReader, open_database
 from playground.storage.schema import MIGRATIONS
 from tests.conftest import offline_settings
@@ -73,14 +73,14 @@ async def test_rows_are_written_as_events_occur(embedder, db):
         db.execute("SELECT status FROM sessions WHERE id = ?", [room.session_id]).fetchone()[0]
         == "running"
     )
-    await room.run_simulation(icebreaker="Hey!")
+    await loops.run_simulation(room, icebreaker="Hey!")
     assert seen_in_db == [1, 2, 3, 4, 5]
 
 
 @pytest.mark.asyncio
 async def test_a_saved_session_reads_back_with_everything(embedder, db):
     room, _, _ = await build(offline_settings(max_turns=5, seed=2), embedder, library(3), db=db)
-    await room.run_simulation(icebreaker="What did you do last weekend?")
+    await loops.run_simulation(room, icebreaker="What did you do last weekend?")
     data = SessionReader(db).load(room.session_id[:17])  # a unique prefix works too
     assert data["session"]["status"] == "finished" and data["session"]["engine"] == "offline engine"
     assert [p["name"] for p in data["participants"]] == [a.name for a in room.agents]

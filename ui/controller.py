@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from PySide6.QtCore import QObject, Signal
 
-from playground import domain, errors, events, factory, personas
+from playground import domain, errors, events, factory, loops, personas
 from playground.embedding.cache import CachingEmbedder
 from playground.room import Room
 from playground.run_control import RunControl
@@ -145,7 +145,10 @@ class SessionController(QObject):
         s = self.settings
         if s.engine.engine == "offline":
             return "offline engine (no language model)"
-        return f"{s.llm.model} @ {s.llm.base_url or 'api.openai.com'}"
+        return (
+            f"{s.llm.model} @ {s.llm.base_url or 'api.openai.com'}"
+            f" · {s.engine.evaluation_mode} ratings"
+        )
 
     # -- settings ------------------------------------------------------------------------------------
 
@@ -359,7 +362,7 @@ class SessionController(QObject):
 
     async def _simulate(self, room: Room) -> None:
         try:
-            await room.run_simulation(control=self.control)
+            await loops.run_simulation(room, control=self.control)
         except errors.PlaygroundError as exc:
             self.error.emit(f"The simulation stopped: {exc}")
         finally:
@@ -413,7 +416,7 @@ class SessionController(QObject):
 
     async def _realtime(self, room: Room) -> None:
         try:
-            await room.run_realtime()
+            await loops.run_realtime(room)
         finally:
             self.running_changed.emit(False)
 

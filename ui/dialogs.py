@@ -213,8 +213,8 @@ class EngineSettingsDialog(QDialog):
             "taken from OPENAI_API_KEY" if key_from_env else "not needed for local servers"
         )
         self.mode = QComboBox()
-        self.mode.addItem("Batched (one evaluation call per agent)", "batched")
         self.mode.addItem("Per thought (as in the paper)", "per-thought")
+        self.mode.addItem("Batched (one evaluation call per agent, cheaper)", "batched")
         self.mode.setCurrentIndex(self.mode.findData(settings.engine.evaluation_mode))
         self.pause_seconds = QDoubleSpinBox()
         self.pause_seconds.setRange(1, 600)

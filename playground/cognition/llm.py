@@ -19,11 +19,12 @@ class LLMCognition:
 
     Args:
         client: transport to the server.
-        evaluation_mode: ``batched`` (one call per agent for all its thoughts, and one call for its
-            System-1 and System-2 thoughts) or ``per-thought`` (one call per thought, as the paper).
+        evaluation_mode: ``per-thought`` (one call per thought, as the paper; the default) or
+            ``batched`` (one call per agent for all its thoughts, cheaper). Thoughts are formed in
+            one call per system either way (the agent asks for each system separately).
     """
 
-    def __init__(self, client: ChatClient, *, evaluation_mode: str = "batched") -> None:
+    def __init__(self, client: ChatClient, *, evaluation_mode: str = "per-thought") -> None:
         self.client = client
         self.mode = evaluation_mode
         self.name = client.model
@@ -62,13 +63,13 @@ class LLMCognition:
     async def form_thoughts(
         self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int
     ) -> list[ThoughtDraft]:
-        if self.mode == "per-thought":
-            parts = await asyncio.gather(
-                self._form(ctx, stimuli, system1, 0, "System-1 thoughts") if system1 else _none(),
-                self._form(ctx, stimuli, 0, system2, "System-2 thoughts") if system2 else _none(),
-            )
-            return [*parts[0], *parts[1]]
-        return await self._form(ctx, stimuli, system1, system2, "thoughts")
+        # One request per system (the agent asks for them separately anyway: System-1 thoughts
+        # come from the conversation alone, System-2 thoughts from everything retrieved).
+        parts = await asyncio.gather(
+            self._form(ctx, stimuli, system1, 0, "System-1 thoughts") if system1 else _none(),
+            self._form(ctx, stimuli, 0, system2, "System-2 thoughts") if system2 else _none(),
+        )
+        return [*parts[0], *parts[1]]
 
     async def _form(
         self, ctx: Context, stimuli: list[domain.Stimulus], s1: int, s2: int, label: str
@@ -78,6 +79,7 @@ class LLMCognition:
             prompts.thoughts_messages(ctx, stimuli, system1=s1, system2=s2),
             prompts.ThoughtsOut,
             max_tokens=500,
+            lengths={"thoughts": s1 + s2},
         )
         drafts = [
             ThoughtDraft(
@@ -118,6 +120,7 @@ class LLMCognition:
             prompts.EvaluationsOut,
             logprobs=True,
             max_tokens=220 * len(thoughts),
+            lengths={"evaluations": len(thoughts), **prompts.REASON_LENGTHS},
         )
         evals = res.parsed.evaluations
         alternatives = res.rating_alternatives()
@@ -147,6 +150,7 @@ class LLMCognition:
             prompts.EvaluationOut,
             logprobs=True,
             max_tokens=260,
+            lengths=prompts.REASON_LENGTHS,
         )
         alts = res.rating_alternatives()
         return _rating(

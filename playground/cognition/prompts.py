@@ -45,6 +45,10 @@ class EvaluationsOut(BaseModel):
     evaluations: list[ThoughtEvaluationOut]
 
 
+#: The evaluation prompts ask for the two strongest reasons each way: the schemas sent say so.
+REASON_LENGTHS = {"reasons_for": 2, "reasons_against": 2}
+
+
 HEURISTICS_TEXT = """\
 - Relevance: does it connect to the topic, to my interests, memories or recent thoughts?
 - Information gap: does it fill something missing, clear up confusion or ask what is unclear?
@@ -216,7 +220,7 @@ def articulation_messages(
     ctx: Context, thought: domain.Thought, stimuli: list[domain.Stimulus], *, proactive_tone: bool
 ) -> list[dict[str, str]]:
     tone = (
-        " Sound confident and assertive: take the floor, state your view plainly, and invite others in by name if it fits."
+        " Word it confidently and assertively: state your view plainly, without hedging."
         if proactive_tone
         else ""
     )

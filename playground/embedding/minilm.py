@@ -10,7 +10,7 @@ import asyncio
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -55,6 +55,11 @@ class SentenceTransformerEmbedder:
                     torch.set_num_threads(self._threads)
                 self._model = SentenceTransformer(str(gt.get_model_path()), device=self._device)
             return self._model
+
+    def start_loading(self) -> Future[Any]:
+        """Start loading (torch, then the model) in the worker thread and return at once; the
+        first embedding waits for it. Start-up then costs the longer of this and the rest."""
+        return self._executor.submit(self.load_sync)
 
     async def load(self) -> None:
         await asyncio.get_running_loop().run_in_executor(self._executor, self.load_sync)

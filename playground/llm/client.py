@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -70,6 +70,28 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
         return node
 
     return fix(model.model_json_schema())
+
+
+def exact_lengths(schema: dict[str, Any], lengths: Mapping[str, int]) -> dict[str, Any]:
+    """``schema`` with ``minItems`` = ``maxItems`` = n on every array property named in
+    ``lengths`` (nested definitions included): the model is told how many items to give."""
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            props = node.get("properties")
+            if isinstance(props, dict):
+                for name, n in lengths.items():
+                    prop = props.get(name)
+                    if isinstance(prop, dict) and prop.get("type") == "array":
+                        prop["minItems"] = prop["maxItems"] = n
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)  # strict_schema builds a fresh dict each call
+    return schema
 
 
 def parse_json_reply(text: str, schema: type[T]) -> T:
@@ -271,10 +293,13 @@ class ChatClient:
         *,
         logprobs: bool = False,
         max_tokens: int = 800,
+        lengths: Mapping[str, int] | None = None,
     ) -> ChatResult:
         """A structured call: ``result.parsed`` is a validated ``schema`` instance.
 
         Uses a JSON-schema ``response_format``; if the server rejects it (400) we stop sending it.
+        ``lengths`` states exact array lengths in the schema sent (``minItems`` = ``maxItems``
+        for every array property of that name); the answer is still read leniently.
         If the answer does not parse, the model is asked once more with the parse error.
 
         Raises:
@@ -289,7 +314,7 @@ class ChatClient:
                 "type": "json_schema",
                 "json_schema": {
                     "name": schema.__name__,
-                    "schema": strict_schema(schema),
+                    "schema": exact_lengths(strict_schema(schema), lengths or {}),
                     "strict": True,
                 },
             }

@@ -857,3 +857,37 @@ class FakeLLMServer:
                 "total_tokens": prompt_tokens + len(tokens),
             },
         }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve in a process of its own (benchmarks: the server's own work then competes with the
+    measured process for the CPU, as a real server would, but not for its interpreter lock).
+
+    Prints the base URL on the first line of stdout, then serves until killed.
+    """
+    import argparse
+    import sys
+    import time
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to each call")
+    parser.add_argument(
+        "--faithful", action="store_true", help="answer as tests.support.responders does"
+    )
+    args = parser.parse_args(argv)
+    srv = FakeLLMServer(latency=args.latency).start()
+    if args.faithful:
+        from tests.support.responders import faithful_responder
+
+        srv.set_responder(faithful_responder)
+    print(srv.base_url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        srv.stop()
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

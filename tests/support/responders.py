@@ -6,11 +6,22 @@ import json
 import re
 
 
+def _systems_asked(body: dict, prompt: str) -> list[int]:
+    """The systems of the thoughts a forming request asks for, as many as its schema says."""
+    schema = body["response_format"]["json_schema"]["schema"]
+    n = schema["properties"]["thoughts"].get("maxItems", 3)
+    if "System-2 thought" not in prompt:
+        return [1] * n
+    if "System-1 thought" not in prompt:
+        return [2] * n
+    return [1, *([2] * (n - 1))]
+
+
 def faithful_responder(body: dict, rating: int | None = None) -> str | None:
-    """Answer thought and batch-evaluation calls with exactly what was asked, as a real model would.
+    """Answer thought and evaluation calls with exactly what was asked, as a real model would.
 
     The generic fake server picks array lengths and labels arbitrarily (2 items each); a real model
-    returns 1 System-1 + 2 System-2 thoughts and one evaluation per listed thought, and the benchmark
+    returns the thoughts asked for and one evaluation per listed thought, and the benchmark
     should see the call pattern a real run would. Other calls get the server's generic answers.
     """
     name = (body.get("response_format") or {}).get("json_schema", {}).get("name")
@@ -24,7 +35,7 @@ def faithful_responder(body: dict, rating: int | None = None) -> str | None:
                 "text": f"I could say something about {words[(h + i) % len(words)]} here.",
                 "stimuli": [],
             }
-            for i, s in enumerate((1, 2, 2))
+            for i, s in enumerate(_systems_asked(body, prompt))
         ]
         return json.dumps({"thoughts": items})
     if name == "EvaluationsOut":
@@ -41,4 +52,12 @@ def faithful_responder(body: dict, rating: int | None = None) -> str | None:
             for i in ids
         ]
         return json.dumps({"evaluations": items})
+    if name == "EvaluationOut" and rating is not None:  # one thought per call (per-thought mode)
+        return json.dumps(
+            {
+                "reasons_for": ["it fits", "it is new"],
+                "reasons_against": ["others may speak", "not urgent"],
+                "rating": rating,
+            }
+        )
     return None

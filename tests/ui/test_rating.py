@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import factory, personas
+from playground import factory, loops, personas
 from playground.embedding.cache import CachingEmbedder
 from playground.ratings import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
 from playground.settings import load_settings
@@ -52,7 +52,7 @@ async def _simulate(path: Path, embedder: CachingEmbedder) -> list[str]:
             personas=factory.pick_personas(library, 3, seed),
             condition=condition,
         )
-        await room.run_simulation(icebreaker="What did you do last weekend?")
+        await loops.run_simulation(room, icebreaker="What did you do last weekend?")
         await engine.close()
         ids.append(room.session_id)
     db.close()

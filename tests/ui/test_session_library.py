@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QKeySequence  # noqa: E402
 
-from playground import personas  # noqa: E402
+from playground import loops, personas  # noqa: E402
 from playground.embedding.cache import CachingEmbedder  # noqa: E402
 from playground.storage import library, open_database  # noqa: E402
 from tests.conftest import offline_settings  # noqa: E402
@@ -45,7 +45,7 @@ async def _sessions(path: Path, minilm: Any) -> dict[str, str]:
         ),
     ):
         room, engine, _ = await build_room(settings, CachingEmbedder(minilm), who, db=db)
-        await room.run_simulation(icebreaker=icebreaker)
+        await loops.run_simulation(room, icebreaker=icebreaker)
         await engine.close()
         ids[key] = room.session_id
     room, engine, _ = await build_room(

@@ -3,6 +3,8 @@ driving the window's panes, keyboard shortcuts, and the window's look while repl
 
 from __future__ import annotations
 
+import contextlib
+import json
 from typing import Any
 
 from PySide6.QtCore import QObject
@@ -146,4 +148,10 @@ def engine_text(session: dict) -> str:
     """The engine and model a saved session ran on, as the status bar shows it."""
     if session.get("engine") == "offline engine":
         return "offline engine (no language model)"
-    return f"{session.get('model')} · {session.get('engine')}"
+    config = session.get("config")
+    with contextlib.suppress(TypeError, ValueError, AttributeError):
+        config = json.loads(config) if isinstance(config, str) else config
+    mode = config.get("engine", {}).get("evaluation_mode") if isinstance(config, dict) else None
+    return f"{session.get('model')} · {session.get('engine')}" + (
+        f" · {mode} ratings" if mode else ""
+    )

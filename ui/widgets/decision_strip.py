@@ -63,7 +63,13 @@ class DecisionStrip(QWidget):
         self.table.insertRow(r)
         best = "–" if d.score is None else f"{d.score:.2f}"
         thr = "" if d.threshold is None else f" / {d.threshold:g}"
-        cells = [d.agent, "speaks" if d.action == "speak" else "silent", best + thr, d.reason]
+        if d.action != "speak":
+            action = "silent"
+        elif d.turn_type == "allocated-other":
+            action = "interrupts"  # takes a turn allocated to someone else
+        else:
+            action = "speaks"
+        cells = [d.agent, action, best + thr, d.reason]
         for c, text in enumerate(cells):
             item = QTableWidgetItem(text)
             item.setToolTip(d.reason)

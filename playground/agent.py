@@ -170,8 +170,7 @@ class Agent:
             if p.system2_count
             else _no_drafts(),
         )
-        drafts = [*parts[0], *parts[1]]
-        drafts = [d for d in drafts if d.text.strip()]
+        drafts = [d for d in (*parts[0], *parts[1]) if d.text.strip()]
         vecs = (
             await self._embedder.embed([d.text for d in drafts])
             if drafts

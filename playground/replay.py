@@ -85,7 +85,8 @@ class Recording:
     _message_seqs: list[int] = field(default_factory=list, repr=False)
     _parsed_upto: int = field(default=0, repr=False)
     _thought_seqs: list[int] = field(default_factory=list, repr=False)
-    _ledgers: list[tuple[int, ThoughtLedger]] = field(default_factory=list, repr=False)
+    #: ``_ledgers[k]``: the thoughts after the first ``k × LEDGER_EVERY`` thought events.
+    _ledgers: list[ThoughtLedger] = field(default_factory=list, repr=False)
 
     # -- loading -----------------------------------------------------------------------------------
 
@@ -162,7 +163,7 @@ class Recording:
         rec._message_seqs = sorted(message_seq.values())
         rec.marks = rec._find_marks(messages, message_seq)
         rec._thought_seqs = [s for s, k in zip(seqs, kinds, strict=True) if k in THOUGHT_KINDS]
-        rec._ledgers = [(0, ThoughtLedger())]
+        rec._ledgers = [ThoughtLedger()]
         return rec
 
     def _find_moments(self, message_seq: dict[int, int]) -> list[Moment]:
@@ -308,11 +309,11 @@ class Recording:
         n = bisect.bisect_right(self._thought_seqs, seq)  # thought events up to seq
         while len(self._ledgers) * LEDGER_EVERY <= n:  # keep the checkpoints on the way
             done = (len(self._ledgers) - 1) * LEDGER_EVERY
-            ledger = self._ledgers[-1][1].copy()
+            ledger = self._ledgers[-1].copy()
             ledger.apply(self._parse(self._thought_seqs[done : done + LEDGER_EVERY]))
-            self._ledgers.append((self._thought_seqs[done + LEDGER_EVERY - 1], ledger))
+            self._ledgers.append(ledger)
         k = n // LEDGER_EVERY
-        ledger = self._ledgers[k][1].copy()
+        ledger = self._ledgers[k].copy()
         ledger.apply(self._parse(self._thought_seqs[k * LEDGER_EVERY : n]))
         return ledger
 

@@ -28,6 +28,7 @@ class SentenceTransformerEmbedder:
         self._device = device
         self._threads = threads
         self._model: Any = None
+        self._loading: Future[Any] | None = None
         self._lock = threading.Lock()
         # One plain worker thread of our own: torch calls are serialised, and the work never runs on
         # the event loop's default executor (under qasync, QThreads that die with the loop).
@@ -59,7 +60,9 @@ class SentenceTransformerEmbedder:
     def start_loading(self) -> Future[Any]:
         """Start loading (torch, then the model) in the worker thread and return at once; the
         first embedding waits for it. Start-up then costs the longer of this and the rest."""
-        return self._executor.submit(self.load_sync)
+        if self._loading is None:  # once: the CLI starts it early, build_engine again
+            self._loading = self._executor.submit(self.load_sync)
+        return self._loading
 
     async def load(self) -> None:
         await asyncio.get_running_loop().run_in_executor(self._executor, self.load_sync)

@@ -468,21 +468,16 @@ class ConversationPane(QWidget):
         self._unfitted.add(msg.id)
 
     def _fit(self) -> None:
-        width = max(200, self.list.viewport().width() - 4)
         for mid in self._unfitted:
             if mid in self.items:
-                w = self._widgets[mid]
-                w.setFixedWidth(width)
-                self.items[mid].setSizeHint(_fitted(w))
+                self._measure(mid)
         self._unfitted.clear()
         self.list.scrollToBottom()
 
     def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
         super().resizeEvent(event)
-        for mid, item in self.items.items():
-            w = self._widgets[mid]
-            w.setFixedWidth(max(200, self.list.viewport().width() - 4))
-            item.setSizeHint(_fitted(w))
+        for mid in self.items:
+            self._measure(mid)
 
     def _ask(self, msg) -> None:  # noqa: ANN001
         self._card_message = msg.id

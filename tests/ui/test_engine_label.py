@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ui.app import build
 from ui.replay.panel import engine_text
 
 
-def test_the_status_bar_names_the_rating_mode_live_and_in_replay(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.asyncio
+async def test_the_status_bar_names_the_rating_mode_live_and_in_replay(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # async: closing the window at teardown shuts the controller down on the running loop
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     win, controller = build(db_path=str(tmp_path / "x.db"), environ=env)
     qtbot.addWidget(win)
@@ -22,3 +26,4 @@ def test_the_status_bar_names_the_rating_mode_live_and_in_replay(qtbot, tmp_path
     }
     assert engine_text(saved) == "m · OpenAI-compatible (127.0.0.1:9) · per-thought ratings"
     assert engine_text({"engine": "offline engine"}) == "offline engine (no language model)"
+    await controller.shutdown()

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any, TextIO
 
-from playground import errors, events, loops, personas
+from playground import domain, errors, events, loops, personas
 from playground.settings import PRESETS, load_settings
 from playground.storage import SessionReader, open_database
 from playground.storage.database import DEFAULT_DB
@@ -118,6 +118,7 @@ class TranscriptPrinter:
         self.thoughts: dict[int, Any] = {}
         self.scores: dict[int, Any] = {}
         self.interpretations: dict[int, str] = {}
+        self.retries = ""  # what the progress line says about retries, e.g. "2 retries, 2 after 429 (3.0 s)"
 
     def __call__(self, e: Any) -> None:
         if e.kind == "session_started":
@@ -136,7 +137,13 @@ class TranscriptPrinter:
             self.scores[e.evaluation.thought_id] = e.evaluation
         elif e.kind == "trigger_fired":
             label = "new message" if e.trigger == "new_message" else "pause"
-            print(f"  … step {e.step}: {label}, agents thinking", file=self.err, flush=True)
+            more = f" · {self.retries}" if self.retries else ""
+            print(f"  … step {e.step}: {label}, agents thinking{more}", file=self.err, flush=True)
+        elif e.kind == "usage_recorded":
+            said = e.usage.retry_text()
+            if said != self.retries:  # a new retry: say so at once (a 429 wait can be long)
+                self.retries = said
+                print(f"  … step {e.step}: {said}", file=self.err, flush=True)
         elif e.kind == "message_posted":
             m = e.message
             mark = " [interrupts]" if m.interruption else ""
@@ -236,8 +243,9 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         await engine.close()
         if room is not None and not args.quiet and engine.client is not None:
             u = engine.client.usage
+            retried = f", {u.retry_text()}" if u.retries else ", no retries"
             print(
-                f"LLM use: {u.calls} chat calls, {u.prompt_tokens + u.completion_tokens} tokens, {u.embedding_calls} embedding calls",
+                f"LLM use: {u.calls} chat calls, {u.prompt_tokens + u.completion_tokens} tokens, {u.embedding_calls} embedding calls{retried}",
                 file=out,
             )
         if room is not None:
@@ -293,8 +301,12 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
                 f"      thought #{t['id']} (System {t['system']}, score {t['score'] or 0:.2f}, {t['method']}): {t['text']}",
                 file=out,
             )
+    usage = domain.Usage(
+        **{k: s[k] for k in domain.Usage.model_fields if s.get(k) is not None}
+    )
     print(
-        f"\n{len(data['thoughts'])} thoughts, {len(data['decisions'])} decisions, {s['calls']} LLM calls",
+        f"\n{len(data['thoughts'])} thoughts, {len(data['decisions'])} decisions, {s['calls']} LLM calls"
+        f" ({usage.retry_text() or 'no retries'})",
         file=out,
     )
     return 0

@@ -163,3 +163,17 @@ class Usage(Record):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     embedding_calls: int = 0
+    #: Attempts made again after a 429, a 5xx, a timeout or a dropped connection.
+    retries: int = 0
+    #: Of those, the ones that waited out a 429 (rate limited), and the seconds waited for them.
+    rate_limit_waits: int = 0
+    rate_limit_seconds: float = 0.0
+
+    def retry_text(self) -> str:
+        """``"3 retries, 2 after 429 (4.5 s)"``, or ``""`` when nothing was retried."""
+        if not self.retries:
+            return ""
+        text = f"{self.retries} {'retry' if self.retries == 1 else 'retries'}"
+        if self.rate_limit_waits:
+            text += f", {self.rate_limit_waits} after 429 ({self.rate_limit_seconds:.1f} s)"
+        return text

@@ -56,3 +56,8 @@ class LLMServerError(LLMError):
 
 class LLMOutputError(LLMError):
     """The model's answer could not be parsed, even after one retry."""
+
+
+class LLMBadResponse(LLMServerError):
+    """The server answered, but not with what an OpenAI-compatible API sends (a web page, broken
+    JSON, no ``choices``...)."""

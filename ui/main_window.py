@@ -237,8 +237,9 @@ class MainWindow(QMainWindow):
         self.banner_close.hide()
 
     def _usage(self, u) -> None:  # noqa: ANN001
+        retried = f" · {u.retry_text()}" if u.retries else ""
         self.usage_label.setText(
-            f"{u.calls} LLM calls · {u.prompt_tokens + u.completion_tokens:,} tokens"
+            f"{u.calls} LLM calls · {u.prompt_tokens + u.completion_tokens:,} tokens{retried}"
         )
 
     def _set_running(self, running: bool) -> None:

@@ -9,6 +9,7 @@ never logged.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
@@ -16,23 +17,19 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import httpx2
 import openai
 from pydantic import BaseModel, ValidationError
 
 from playground import domain, errors
+from playground.llm import responses
+from playground.llm.responses import TokenLogprob
 from playground.settings import LLMSettings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 _RATING_KEY = re.compile(r'"rating"\s*:\s*"?\s*$')
 _RATING_VALUE = re.compile(r"\s*([1-5])(?![0-9])")
-
-
-@dataclass(frozen=True)
-class TokenLogprob:
-    token: str
-    logprob: float
-    top: list[tuple[str, float]]
 
 
 @dataclass
@@ -70,6 +67,17 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
         return node
 
     return fix(model.model_json_schema())
+
+
+@functools.lru_cache(maxsize=256)
+def _response_format(model: type[BaseModel], lengths: tuple[tuple[str, int], ...]) -> str:
+    """The ``response_format`` for ``model`` as JSON text, built once per schema and lengths."""
+    schema = exact_lengths(strict_schema(model), dict(lengths))
+    fmt = {
+        "type": "json_schema",
+        "json_schema": {"name": model.__name__, "schema": schema, "strict": True},
+    }
+    return json.dumps(fmt)
 
 
 def exact_lengths(schema: dict[str, Any], lengths: Mapping[str, int]) -> dict[str, Any]:
@@ -120,6 +128,9 @@ class _Counts:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     embedding_calls: int = 0
+    retries: int = 0
+    rate_limit_waits: int = 0
+    rate_limit_seconds: float = 0.0
     by_label: dict[str, int] = field(default_factory=dict)
 
 
@@ -150,7 +161,6 @@ class ChatClient:
         self.counts = _Counts()
         self.schema_supported = True
         self.logprobs_supported: bool | None = None
-        self.retries = 0
 
     @property
     def usage(self) -> domain.Usage:
@@ -160,7 +170,14 @@ class ChatClient:
             prompt_tokens=c.prompt_tokens,
             completion_tokens=c.completion_tokens,
             embedding_calls=c.embedding_calls,
+            retries=c.retries,
+            rate_limit_waits=c.rate_limit_waits,
+            rate_limit_seconds=round(c.rate_limit_seconds, 3),
         )
+
+    @property
+    def retries(self) -> int:
+        return self.counts.retries
 
     @property
     def where(self) -> str:
@@ -189,6 +206,8 @@ class ChatClient:
                 retry_after = _retry_after(exc)
                 if retry_after is not None:
                     delay = min(max(delay, retry_after), 60.0)
+                self.counts.rate_limit_waits += 1
+                self.counts.rate_limit_seconds += delay
             except openai.APITimeoutError as exc:
                 if last:
                     raise errors.LLMTimeout(
@@ -212,60 +231,59 @@ class ChatClient:
                     raise errors.LLMServerError(
                         f"{self.where} failed {what} with {exc.status_code} after {attempts} attempts: {_short(exc)}"
                     ) from exc
-            self.retries += 1
+            self.counts.retries += 1
             log.info("retrying %s in %.2f s (attempt %d of %d)", what, delay, attempt + 2, attempts)
+            if self.on_usage:
+                self.on_usage(self.usage)  # a retry shows while it waits, not only after
             await self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _count(self, resp: Any, label: str) -> tuple[int, int]:
-        u = getattr(resp, "usage", None)
-        p = int(getattr(u, "prompt_tokens", 0) or 0)
-        c = int(getattr(u, "completion_tokens", 0) or 0)
+    def _count(self, p: int, c: int, label: str) -> None:
         self.counts.calls += 1
         self.counts.prompt_tokens += p
         self.counts.completion_tokens += c
         self.counts.by_label[label] = self.counts.by_label.get(label, 0) + 1
         if self.on_usage:
             self.on_usage(self.usage)
-        return p, c
+
+    async def _post(self, path: str, what: str, body: dict[str, Any]) -> httpx2.Response:
+        """POST ``body`` through the SDK (auth, headers, status errors) and return the raw answer.
+
+        The body is sent as it is and the answer is read by :mod:`playground.llm.responses`: the
+        SDK's typed request transform and response objects are skipped (see that module).
+        """
+
+        async def call() -> httpx2.Response:
+            return await self._client.post(
+                path,
+                cast_to=httpx2.Response,
+                body=body,
+                options={"timeout": self.settings.timeout},
+            )
+
+        resp: httpx2.Response = await self._with_retries(what, call)
+        return resp
 
     async def _create(
         self, label: str, messages: list[dict[str, str]], **kwargs: Any
     ) -> ChatResult:
-        # The JSON schema goes in ``extra_body``, which the SDK sends as it is: as a typed
-        # parameter it is walked and copied key by key on every call, the largest share of the
-        # client's own CPU time per call when many run at once (8 agents rating per thought).
-        fmt = kwargs.pop("response_format", None)
-        if fmt is not None:
-            kwargs["extra_body"] = {"response_format": fmt}
-
-        async def call() -> Any:
-            return await self._client.chat.completions.create(
-                model=self.model,
-                messages=messages,  # type: ignore[arg-type]
-                timeout=self.settings.timeout,
-                temperature=self.settings.temperature,
-                **kwargs,  # type: ignore[arg-type]
-            )
-
-        resp = await self._with_retries(label, call)
-        p, c = self._count(resp, label)
-        if not resp.choices:
-            raise errors.LLMOutputError(f"{self.where} returned no choices for {label}")
-        choice = resp.choices[0]
-        text = choice.message.content or ""
-        tokens = None
-        lp = getattr(choice, "logprobs", None)
-        if lp is not None and getattr(lp, "content", None):
-            tokens = [
-                TokenLogprob(
-                    t.token,
-                    float(t.logprob),
-                    [(a.token, float(a.logprob)) for a in (t.top_logprobs or [])],
-                )
-                for t in lp.content
-            ]
-        return ChatResult(text=text, tokens=tokens, prompt_tokens=p, completion_tokens=c)
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.settings.temperature,
+            **kwargs,
+        }
+        resp = await self._post("/chat/completions", label, body)
+        got = responses.read_completion(
+            self.where, label, resp.headers.get("content-type", ""), resp.content
+        )
+        self._count(got.prompt_tokens, got.completion_tokens, label)
+        return ChatResult(
+            text=got.text,
+            tokens=got.tokens,
+            prompt_tokens=got.prompt_tokens,
+            completion_tokens=got.completion_tokens,
+        )
 
     async def probe(self) -> bool:
         """One cheap call (max_tokens=1, logprobs, top_logprobs=5): does this server return logprobs?
@@ -317,14 +335,7 @@ class ChatClient:
             kwargs.update(logprobs=True, top_logprobs=5)
         msgs = list(messages)
         for attempt in range(2):
-            fmt = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": schema.__name__,
-                    "schema": exact_lengths(strict_schema(schema), lengths or {}),
-                    "strict": True,
-                },
-            }
+            fmt = json.loads(_response_format(schema, tuple(sorted((lengths or {}).items()))))
             try:
                 res = await self._create(
                     label,
@@ -361,21 +372,14 @@ class ChatClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def embed(self, texts: Sequence[str], *, model: str) -> list[list[float]]:
-        async def call() -> Any:
-            return await self._client.embeddings.create(
-                model=model, input=list(texts), timeout=self.settings.timeout
-            )
-
-        resp = await self._with_retries("embeddings", call)
+        resp = await self._post("/embeddings", "embeddings", {"model": model, "input": list(texts)})
+        vectors = responses.read_embeddings(
+            self.where, resp.headers.get("content-type", ""), resp.content, len(texts)
+        )
         self.counts.embedding_calls += 1
         if self.on_usage:
             self.on_usage(self.usage)
-        rows = sorted(resp.data, key=lambda d: d.index)
-        if len(rows) != len(texts):
-            raise errors.LLMOutputError(
-                f"{self.where} returned {len(rows)} embeddings for {len(texts)} texts"
-            )
-        return [list(r.embedding) for r in rows]
+        return vectors
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -388,6 +392,8 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
 
 def _short(exc: openai.APIStatusError) -> str:
     body = exc.body
+    if isinstance(body, str):  # not JSON: a proxy's or a web server's error page
+        return responses.snippet(body)
     if isinstance(body, dict):
         msg = (
             body.get("message") or (body.get("error") or {}).get("message")

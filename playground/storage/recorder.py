@@ -272,8 +272,18 @@ class SessionRecorder:
     def _on_usage_recorded(self, e: events.UsageRecorded) -> None:
         u = e.usage
         self._x(
-            "UPDATE sessions SET calls = ?, prompt_tokens = ?, completion_tokens = ?, embedding_calls = ? WHERE id = ?",
-            [u.calls, u.prompt_tokens, u.completion_tokens, u.embedding_calls, e.session_id],
+            "UPDATE sessions SET calls = ?, prompt_tokens = ?, completion_tokens = ?, embedding_calls = ?,"
+            " retries = ?, rate_limit_waits = ?, rate_limit_seconds = ? WHERE id = ?",
+            [
+                u.calls,
+                u.prompt_tokens,
+                u.completion_tokens,
+                u.embedding_calls,
+                u.retries,
+                u.rate_limit_waits,
+                u.rate_limit_seconds,
+                e.session_id,
+            ],
         )
 
     def _on_annotation_added(self, e: events.AnnotationAdded) -> None:

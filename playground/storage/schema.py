@@ -242,4 +242,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX assignments_rater ON assignments(plan_id, rater, position);
     CREATE INDEX events_kind ON events(session_id, kind, seq);
     """,
+    # 4: retries and rate-limit waits per session, next to calls and tokens
+    """
+    ALTER TABLE sessions ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN rate_limit_waits INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN rate_limit_seconds REAL NOT NULL DEFAULT 0;
+    """,
 ]

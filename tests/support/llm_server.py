@@ -42,7 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import TCPServer
 from typing import Any
 
-__all__ = ["FakeLLMServer"]
+__all__ = ["GARBLES", "FakeLLMServer"]
 
 MODEL_ID = "fake-model"
 EMBEDDING_DIM = 384
@@ -135,6 +135,34 @@ _ERROR_TYPES = {
     409: ("conflict", None),
     422: ("invalid_request_error", None),
     429: ("rate_limit_exceeded", "rate_limit_exceeded"),
+}
+
+#: Transport-level surprises for ``garble_next``: status, content type, body.
+GARBLES: dict[str, tuple[int, str, bytes]] = {
+    "html": (
+        200,
+        "text/html; charset=utf-8",
+        b"<!DOCTYPE html><html><head><title>Open WebUI</title></head><body>Sign in</body></html>",
+    ),
+    "broken_json": (
+        200,
+        "application/json",
+        b'{"id": "chatcmpl-1", "choices": [{"index": 0, "mess',
+    ),
+    "no_choices": (200, "application/json", b'{"object": "list", "data": []}'),
+    "error_200": (
+        200,
+        "application/json",
+        b'{"error": {"message": "model is loading, try again later", "code": 503}}',
+    ),
+    "empty_content": (200, "application/json", b""),  # built from a real reply instead
+    "proxy_502": (
+        502,
+        "text/html",
+        b"<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway"
+        b"</h1></center><hr><center>nginx</center></body></html>",
+    ),
+    "text_plain": (200, "text/plain", b"OK"),
 }
 
 _PROBE_CONTENT = "OK"
@@ -475,6 +503,18 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True
 
+    def send_raw(self, status: int, body: bytes, content_type: str) -> None:
+        """Send ``body`` as it is, with ``content_type`` (bad-server trials)."""
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+
     # -- verbs ----------------------------------------------------------
 
     def do_GET(self) -> None:  # noqa: N802
@@ -536,6 +576,7 @@ class FakeLLMServer:
         self._lock = threading.Lock()
         self._failures: list[tuple[int, float | None]] = []
         self._hangs: list[float] = []
+        self._garbles: list[str] = []
         self._responder: Callable[[dict[str, Any]], str | None] | None = None
         self._chat_calls = 0
         self._embedding_calls = 0
@@ -601,6 +642,15 @@ class FakeLLMServer:
         """Answer the next ``count`` chat/embedding POSTs with HTTP ``status``."""
         with self._lock:
             self._failures.extend([(status, retry_after)] * count)
+
+    def garble_next(self, kind: str, count: int = 1) -> None:
+        """Answer the next ``count`` chat/embedding POSTs with a transport-level surprise:
+        one of :data:`GARBLES` (a web page, broken JSON, no choices, an error object with status
+        200, empty content, a proxy's 502 page, plain text)."""
+        if kind not in GARBLES:
+            raise ValueError(f"unknown garble: {kind!r}")
+        with self._lock:
+            self._garbles.extend([kind] * count)
 
     def hang_next(self, seconds: float, count: int = 1) -> None:
         """Delay the next ``count`` chat/embedding POSTs by ``seconds``."""
@@ -668,6 +718,18 @@ class FakeLLMServer:
             failure = self._failures.pop(0) if self._failures else None
         if hang:
             self._stopping.wait(hang)
+        with self._lock:
+            garble = self._garbles.pop(0) if self._garbles else None
+        if garble is not None and failure is None:
+            if garble == "empty_content" and is_chat:
+                reply = self._chat(body, call_no)
+                reply["choices"][0]["message"]["content"] = ""
+                reply["choices"][0].pop("logprobs", None)
+                handler.send_json(200, reply)
+            else:
+                status, ctype, raw_body = GARBLES[garble]
+                handler.send_raw(status, raw_body, ctype)
+            return
         if failure is not None:
             status, retry_after = failure
             headers = {}

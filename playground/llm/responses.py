@@ -1,0 +1,160 @@
+"""Reading a server's raw HTTP answer: what came back must be a chat completion (or embeddings).
+
+The client asks the SDK for the raw response and reads the JSON here, for two reasons:
+
+* **Clear errors.** Anything can stand behind a base URL: a web page, a proxy's error page, a
+  server that cuts its answer short. Each of those becomes an :class:`~playground.errors.LLMBadResponse`
+  naming the server, what it sent (content type, a few characters) and what was expected, instead
+  of an ``AttributeError`` deep inside the SDK.
+* **Speed.** The SDK builds typed objects for every logprob token of every answer. Reading the
+  plain JSON costs a fraction of that, which matters with 8 agents rating thoughts in parallel.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from playground import errors
+
+SNIPPET = 120
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    token: str
+    logprob: float
+    top: list[tuple[str, float]]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The parts of a chat completion the app uses."""
+
+    text: str
+    tokens: list[TokenLogprob] | None
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def snippet(body: bytes | str, limit: int = SNIPPET) -> str:
+    """The first characters of a body, on one line, for an error message."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    text = " ".join(text.split())
+    return repr(text[:limit] + ("…" if len(text) > limit else ""))
+
+
+def read_json(where: str, what: str, content_type: str, body: bytes) -> dict[str, Any]:
+    """The JSON object of a successful (2xx) answer.
+
+    Raises:
+        LLMBadResponse: the body is empty, not JSON, or not a JSON object.
+    """
+    kind = content_type.split(";")[0].strip().lower() or "no content type"
+    if not body.strip():
+        raise errors.LLMBadResponse(f"{where} answered {what} with an empty body ({kind})")
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, ValueError) as exc:
+        looks = "a web page" if b"<html" in body[:2000].lower() else "a body that is not JSON"
+        raise errors.LLMBadResponse(
+            f"{where} answered {what} with {looks} ({kind}), not an OpenAI-compatible JSON answer: "
+            f"{snippet(body)}. Is the base URL the API's (it usually ends in /v1)?"
+        ) from exc
+    if not isinstance(data, dict):
+        raise errors.LLMBadResponse(
+            f"{where} answered {what} with JSON that is not an object: {snippet(body)}"
+        )
+    return data
+
+
+def _error_text(data: dict[str, Any]) -> str | None:
+    err = data.get("error")
+    if isinstance(err, dict):
+        return str(err.get("message") or err)
+    if isinstance(err, str):
+        return err
+    return None
+
+
+def read_completion(where: str, what: str, content_type: str, body: bytes) -> Completion:
+    """The text, logprobs and token counts of a chat completion body.
+
+    Raises:
+        LLMBadResponse: the body is not a chat completion (no ``choices``, no ``message``, an
+            error object sent with status 200...).
+    """
+    data = read_json(where, what, content_type, body)
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        said = _error_text(data)
+        detail = f"an error: {said[:200]!r}" if said else f"no choices: {snippet(body)}"
+        raise errors.LLMBadResponse(f"{where} answered {what} with {detail}")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise errors.LLMBadResponse(
+            f"{where} answered {what} with a choice that has no message: {snippet(body)}"
+        )
+    content = message.get("content")
+    text = content if isinstance(content, str) else ""
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    return Completion(
+        text=text,
+        tokens=_tokens(choice.get("logprobs")),
+        prompt_tokens=_int(usage.get("prompt_tokens")),
+        completion_tokens=_int(usage.get("completion_tokens")),
+    )
+
+
+def read_embeddings(where: str, content_type: str, body: bytes, count: int) -> list[list[float]]:
+    """The vectors of an embeddings body, in input order.
+
+    Raises:
+        LLMBadResponse: not an embeddings answer, or not one vector per text.
+    """
+    data = read_json(where, "embeddings", content_type, body)
+    rows = data.get("data")
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("embedding"), list) for r in rows
+    ):
+        said = _error_text(data)
+        detail = f"an error: {said[:200]!r}" if said else f"no embeddings: {snippet(body)}"
+        raise errors.LLMBadResponse(f"{where} answered embeddings with {detail}")
+    if len(rows) != count:
+        raise errors.LLMBadResponse(f"{where} returned {len(rows)} embeddings for {count} texts")
+    rows = sorted(rows, key=lambda r: _int(r.get("index")))
+    return [[float(x) for x in r["embedding"]] for r in rows]
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _tokens(logprobs: Any) -> list[TokenLogprob] | None:
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    out = []
+    for t in content:
+        if not isinstance(t, dict) or not isinstance(t.get("token"), str):
+            return None  # an odd logprob format reads as none at all, never half
+        top = t.get("top_logprobs") or []
+        out.append(
+            TokenLogprob(
+                t["token"],
+                float(t.get("logprob") or 0.0),
+                [
+                    (a["token"], float(a.get("logprob") or 0.0))
+                    for a in top
+                    if isinstance(a, dict) and isinstance(a.get("token"), str)
+                ],
+            )
+        )
+    return out

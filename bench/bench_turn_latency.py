@@ -55,9 +55,10 @@ def server(latency: float) -> Iterator[str]:
         proc.wait()
 
 
-def startup(base_url: str, agents: int) -> tuple[float, float]:
+def startup(base_url: str, agents: int) -> tuple[float, float, float]:
     """Seconds from launching ``playground simulate`` to its first trigger (the icebreaker is
-    printed as it is posted; the trigger follows at once), and to the end of the run."""
+    printed as it is posted; the trigger follows at once), to the first agent's message, and to
+    the end of the run."""
     db = Path(tempfile.mkdtemp()) / "startup.db"
     argv = [sys.executable, "-m", "playground", "simulate", "--engine", "openai"]
     argv += ["--base-url", base_url, "--api-key", "bench", "--model", "fake-model"]
@@ -71,13 +72,26 @@ def startup(base_url: str, agents: int) -> tuple[float, float]:
         text=True,
         env={k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
     )
-    first = float("nan")
+    first = second = float("nan")
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith("[ 1/"):
             first = time.perf_counter() - t0
+        elif line.startswith("[ 2/"):
+            second = time.perf_counter() - t0
     proc.wait()
-    return first, time.perf_counter() - t0
+    return first, second, time.perf_counter() - t0
+
+
+def model_load() -> float:
+    """Seconds a fresh process takes to import torch and load MiniLM (what start-up overlaps)."""
+    code = (
+        "import time; t = time.perf_counter();"
+        "from playground.embedding.minilm import SentenceTransformerEmbedder as S;"
+        "S().load_sync(); print(time.perf_counter() - t)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
 
 
 async def run(
@@ -158,10 +172,12 @@ async def main() -> None:
     await embedder.inner.load()  # one-off model load, outside every figure but start-up's
     target = 1.3 * CRITICAL_PATH_CALLS * LATENCY
     with server(LATENCY) as base_url:
+        print(f"model load alone, fresh process: {model_load():.1f} s")
         for agents in (4, 8):
-            first, total = startup(base_url, agents)
+            first, second, total = startup(base_url, agents)
             print(
-                f"start-up, {agents} agents: first trigger {first:.1f} s after launch ({total:.1f} s for 3 turns)"
+                f"start-up, {agents} agents: first trigger {first:.1f} s after launch,"
+                f" first agent message {second:.1f} s ({total:.1f} s for 3 turns)"
             )
         results = {}
         for agents in (4, 8):

@@ -4,21 +4,19 @@ the GUI (when installed)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import os
-import signal
 import sys
 import textwrap
 from collections.abc import Sequence
 from importlib.metadata import entry_points
-from typing import Any, TextIO
+from typing import TextIO
 
-from playground import domain, errors, events, loops, personas
-from playground.settings import PRESETS, load_settings
+from playground import domain, errors, events, interrupts, loops, personas, transcript
+from playground.settings import PRESETS, Settings, load_settings
 from playground.storage import SessionReader, open_database
-from playground.storage.database import DEFAULT_DB
+from playground.storage.database import DEFAULT_BUSY_TIMEOUT, DEFAULT_DB, open_for_reading
 
 log = logging.getLogger("playground")
 
@@ -80,6 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--db", default=str(DEFAULT_DB), help=f"session database (default {DEFAULT_DB})"
     )
+    sim.add_argument(
+        "--busy-timeout",
+        type=float,
+        default=DEFAULT_BUSY_TIMEOUT,
+        metavar="SECONDS",
+        help="how long a write waits for another program's lock on the database before the run"
+        f" fails (default {DEFAULT_BUSY_TIMEOUT:g})",
+    )
     sim.add_argument("--quiet", action="store_true", help="print only the session id")
 
     ls = sub.add_parser("sessions", help="list saved sessions")
@@ -110,87 +116,53 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class TranscriptPrinter:
-    """Prints the conversation as it happens: each message with the thought behind it and its score."""
+#: ``simulate``'s flags by the setting each one sets: an invalid value is reported by its flag.
+SETTING_FLAGS = {
+    "engine": "--engine",
+    "model": "--model",
+    "base_url": "--base-url",
+    "api_key": "--api-key",
+    "seed": "--seed",
+    "preset": "--preset",
+    "max_turns": "--turns",
+    "evaluation_mode": "--evaluation-mode",
+    "embeddings": "--embeddings",
+    "timeout": "--timeout",
+    "max_retries": "--max-retries",
+    "concurrency": "--concurrency",
+    "max_silent_steps": "--max-silent-steps",
+}
 
-    def __init__(self, out: TextIO, err: TextIO, turns: int) -> None:
-        self.out, self.err, self.turns = out, err, turns
-        self.thoughts: dict[int, Any] = {}
-        self.scores: dict[int, Any] = {}
-        self.interpretations: dict[int, str] = {}
-        self.retries = ""  # what the progress line says about retries, e.g. "2 retries, 2 after 429 (3.0 s)"
 
-    def __call__(self, e: Any) -> None:
-        if e.kind == "session_started":
-            print(
-                f"Session {e.session_id} · engine: {e.engine} · model: {e.model} · seed {e.seed}",
-                file=self.out,
-            )
-            if e.engine == "offline engine":
-                print(
-                    "(offline engine: no language model; thoughts and replies come from templates over real embeddings)",
-                    file=self.out,
-                )
-        elif e.kind == "thought_formed":
-            self.thoughts[e.thought.id] = e.thought
-        elif e.kind == "thought_evaluated":
-            self.scores[e.evaluation.thought_id] = e.evaluation
-        elif e.kind == "trigger_fired":
-            label = "new message" if e.trigger == "new_message" else "pause"
-            more = f" · {self.retries}" if self.retries else ""
-            print(f"  … step {e.step}: {label}, agents thinking{more}", file=self.err, flush=True)
-        elif e.kind == "usage_recorded":
-            said = e.usage.retry_text()
-            if said != self.retries:  # a new retry: say so at once (a 429 wait can be long)
-                self.retries = said
-                print(f"  … step {e.step}: {said}", file=self.err, flush=True)
-        elif e.kind == "message_posted":
-            m = e.message
-            mark = " [interrupts]" if m.interruption else ""
-            print(
-                f"\n[{m.id:>2}/{self.turns}] {m.speaker}{mark}: {m.text}", file=self.out, flush=True
-            )
-            if m.thought_id is not None and m.thought_id in self.thoughts:
-                t = self.thoughts[m.thought_id]
-                ev = self.scores.get(t.id)
-                score = (
-                    f"score {ev.score:.2f} ({ev.method}, rating {ev.rating})" if ev else "no score"
-                )
-                print(
-                    f"        thought #{t.id} (System {t.system}, {score}): {t.text}", file=self.out
-                )
-                if t.stimuli:
-                    print(
-                        f"        stimuli: {', '.join(t.stimuli)} · origin: {m.origin}",
-                        file=self.out,
-                    )
-        elif e.kind == "error_occurred":
-            print(f"  ! {e.where}: {e.message}", file=self.err, flush=True)
-        elif e.kind == "session_finished":
-            print(f"\nSession {e.status}: {e.reason}", file=self.out)
+def simulate_settings(args: argparse.Namespace) -> Settings:
+    """The settings of ``simulate``: its flags over the environment.
+
+    Raises:
+        SettingsError: naming the flag the user typed (``--turns``), or the setting when its value
+            came from the environment.
+    """
+    overrides = {
+        name: getattr(args, flag[2:].replace("-", "_")) for name, flag in SETTING_FLAGS.items()
+    }
+    try:
+        return load_settings(os.environ, overrides)
+    except errors.SettingsError as exc:
+        if exc.field not in SETTING_FLAGS or overrides.get(exc.field) is None:
+            raise
+        flag = SETTING_FLAGS[exc.field]
+        raise errors.SettingsError(
+            f"{flag}: {exc.reason}", field=exc.field, reason=exc.reason
+        ) from exc
 
 
 async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    settings = load_settings(
-        os.environ,
-        {
-            "engine": args.engine,
-            "model": args.model,
-            "base_url": args.base_url,
-            "api_key": args.api_key,
-            "seed": args.seed,
-            "preset": args.preset,
-            "max_turns": args.turns,
-            "evaluation_mode": args.evaluation_mode,
-            "embeddings": args.embeddings,
-            "timeout": args.timeout,
-            "max_retries": args.max_retries,
-            "concurrency": args.concurrency,
-            "max_silent_steps": args.max_silent_steps,
-        },
-    )
+    settings = simulate_settings(args)
     if args.agents < 1:
         raise errors.SettingsError(f"--agents: must be at least 1 (got {args.agents})")
+    if not 0 <= args.busy_timeout < float("inf"):  # NaN fails too
+        raise errors.SettingsError(
+            f"--busy-timeout: must be 0 or more seconds (got {args.busy_timeout:g})"
+        )
     library = personas.load_personas(args.personas)
     if args.agents > len(library):
         raise errors.SettingsError(
@@ -215,7 +187,7 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         embedder = CachingEmbedder(minilm)
     from playground import factory  # the engines' imports (openai, torch) only when simulating
 
-    db = open_database(args.db)
+    db = open_database(args.db, busy_timeout=args.busy_timeout)
     print(
         "Loading the embedding model…"
         if settings.engine.engine == "offline" or settings.engine.embeddings == "local"
@@ -226,19 +198,27 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     engine = await factory.build_engine(settings, embedder=embedder)
     bus = events.EventBus()
     if not args.quiet:
-        bus.subscribe(TranscriptPrinter(out, err, args.turns))
+        bus.subscribe(transcript.TranscriptPrinter(out, err, args.turns))
     room = None
     try:
-        room, _ = await factory.create_room(
+        # The session row exists from open_room on, while the agents still wait for the model:
+        # a signal from here on ends it `interrupted` in the `finally` below, with its id printed.
+        room, _ = factory.open_room(settings, engine, db=db, bus=bus)
+        # Memories are embedded in the background: the icebreaker and its interpretation (LLM
+        # calls) go ahead while the model still loads, and the first retrieval waits for it.
+        await factory.add_agents(
+            room,
             settings,
-            engine,
-            db=db,
-            personas=factory.pick_personas(library, args.agents, args.seed),
-            bus=bus,
+            factory.pick_personas(library, args.agents, args.seed),
+            defer_memories=True,
         )
         await loops.run_simulation(room, icebreaker=icebreaker)
     finally:
-        if room is not None and room.status == "running":
+        # A write that failed ends the run `failed` (main prints why): never `interrupted`.
+        unsaved = bus.failure
+        if room is not None and isinstance(unsaved, errors.RecordingError):
+            loops.fail_unrecorded(room, unsaved)
+        elif room is not None and room.status == "running":
             room.finish("interrupted", "the command was stopped")
         await engine.close()
         if room is not None and not args.quiet and engine.client is not None:
@@ -248,14 +228,14 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"LLM use: {u.calls} chat calls, {u.prompt_tokens + u.completion_tokens} tokens, {u.embedding_calls} embedding calls{retried}",
                 file=out,
             )
-        if room is not None:
+        if room is not None and unsaved is None:  # no id of a run that was not saved
             print(room.session_id, file=out, flush=True)
         db.close()
     return 0
 
 
 def list_sessions(args: argparse.Namespace, out: TextIO) -> int:
-    db = open_database(args.db, create=False)
+    db = open_for_reading(args.db)  # never created; read-only where it cannot be written
     rows = SessionReader(db).list_sessions()
     if not rows:
         print(f"No sessions in {args.db}.", file=out)
@@ -274,7 +254,7 @@ def list_sessions(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def show(args: argparse.Namespace, out: TextIO) -> int:
-    db = open_database(args.db, create=False)
+    db = open_for_reading(args.db)  # never created; read-only where it cannot be written
     data = SessionReader(db).load(args.id)
     if args.json:
         json.dump(data, out, indent=2, ensure_ascii=False)
@@ -343,7 +323,7 @@ def main(
     args = build_parser().parse_args(argv)
     try:
         if args.command == "simulate":
-            return _run(simulate(args, out, err))
+            return interrupts.run_interruptible(simulate(args, out, err), err)
         if args.command == "sessions":
             return list_sessions(args, out)
         if args.command == "show":
@@ -369,19 +349,3 @@ def main(
         return 130
     build_parser().print_help(err)
     return 2
-
-
-def _run(coro: Any) -> int:
-    async def runner() -> int:
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        if task is not None:
-            # SIGTERM cancels the run like Ctrl-C, so the session is marked interrupted, not left "running".
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
-        try:
-            return int(await coro)
-        except asyncio.CancelledError:
-            print("interrupted", file=sys.stderr)
-            return 130
-
-    return asyncio.run(runner())

@@ -8,7 +8,17 @@ class PlaygroundError(Exception):
 
 
 class SettingsError(PlaygroundError):
-    """A setting has an invalid value."""
+    """A setting has an invalid value.
+
+    Attributes:
+        field: the setting's name (``max_turns``, ``timeout``...), or ``""`` when not one setting.
+        reason: what is wrong with it, without the name (the whole message when there is none).
+    """
+
+    def __init__(self, message: str, *, field: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+        self.reason = reason or message
 
 
 class PersonaError(PlaygroundError):
@@ -17,11 +27,13 @@ class PersonaError(PlaygroundError):
     Attributes:
         path: the offending file.
         field: the offending field, dotted (``memories.2.weight``), or ``""`` for the whole file.
+        reason: what is wrong, without the file and field.
     """
 
     def __init__(self, path: object, field: str, message: str) -> None:
         self.path = str(path)
         self.field = field
+        self.reason = message
         where = f"{self.path}: {field}" if field else self.path
         super().__init__(f"{where}: {message}")
 
@@ -61,3 +73,39 @@ class LLMOutputError(LLMError):
 class LLMBadResponse(LLMServerError):
     """The server answered, but not with what an OpenAI-compatible API sends (a web page, broken
     JSON, no ``choices``...)."""
+
+
+class RecordingError(PlaygroundError):
+    """The session database could not be written, so the run stops: a run must not go on unsaved.
+
+    The message grows as the run winds down: how many messages were saved before, and whether the
+    session could still be marked ``failed`` in the database.
+
+    Attributes:
+        path: the database file, as the user would name it.
+        reason: what SQLite said (``attempt to write a readonly database``, ``database is locked``).
+        session_id: the session being recorded, or ``""`` when its row was never saved.
+        saved_messages: the messages saved before the failure.
+        marked_failed: whether the session row was marked ``failed`` afterwards (None: not tried).
+    """
+
+    def __init__(self, path: str, reason: str, *, session_id: str, saved_messages: int) -> None:
+        self.path = path
+        self.reason = reason
+        self.session_id = session_id
+        self.saved_messages = saved_messages
+        self.marked_failed: bool | None = None
+        super().__init__(path, reason)
+
+    def __str__(self) -> str:
+        text = f"could not save to {self.path}: {self.reason} — the run stopped"
+        if not self.session_id:
+            return f"{text}; nothing was saved"
+        n = self.saved_messages
+        saved = "1 message was" if n == 1 else f"{n} messages were"
+        text += f"; {saved} saved before, in session {self.session_id}"
+        if self.marked_failed:
+            text += "; the session is marked failed"
+        elif self.marked_failed is False:
+            text += "; the session could not be marked failed either (it will read as interrupted)"
+        return text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -205,20 +206,52 @@ EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 Handler = Callable[[Any], None]
 
 
-class EventBus:
-    """Synchronous publish/subscribe. Handlers run in subscription order on the loop thread.
+@dataclass(frozen=True, eq=False)
+class _Subscription:
+    handler: Handler
+    kinds: frozenset[str] | None
+    required: bool
 
-    A failing handler is logged and does not stop the others, unless ``strict`` (tests).
+
+class EventBus:
+    """Synchronous publish/subscribe on the loop thread. Required subscribers run first, then the
+    listeners, each group in subscription order: an event is saved before anyone shows it, so a
+    process killed in between never leaves a message the user saw but the database lacks.
+
+    Two kinds of subscriber:
+
+    - *listeners* (the window, the CLI printer): a failing listener is logged and the others
+      still run; the run goes on (unless ``strict``, for tests).
+    - *required* subscribers (the recorder): the run cannot go on without them. The event still
+      reaches every other subscriber, then the failure is raised to whoever published it, and
+      the first one is kept in :attr:`failure` so the loops can end the run even when a
+      publisher up the stack caught it.
     """
 
     def __init__(self, *, strict: bool = False) -> None:
-        self._subs: list[tuple[Handler, frozenset[str] | None]] = []
+        self._subs: list[_Subscription] = []
         self._strict = strict
+        #: The first exception a required subscriber raised; None while all is well.
+        self.failure: Exception | None = None
 
-    def subscribe(self, handler: Handler, kinds: Iterable[str] | None = None) -> Callable[[], None]:
-        """Register ``handler`` for all events or only the given kinds; returns the unsubscribe function."""
-        entry = (handler, frozenset(kinds) if kinds is not None else None)
-        self._subs.append(entry)
+    def subscribe(
+        self, handler: Handler, kinds: Iterable[str] | None = None, *, required: bool = False
+    ) -> Callable[[], None]:
+        """Register ``handler`` for all events or only the given kinds.
+
+        Args:
+            handler: called with each event.
+            kinds: only these event kinds; None for all.
+            required: the run depends on this handler: its exceptions are raised to the
+                publisher and kept in :attr:`failure` instead of being logged.
+
+        Returns:
+            The function that unsubscribes it.
+        """
+        entry = _Subscription(handler, frozenset(kinds) if kinds is not None else None, required)
+        # Required subscribers go before every listener (and after earlier required ones).
+        at = sum(1 for sub in self._subs if sub.required) if required else len(self._subs)
+        self._subs.insert(at, entry)
 
         def unsubscribe() -> None:
             if entry in self._subs:
@@ -227,14 +260,27 @@ class EventBus:
         return unsubscribe
 
     def publish(self, event: BaseEvent) -> None:
+        """Deliver ``event`` to every subscriber that wants it.
+
+        Raises:
+            Exception: what a required subscriber raised (after all the others had the event).
+        """
         kind = getattr(event, "kind", "")
-        for handler, kinds in list(self._subs):
-            if kinds is not None and kind not in kinds:
+        fatal: Exception | None = None
+        for sub in list(self._subs):
+            if sub.kinds is not None and kind not in sub.kinds:
                 continue
             try:
-                handler(event)
-            except Exception:
-                # A broken subscriber (a closed window, a full disk) must not stop the simulation.
+                sub.handler(event)
+            except Exception as exc:
+                if sub.required:
+                    fatal = fatal or exc
+                    if self.failure is None:
+                        self.failure = exc
+                    continue
+                # A broken listener (a closed window, a full terminal) must not stop the run.
                 if self._strict:
                     raise
                 log.exception("event handler failed on %s", kind)
+        if fatal is not None:
+            raise fatal

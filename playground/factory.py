@@ -5,6 +5,7 @@ Only this module (and the GUI's ``ui/app.py``, which calls it) knows concrete ba
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import random
 import secrets
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from playground import domain, events
+from playground import domain, errors, events, urls
 from playground.clock import Clock
 from playground.cognition.base import Cognition
 from playground.embedding.cache import CachingEmbedder
@@ -45,9 +46,29 @@ def local_embedder() -> CachingEmbedder:
 
 
 def make_chat_client(settings: Settings) -> ChatClient:
+    """The chat client for the settings' server.
+
+    A user name and password written into the base URL are sent as HTTP Basic authentication (for
+    a proxy that asks for them) and never stored or shown: the client names the server by
+    :func:`playground.urls.redact` of its URL.
+
+    Raises:
+        SettingsError: the base URL is not an http(s) URL with a host, or it has credentials and
+            an API key is set too: the server would only ever receive the URL's credentials (HTTP
+            Basic replaces the key's header).
+    """
     import openai
 
     llm = settings.llm
+    problem = urls.check_base_url(llm.base_url) if llm.base_url else None
+    if problem:
+        raise errors.SettingsError(f"base URL: {problem}")
+    if llm.api_key and urls.has_credentials(llm.base_url):
+        raise errors.SettingsError(
+            f"base URL: {urls.redact(llm.base_url or '')} has a user name and password written"
+            " into it, which are sent instead of the API key, so the key would never reach the"
+            " server; put a key in OPENAI_API_KEY or --api-key and leave it out of the URL"
+        )
     client = openai.AsyncOpenAI(
         base_url=llm.base_url or None,
         # Local servers (Ollama, llama.cpp, vLLM, LM Studio) need no key, but the client insists on one.
@@ -120,17 +141,20 @@ def pick_personas(personas: list[domain.Persona], n: int, seed: int) -> list[dom
     return sorted(rng.sample(personas, n), key=lambda p: personas.index(p))
 
 
-async def create_room(
+def open_room(
     settings: Settings,
     engine: Engine,
     *,
     db: sqlite_utils.Database | None,
-    personas: list[domain.Persona],
     bus: events.EventBus | None = None,
     clock: Clock | None = None,
     condition: str = "inner-thoughts",
 ) -> tuple[Room, SessionRecorder | None]:
-    """A started room with the given agents; when ``db`` is given, every event is recorded into it."""
+    """A started room with no agents yet; when ``db`` is given, every event is recorded into it.
+
+    The session exists (``running``) from here on: whoever opens it must finish it, also when adding
+    the agents is interrupted. :func:`create_room` does both.
+    """
     bus = bus or events.EventBus()
     room = Room(
         cognition=engine.cognition,
@@ -152,6 +176,48 @@ async def create_room(
         condition=condition,
         logprobs_supported=engine.logprobs_supported,
     )
+    return room, recorder
+
+
+async def add_agents(
+    room: Room,
+    settings: Settings,
+    personas: list[domain.Persona],
+    *,
+    defer_memories: bool = False,
+) -> None:
+    """Seat the personas as agents with the settings' proactivity preset.
+
+    The first embeddings of their memories wait for the embedding model to load; with
+    ``defer_memories`` they are made in the background and the first retrieval waits for them
+    instead, so the icebreaker and its interpretation do not wait for the model.
+    """
     for persona in personas:
-        await room.add_agent(persona, PRESETS[settings.preset])
+        await room.add_agent(persona, PRESETS[settings.preset], defer_memories=defer_memories)
+
+
+async def create_room(
+    settings: Settings,
+    engine: Engine,
+    *,
+    db: sqlite_utils.Database | None,
+    personas: list[domain.Persona],
+    bus: events.EventBus | None = None,
+    clock: Clock | None = None,
+    condition: str = "inner-thoughts",
+) -> tuple[Room, SessionRecorder | None]:
+    """A started room with the given agents; when ``db`` is given, every event is recorded into it.
+
+    If seating the agents is cancelled or fails (the model load takes seconds), the session is
+    ended ``interrupted`` or ``failed`` before the exception propagates: never left ``running``.
+    """
+    room, recorder = open_room(settings, engine, db=db, bus=bus, clock=clock, condition=condition)
+    try:
+        await add_agents(room, settings, personas)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        room.finish("interrupted", "stopped while the participants were being seated")
+        raise
+    except Exception as exc:
+        room.finish("failed", f"could not seat the participants: {exc}")
+        raise
     return room, recorder

@@ -37,6 +37,8 @@ async def run_simulation(
     Raises:
         PlaygroundError: the room has no agent.
         LLMError: when the server cannot be used; the session is marked failed first.
+        RecordingError: when the database cannot be written; the run stops at once and the
+            session is marked failed if the database still takes that write.
     """
     s = room.settings.room
     if not room.agents:
@@ -48,6 +50,7 @@ async def run_simulation(
             await room.post(initiator, icebreaker, origin="icebreaker")
         silent = 0
         while True:
+            check_recording(room)
             if len(room.messages) >= s.max_turns:
                 room.finish("finished", f"reached {s.max_turns} turns")
                 break
@@ -63,6 +66,9 @@ async def run_simulation(
     except asyncio.CancelledError:
         if not (control and control.handing_over):
             room.finish("interrupted", "cancelled")
+        raise
+    except errors.RecordingError as exc:
+        fail_unrecorded(room, exc)
         raise
     except errors.PlaygroundError as exc:
         room.emit(
@@ -80,12 +86,26 @@ async def run_realtime(room: Room) -> None:
 
     Pauses stop firing after ``max_silent_steps`` in a row until someone speaks again, and after
     ``max_agent_streak`` agent messages in a row the agents wait for a human. A trigger that
-    arrives while agents think cancels their work. Errors are reported and the room goes on.
+    arrives while agents think cancels their work. Errors are reported and the room goes on,
+    except a database that cannot be written.
+
+    Raises:
+        RecordingError: the database cannot be written; the session is marked failed first if
+            it still can be.
     """
+    try:
+        await _realtime(room)
+    except errors.RecordingError as exc:
+        fail_unrecorded(room, exc)
+        raise
+
+
+async def _realtime(room: Room) -> None:
     s = room.settings.room
     pauses = 0
     room.rearm()  # a stop asked of an earlier loop (the simulation handing over) is spent
     while not room.stop_requested:
+        check_recording(room)
         waiting_for_human = agent_streak(room) >= s.max_agent_streak
         quiet = pauses >= s.max_silent_steps or waiting_for_human
         timeout = None if quiet or not room.messages else s.pause_seconds
@@ -117,13 +137,34 @@ async def run_realtime(room: Room) -> None:
                 await task
             continue
         exc = task.exception()
-        if isinstance(exc, errors.PlaygroundError):
+        if isinstance(exc, errors.PlaygroundError) and not isinstance(exc, errors.RecordingError):
             room.emit(
                 events.ErrorOccurred(where="room", message=str(exc), error_type=type(exc).__name__)
             )
         elif exc is not None:
             raise exc
+    check_recording(room)
     room.finish("finished", "stopped")
+
+
+def check_recording(room: Room) -> None:
+    """Raise the recorder's failure, also when a publisher up the stack caught it: a run must not
+    go on unsaved.
+
+    Raises:
+        Exception: the first failure of a required subscriber (a RecordingError from the recorder).
+    """
+    if room.bus.failure is not None:
+        raise room.bus.failure
+
+
+def fail_unrecorded(room: Room, exc: errors.RecordingError) -> None:
+    """End the session ``failed`` after a write failure (the recorder makes one last attempt to
+    save that status). An ending already announced whose own write failed is no ending: it is
+    replaced."""
+    if room.status != "failed":
+        room.status = "running"
+        room.finish("failed", str(exc))
 
 
 def agent_streak(room: Room) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import tomllib
 from pathlib import Path
@@ -14,14 +15,64 @@ DEFAULT_DIR = Path(__file__).resolve().parent.parent / "personas"
 ICEBREAKERS = "icebreakers.toml"
 
 
-def _read(path: Path) -> dict[str, object]:
+_BOMS = {
+    codecs.BOM_UTF32_LE: "UTF-32",
+    codecs.BOM_UTF32_BE: "UTF-32",
+    codecs.BOM_UTF16_LE: "UTF-16",
+    codecs.BOM_UTF16_BE: "UTF-16",
+}
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    """The text of a persona or icebreaker file: UTF-8, with or without a byte-order mark.
+
+    Raises:
+        PersonaError: naming the file, and the line and column of the first byte that is not UTF-8.
+    """
+    for bom, encoding in _BOMS.items():  # UTF-32 first: its LE mark starts like UTF-16's
+        if raw.startswith(bom):
+            raise errors.PersonaError(
+                path, "", f"is {encoding} text; save it as UTF-8 (persona files are UTF-8 TOML)"
+            )
+    if (
+        b"\x00" in raw
+    ):  # valid UTF-8, but no text file has NUL bytes: UTF-16 without a mark, or binary
+        line = raw[: raw.index(b"\x00")].count(b"\n") + 1
+        raise errors.PersonaError(
+            path,
+            "",
+            f"is not UTF-8 text (a NUL byte at line {line}: UTF-16 or a binary file?);"
+            " persona files are UTF-8 TOML",
+        )
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        return raw.decode("utf-8-sig")  # Notepad's UTF-8 byte-order mark is harmless: accepted
+    except UnicodeDecodeError as exc:
+        head = raw[: exc.start]
+        line = head.count(b"\n") + 1
+        column = exc.start - (head.rfind(b"\n") + 1) + 1
+        raise errors.PersonaError(
+            path,
+            "",
+            f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} at line {line}, column {column});"
+            " persona files are UTF-8 TOML",
+        ) from exc
+
+
+def _read(path: Path) -> dict[str, object]:
+    """A TOML file as a table.
+
+    Raises:
+        PersonaError: naming the file, when it cannot be read, is not UTF-8 or is not valid TOML.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise errors.PersonaError(path, "", f"cannot be read ({exc.strerror or exc})") from exc
+    text = _decode(path, raw)
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise errors.PersonaError(path, "", f"not valid TOML ({exc})") from exc
-    except OSError as exc:
-        raise errors.PersonaError(path, "", f"cannot be read ({exc.strerror})") from exc
 
 
 def load_persona(path: str | Path) -> domain.Persona:
@@ -51,18 +102,25 @@ def load_personas(directory: str | Path = DEFAULT_DIR) -> list[domain.Persona]:
     directory = Path(directory)
     if not directory.is_dir():
         raise errors.PersonaError(directory, "", "is not a directory of persona files")
-    personas = [load_persona(p) for p in sorted(directory.glob("*.toml")) if p.name != ICEBREAKERS]
-    if not personas:
+    try:
+        files = sorted(
+            p for p in directory.iterdir() if p.suffix == ".toml" and p.name != ICEBREAKERS
+        )
+    except OSError as exc:
+        raise errors.PersonaError(directory, "", f"cannot be read ({exc.strerror or exc})") from exc
+    if not files:
         raise errors.PersonaError(directory, "", "contains no persona files (*.toml)")
-    seen: dict[str, str] = {}
-    for p in personas:
-        if p.name.casefold() in seen:
+    personas: list[domain.Persona] = []
+    seen: dict[str, Path] = {}
+    for path in files:
+        persona = load_persona(path)
+        other = seen.get(persona.name.casefold())
+        if other is not None:
             raise errors.PersonaError(
-                directory / f"{p.id}.toml",
-                "name",
-                f"{p.name!r} is also used by {seen[p.name.casefold()]}.toml",
+                path, "name", f"{persona.name!r} is also used by {other.name}"
             )
-        seen[p.name.casefold()] = p.id
+        seen[persona.name.casefold()] = path
+        personas.append(persona)
     return personas
 
 
@@ -118,7 +176,10 @@ def save_persona(persona: domain.Persona, directory: str | Path = DEFAULT_DIR) -
     tmp = path.with_suffix(".toml.tmp")
     try:
         tmp.write_text(dump_persona(persona), encoding="utf-8")
-        load_persona(tmp)  # never replace a good file with one that does not load
+        try:
+            load_persona(tmp)  # never replace a good file with one that does not load
+        except errors.PersonaError as exc:  # named after the file it was meant to become
+            raise errors.PersonaError(path, exc.field, exc.reason) from exc
         tmp.replace(path)
     except OSError as exc:
         raise errors.PersonaError(path, "", f"cannot be written ({exc.strerror})") from exc

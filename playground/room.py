@@ -34,6 +34,7 @@ FATAL = (
     errors.LLMRateLimited,
     errors.LLMTimeout,
     errors.LLMServerError,
+    errors.RecordingError,  # the database cannot be written: the run stops, not just one agent
 )
 
 
@@ -86,6 +87,10 @@ class Room:
         self._thought_ids = itertools.count(1)
         self._understood: dict[int, tuple[str, domain.TurnType]] = {}
         self._msg_vec: dict[int, np.ndarray] = {}
+        # Embeddings still being computed: a message's vector, the agents' persona memories. They are
+        # awaited when retrieval needs them, so the first interpretation overlaps the model's load.
+        self._msg_vec_pending: dict[int, asyncio.Future[np.ndarray]] = {}
+        self._memories_loading: asyncio.Future[None] | None = None
         self._unprocessed = False
         # An allocation an interrupter took the floor from: the addressee may still answer.
         self._pending: domain.TurnType | None = None
@@ -118,6 +123,11 @@ class Room:
 
     def record_usage(self, usage: domain.Usage) -> None:
         self.emit(events.UsageRecorded(usage=usage))
+
+    @property
+    def states(self) -> dict[str, str]:
+        """Each participant's live state (idle, thinking, wants_to_speak, speaking)."""
+        return dict(self._states)
 
     def _set_state(self, name: str, state: str) -> None:
         if self._states.get(name) != state:
@@ -157,9 +167,18 @@ class Room:
         )
 
     async def add_agent(
-        self, persona: domain.Persona, proactivity: ProactivitySettings | None = None
+        self,
+        persona: domain.Persona,
+        proactivity: ProactivitySettings | None = None,
+        *,
+        defer_memories: bool = False,
     ) -> Agent:
-        """Add an AI participant and load its persona into long-term memory."""
+        """Add an AI participant and load its persona into long-term memory.
+
+        With ``defer_memories`` the memories are embedded in the background (agents in the order
+        they were added, so ids do not depend on timing) and the first retrieval waits for them:
+        the command line seats the agents and posts the icebreaker while the model still loads.
+        """
         if persona.name in self.participants:
             raise errors.PlaygroundError(
                 f"a participant named {persona.name!r} is already in the room"
@@ -185,9 +204,36 @@ class Room:
                 color_index=next(self._colors),
             )
         )
-        await agent.load_persona()
+        if defer_memories:
+            before = self._memories_loading
+
+            async def load() -> None:
+                if before is not None:
+                    await before
+                await agent.load_persona()
+
+            self._memories_loading = asyncio.ensure_future(load())
+        else:
+            await self.embeddings_ready()
+            await agent.load_persona()
         self._set_state(agent.name, "idle")
         return agent
+
+    async def embeddings_ready(self) -> None:
+        """Wait for the embeddings still being computed: messages' and deferred persona memories'.
+
+        Raises:
+            PlaygroundError: an embedding failed (e.g. a remote embedding server is unreachable).
+        """
+        # Shielded: a cancelled step (a newer trigger) must not cancel the embedding itself.
+        if self._memories_loading is not None:
+            await asyncio.shield(self._memories_loading)
+            self._memories_loading = None
+        while self._msg_vec_pending:
+            mid, pending = next(iter(self._msg_vec_pending.items()))
+            vec = await asyncio.shield(pending)
+            self._msg_vec[mid] = vec
+            self._msg_vec_pending.pop(mid, None)
 
     def add_human(self, name: str) -> Human:
         if not name.strip() or name in self.participants:
@@ -229,9 +275,6 @@ class Room:
         text = text.strip()
         if not text:
             raise errors.PlaygroundError("cannot post an empty message")
-        vec = await self.embedder.embed_one(
-            text
-        )  # before any state changes: cancellation here leaves no trace
         msg = domain.Message(
             id=len(self.messages) + 1,
             speaker=speaker,
@@ -245,7 +288,8 @@ class Room:
             origin=origin or ("human" if p.kind == "human" else self.cognition.name),
         )
         self.messages.append(msg)
-        self._msg_vec[msg.id] = vec
+        # Embedded in the background (the model may still be loading); retrieval awaits it.
+        self._msg_vec_pending[msg.id] = asyncio.ensure_future(self.embedder.embed_one(text))
         p.last_spoke = self.step
         p.turns += 1
         if participation.relation(self._pending, speaker) == "allocated-self":
@@ -467,6 +511,7 @@ class Room:
             for a in listeners:
                 self._set_state(a.name, "thinking")
             understood = await self._understand(latest)
+            await self.embeddings_ready()  # no await from here to the pool: it holds every message
             if trigger == "pause" or understood[1].kind == "allocated":
                 self._pending = None  # silence opens the floor; a newer allocation replaces it
             turn = participation.floor_turn(trigger, understood[1], self._pending)

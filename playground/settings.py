@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from playground import errors
+from playground.urls import redact
 
 
 class ProactivitySettings(BaseModel):
@@ -167,8 +168,11 @@ class Settings(BaseModel):
     preset: str = DEFAULT_PRESET
 
     def snapshot(self) -> dict[str, object]:
-        """Settings as JSON-able data, without the API key."""
-        return self.model_dump(mode="json", exclude={"llm": {"api_key"}})
+        """Settings as JSON-able data, without the API key or credentials in the base URL."""
+        data = self.model_dump(mode="json", exclude={"llm": {"api_key"}})
+        if self.llm.base_url:
+            data["llm"]["base_url"] = redact(self.llm.base_url)
+        return data
 
 
 def load_settings(
@@ -224,4 +228,5 @@ def load_settings(
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise errors.SettingsError(f"{field}: {first['msg']} (got {first.get('input')!r})") from exc
+        reason = f"{first['msg']} (got {first.get('input')!r})"
+        raise errors.SettingsError(f"{field}: {reason}", field=field, reason=reason) from exc

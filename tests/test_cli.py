@@ -64,7 +64,7 @@ def test_show_text(simulated):
     ("argv", "fragment"),
     [
         (["simulate", "--agents", "20", "--engine", "offline"], "--agents: 20 asked"),
-        (["simulate", "--turns", "0"], "max_turns"),
+        (["simulate", "--turns", "0"], "--turns: Input should be greater than or equal to 1"),
         (["show", "nope"], "no session 'nope'"),
         (
             [

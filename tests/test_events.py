@@ -59,3 +59,15 @@ def test_strict_bus_reraises():
     bus.subscribe(lambda e: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         bus.publish(events.ParticipantLeft(name="Ana"))
+
+
+def test_a_required_subscriber_runs_before_listeners_subscribed_earlier():
+    # The CLI's printer subscribes before the recorder: the message must be saved before it is shown.
+    bus = events.EventBus(strict=True)
+    order: list[str] = []
+    bus.subscribe(lambda e: order.append("printer"))
+    bus.subscribe(lambda e: order.append("recorder"), required=True)
+    bus.subscribe(lambda e: order.append("window"))
+    bus.subscribe(lambda e: order.append("second required"), required=True)
+    bus.publish(events.ParticipantLeft(name="Ana"))
+    assert order == ["recorder", "second required", "printer", "window"]

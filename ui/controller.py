@@ -19,6 +19,7 @@ from playground.run_control import RunControl
 from playground.settings import PRESETS, ProactivitySettings, Settings, load_settings
 from playground.storage import open_database
 from playground.storage.database import DEFAULT_DB
+from playground.urls import redact
 from ui.bridge import EngineBridge
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,9 @@ class SessionController(QObject):
         """Run a command; expected failures become one clear message, never a crash."""
         try:
             return await fn()
+        except errors.RecordingError as exc:
+            await self._stop_unsaved(exc)
+            self.error.emit(f"{what}: {exc}")
         except errors.PlaygroundError as exc:
             self.error.emit(f"{what}: {exc}")
         except Exception as exc:
@@ -146,7 +150,7 @@ class SessionController(QObject):
         if s.engine.engine == "offline":
             return "offline engine (no language model)"
         return (
-            f"{s.llm.model} @ {s.llm.base_url or 'api.openai.com'}"
+            f"{s.llm.model} @ {redact(s.llm.base_url or 'api.openai.com')}"
             f" · {s.engine.evaluation_mode} ratings"
         )
 
@@ -293,6 +297,12 @@ class SessionController(QObject):
         self.room = None
         self.engine = None
 
+    async def _stop_unsaved(self, exc: errors.RecordingError) -> None:
+        """The database could not be written: the session ends failed (a run must not go on unsaved)."""
+        if self.room is not None and self.room.status == "running":
+            loops.fail_unrecorded(self.room, exc)
+        await self._cancel_task()
+
     async def _cancel_task(self) -> None:
         if self.task is not None and not self.task.done():
             # Stop the loop as well as cancelling it: on 3.11 wait_for can swallow a cancellation.
@@ -417,6 +427,8 @@ class SessionController(QObject):
     async def _realtime(self, room: Room) -> None:
         try:
             await loops.run_realtime(room)
+        except errors.PlaygroundError as exc:  # the database could not be written
+            self.error.emit(f"The conversation stopped: {exc}")
         finally:
             self.running_changed.emit(False)
 

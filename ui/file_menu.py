@@ -9,6 +9,7 @@ from PySide6.QtGui import QAction, QKeySequence
 
 from playground import errors
 from playground.storage import library as saved
+from playground.urls import redact
 from ui.dialogs import NewSessionDialog
 from ui.widgets.session_library import SessionLibraryDialog, ask_database_path
 
@@ -84,7 +85,7 @@ class FileMenu(QObject):
         dlg.prefill(bp.personas, icebreaker=bp.icebreaker, preset=bp.preset, seed=bp.seed)
         text = f"New session like {session_id}: {len(bp.personas)} participants, seed {bp.seed}."
         if s.engine.engine == "openai" and not (c.api_key or c.environ.get("OPENAI_API_KEY")):
-            where = s.llm.base_url or "api.openai.com"
+            where = redact(s.llm.base_url or "api.openai.com")  # an older database may hold one
             text += (
                 f" It used {s.llm.model} at {where}; API keys are never saved, so if that server"
                 " needs one, enter it under Engine… before starting."

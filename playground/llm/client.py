@@ -181,7 +181,9 @@ class ChatClient:
 
     @property
     def where(self) -> str:
-        return str(self._client.base_url).rstrip("/")
+        from playground.urls import redact  # credentials in the URL are sent, never shown
+
+        return redact(str(self._client.base_url)).rstrip("/")
 
     async def close(self) -> None:
         await self._client.close()

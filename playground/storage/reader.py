@@ -9,6 +9,8 @@ import sqlite_utils
 
 from playground import errors
 
+#: How many candidates an ambiguous id prefix lists.
+AMBIGUOUS_SHOWN = 4
 JSON_COLUMNS = {
     "config",
     "persona",
@@ -51,30 +53,40 @@ class SessionReader:
     def resolve(self, session_id: str) -> str:
         """The full id of a session given its id or a unique prefix of it.
 
+        The prefix is matched literally (``%`` and ``_`` are characters like any other).
+
         Raises:
-            SessionNotFound: no such id, or a prefix shared by several sessions.
+            SessionNotFound: no such id, or a prefix shared by several sessions (the message lists
+                a few of them, newest first, with their date and participants).
         """
         sid = session_id.strip()
         if sid and self.db.execute("SELECT 1 FROM sessions WHERE id = ?", [sid]).fetchone():
             return sid
         matches = (
-            [
-                r[0]
-                for r in self.db.execute(
-                    "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? ORDER BY created_at",
-                    [len(sid), sid],
-                ).fetchall()
-            ]
+            self._query(
+                "SELECT s.id, s.created_at,"
+                " (SELECT group_concat(name, ', ') FROM participants p WHERE p.session_id = s.id)"
+                " AS participants"
+                " FROM sessions s WHERE substr(s.id, 1, ?) = ? ORDER BY s.created_at DESC",
+                [len(sid), sid],
+            )
             if sid
             else []
         )
-        if len(matches) != 1:
-            shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
-            raise errors.SessionNotFound(
-                f"no session {session_id!r} in this database"
-                + (f" (ambiguous prefix: {shown})" if matches else "")
-            )
-        return str(matches[0])
+        if len(matches) == 1:
+            return str(matches[0]["id"])
+        if not matches:
+            raise errors.SessionNotFound(f"no session {session_id!r} in this database")
+        shown = "; ".join(
+            f"{m['id']} ({str(m['created_at'])[:16].replace('T', ' ')}, {m['participants'] or 'nobody'})"
+            for m in matches[:AMBIGUOUS_SHOWN]
+        )
+        more = len(matches) - AMBIGUOUS_SHOWN
+        raise errors.SessionNotFound(
+            f"ambiguous prefix {session_id!r}: {len(matches)} session ids start with it;"
+            f" give more of the id: {shown}"
+            + (f"; and {more} more" if more > 0 else "")
+        )
 
     def session_row(self, session_id: str) -> dict[str, Any]:
         """One row of ``sessions``; a unique prefix of an id is accepted.

@@ -1,6 +1,9 @@
 """SessionRecorder: an event subscriber that writes each event's rows as it happens.
 
-Each event is one short transaction, so a killed process loses at most the step in flight.
+Each event is one short transaction, so a killed process loses at most the step in flight. The
+recorder is a *required* subscriber: when a write fails (a read-only file, a full disk, a lock held
+past the busy timeout), the failure is raised as :class:`playground.errors.RecordingError` to
+whoever published the event, and the run stops instead of going on unsaved.
 """
 
 from __future__ import annotations
@@ -9,11 +12,15 @@ import json
 import logging
 import os
 import socket
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import sqlite_utils
 
-from playground import events
+from playground import errors, events
+from playground.storage.database import database_file
 
 log = logging.getLogger(__name__)
 
@@ -25,19 +32,33 @@ def _j(value: Any) -> str:
 class SessionRecorder:
     """Writes a session's events into the database.
 
+    Once a write has failed, the recorder writes nothing more except, when the session ends, a
+    last attempt to mark it ``failed`` (so the rows it holds are never taken for a whole run); each
+    later event raises the failure again.
+
     Args:
         db: an open database (see :func:`open_database`).
         keep_event_log: also append every event's JSON to the ``events`` table (for replay).
+
+    Attributes:
+        path: the database file, as the user would name it.
+        failure: the write failure that stopped the run, or None.
+        saved_messages: messages written so far.
     """
 
     def __init__(self, db: sqlite_utils.Database, *, keep_event_log: bool = True) -> None:
         self.db = db
+        self.path = database_file(db)  # named in the error if a write ever fails
         self.keep_event_log = keep_event_log
         self.session_id: str | None = None
+        self.failure: errors.RecordingError | None = None
+        self.saved_messages = 0
+        self._session_saved = False
         self._unsubscribe: Any = None
 
     def attach(self, bus: events.EventBus) -> None:
-        self._unsubscribe = bus.subscribe(self.handle)
+        """Record ``bus``'s events; the run depends on it (a required subscriber)."""
+        self._unsubscribe = bus.subscribe(self.handle, required=True)
 
     def detach(self) -> None:
         if self._unsubscribe:
@@ -45,8 +66,73 @@ class SessionRecorder:
             self._unsubscribe = None
 
     def handle(self, event: Any) -> None:
+        """Write one event's rows in one transaction.
+
+        Raises:
+            RecordingError: the database could not be written. After a first failure nothing more
+                is written (a record with holes would pass for a whole one): every later event
+                with rows raises it again, and the session's end is saved as ``failed`` if the
+                database still takes that one write.
+        """
+        if self.failure is not None:
+            if event.kind == "session_finished":
+                self._mark_failed(event)
+            elif event.kind != "participant_state_changed":  # the only kind with no rows
+                raise self.failure
+            return
+        try:
+            self._write(event)
+        except sqlite3.Error as exc:
+            self.failure = errors.RecordingError(
+                self.path,
+                str(exc),
+                session_id=self.session_id if self._session_saved and self.session_id else "",
+                saved_messages=self.saved_messages,
+            )
+            raise self.failure from exc
+        if event.kind == "session_started":
+            self._session_saved = True
+        elif event.kind == "message_posted":
+            self.saved_messages += 1
+
+    def _mark_failed(self, e: events.SessionFinished) -> None:
+        """After a failed write, try once to mark the session failed, whatever ending the run
+        announced: the write failure is why it ended, and its rows are not the whole run."""
+        assert self.failure is not None
+        if not self._session_saved:
+            return
+        try:
+            with self._transaction():
+                self._x(
+                    "UPDATE sessions SET status = 'failed', end_reason = ?, finished_at = ?, updated_at = ? WHERE id = ?",
+                    [str(self.failure), e.at, e.at, e.session_id],
+                )
+        except sqlite3.Error:
+            self.failure.marked_failed = False
+        else:
+            self.failure.marked_failed = True
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction that takes the write lock at once, waiting out the busy timeout."""
+        conn = self.db.conn
+        if conn.in_transaction:  # someone else's transaction on this connection: nest in it
+            with self.db.atomic():
+                yield
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                with suppress(sqlite3.Error):  # the error that got us here is the one to report
+                    conn.execute("ROLLBACK")
+            raise
+
+    def _write(self, event: Any) -> None:
         handler = getattr(self, f"_on_{event.kind}", None)
-        with self.db.atomic():
+        with self._transaction():
             if handler is not None:
                 handler(event)
             if (

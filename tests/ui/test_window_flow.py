@@ -56,7 +56,9 @@ async def test_a_four_agent_offline_simulation_fills_the_panes(window):
         lambda: win.decisions.rows(), what="the decision strip explaining the latest trigger"
     )
     win.act_pause.trigger()
-    await asyncio.sleep(0.3)
+    # The step in flight may still post; once every agent is idle, nothing more may come.
+    await until(lambda: set(room.states.values()) == {"idle"}, what="the step in flight to end")
+    await asyncio.sleep(0.1)
     n = len(win.conversation.widgets)
     await asyncio.sleep(0.5)
     assert len(win.conversation.widgets) == n, "paused means no new messages"

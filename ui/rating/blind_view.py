@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import errors
 from playground.settings import RoomSettings
+from playground.storage import SessionReader
 from ui import theme
 from ui.typewriter import Typewriter
 
@@ -44,16 +44,7 @@ def resolve_session(db: Any, session_id: str) -> str:
     Raises:
         SessionNotFound: no such session, or the prefix is ambiguous.
     """
-    rows = db.execute("SELECT id FROM sessions WHERE id = ?", [session_id]).fetchall()
-    if not rows:
-        rows = db.execute(
-            "SELECT id FROM sessions WHERE id LIKE ? LIMIT 2", [session_id + "%"]
-        ).fetchall()
-    if len(rows) != 1:
-        raise errors.SessionNotFound(
-            f"no session {session_id!r} in this database" + (" (ambiguous prefix)" if rows else "")
-        )
-    return str(rows[0][0])
+    return SessionReader(db).resolve(session_id)  # a literal prefix: `%` is not a wildcard
 
 
 def load_blind_messages(db: Any, session_id: str) -> list[BlindMessage]:

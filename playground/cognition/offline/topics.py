@@ -176,6 +176,12 @@ class Topics:
     async def _extract(self, text: str) -> list[str]:
         if self._kw is None:
             loop = asyncio.get_running_loop()
+            # torch first: it may still be importing in the model's thread (start-up overlaps the
+            # load), and two threads importing torch and scikit-learn at once can each see the
+            # other half-initialised.
+            load = getattr(self._embedder.inner, "load", None)
+            if load is not None:
+                await load()
             await loop.run_in_executor(_LOADER, stop_words)
             self._kw = await loop.run_in_executor(_LOADER, _keybert, self._embedder)
         shown = candidates(text, self.exclude)

@@ -2,7 +2,8 @@
 
 Four families, each trial a real ``python -m playground`` process on a real SQLite file:
 
-* **kill points**: SIGKILL (no handler runs) after the icebreaker, mid-run and late in a run;
+* **kill points**: SIGKILL (no handler runs) after the icebreaker (the model still loading),
+  after 3 and after 6 messages;
 * **bad servers**: the loopback server answers with a web page, broken JSON, no choices, an error
   object with status 200, plain text, a proxy's 502 page, 401, endless 429 or 500, or nothing at
   all, at connect time and in the middle of a run;
@@ -303,8 +304,8 @@ PERSONA = (
 
 TRIALS: list[Trial] = [
     Trial("kill points", "SIGKILL after the icebreaker", _kill_after(1)),
-    Trial("kill points", "SIGKILL after 4 messages", _kill_after(4)),
-    Trial("kill points", "SIGKILL after 9 messages", _kill_after(9)),
+    Trial("kill points", "SIGKILL after 3 messages", _kill_after(3)),
+    Trial("kill points", "SIGKILL after 6 messages", _kill_after(6)),
     *[
         Trial("bad servers", f"{label} at connect time", _bad_server(fault, mid_run=False, says=says))
         for label, fault, says in [

@@ -210,9 +210,12 @@ async def main(messages: int) -> None:
     print(f"open → first frame in the window: {(time.perf_counter() - t) * 1000:.1f} ms")
     rec = win.replay.recording
     t = time.perf_counter()
-    while win.replay._warm.isActive():  # the log is parsed ahead in idle time
+    while win.replay._warm.isActive():  # idle work: the log parsed, the widgets made, ahead
         await asyncio.sleep(0.01)
-    print(f"event log parsed ahead in the background within {time.perf_counter() - t:.2f} s")
+    print(
+        "event log parsed and widgets made ahead, in idle time, within"
+        f" {time.perf_counter() - t:.2f} s"
+    )
     rng = random.Random(7)
     far, near, step, fill = [], [], [], []
 

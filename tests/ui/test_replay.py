@@ -263,11 +263,20 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
     assert sorted(pane.widgets) == list(range(11, cp.MAX_MESSAGES + 11))
     assert pane.list.count() == cp.MAX_MESSAGES
     assert f"the last {cp.MAX_MESSAGES} of {cp.MAX_MESSAGES + 10}" in pane.title.text()
-    # A replay jumping back to message 100 lays out the messages just before it, recycling widgets.
-    pane.begin_rebuild(0)
-    for i in range(1, 101):
-        bus.publish(events.MessagePosted(message=_message(i)))
-    pane.end_rebuild()
+
+    def jump(keep: int, upto: int) -> None:  # a replay rebuilding the moment after message upto
+        pane.begin_rebuild(keep)
+        for i in range(1, upto + 1):
+            bus.publish(events.MessagePosted(message=_message(i)))
+        pane.end_rebuild()
+
+    def visible_rows() -> list[int]:
+        return [r for r in range(pane.list.count()) if not pane.list.item(r).isHidden()]
+
+    # A replay jumping back to message 5, then on to message 100, lays out the messages just
+    # before 100 (none of them on screen then), recycling widgets.
+    jump(0, 5)
+    jump(5, 100)
     pane.list.scrollToBottom()
     await asyncio.sleep(0)
     # The rows in view show their messages at once; the ones above wait for the fill.
@@ -281,30 +290,39 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
     assert pane._unbound and not set(pane._unbound) & set(in_view), "rows above wait"
     assert sorted(pane.widgets) == list(range(101 - cp.JUMP_MESSAGES, 101))  # settles
     assert not pane._unbound
-    visible = [r for r in range(pane.list.count()) if not pane.list.item(r).isHidden()]
+    visible = visible_rows()
     assert len(visible) == cp.JUMP_MESSAGES, "the rest are hidden, kept for the next jump"
-    assert visible == list(range(cp.JUMP_MESSAGES)), "shown rows first"
+    assert visible == list(range(visible[0], visible[0] + cp.JUMP_MESSAGES)), "one run of rows"
+    assert visible[0] > 0, "hidden rows are left above, for stepping back"
     shown = [pane.list.itemWidget(pane.list.item(r)).msg.id for r in visible]
     assert shown == sorted(shown), "rows stay in message order"
     assert all(pane.widgets[m].body.text() == f"message number {m}" for m in pane.widgets)
+    # Stepping back a message, then forward again, slides over the hidden rows: the messages
+    # still shown keep their rows, and only the new message's row is bound (a replay's step).
+    before = dict(pane.widgets)
+    rows = pane.list.count()
+    jump(99, 99)
+    assert sorted(pane.widgets) == list(range(100 - cp.JUMP_MESSAGES, 100))
+    assert all(pane.widgets[m] is before[m] for m in range(101 - cp.JUMP_MESSAGES, 100))
+    assert pane.list.count() == rows and visible_rows() == [r - 1 for r in visible]
+    jump(99, 100)
+    assert all(pane.widgets[m] is before[m] for m in range(101 - cp.JUMP_MESSAGES, 101))
+    assert visible_rows() == visible
     # Jumping forward again keeps the earlier messages that are still in the window.
-    pane.begin_rebuild(100)
-    for i in range(1, 111):
-        bus.publish(events.MessagePosted(message=_message(i)))
-    pane.end_rebuild()
+    jump(100, 110)
     assert sorted(pane.widgets) == list(range(111 - cp.JUMP_MESSAGES, 111))
+    assert all(pane.widgets[m] is before[m] for m in range(111 - cp.JUMP_MESSAGES, 101))
+    assert all(pane.widgets[m].body.text() == f"message number {m}" for m in pane.widgets)
     # Back to message 5, then on again: hidden rows are reused, in order, with no new widgets.
-    pane.begin_rebuild(5)
-    for i in range(1, 6):
-        bus.publish(events.MessagePosted(message=_message(i)))
-    pane.end_rebuild()
+    jump(5, 5)
     rows = pane.list.count()
     assert sorted(pane.widgets) == [1, 2, 3, 4, 5]
     for i in range(6, 21):
         bus.publish(events.MessagePosted(message=_message(i)))
     assert pane.list.count() == rows, "no new rows while hidden ones are left"
-    visible = [r for r in range(pane.list.count()) if not pane.list.item(r).isHidden()]
-    assert [pane.list.itemWidget(pane.list.item(r)).msg.id for r in visible] == list(range(1, 21))
+    assert [pane.list.itemWidget(pane.list.item(r)).msg.id for r in visible_rows()] == list(
+        range(1, 21)
+    )
     bridge.detach()
 
 

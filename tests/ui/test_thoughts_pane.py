@@ -250,3 +250,61 @@ def test_hidden_pages_stay_live_and_follow_the_sort_order(setup) -> None:  # typ
     assert ids(pane) == [1, 3]
     assert pane.bubbles()[0].score_text() == "4.90"
     assert pane._count.text() == "2 thoughts"
+
+
+def _rebuild(pane: ThoughtsPane, thoughts: list[domain.Thought], evals=(), messages=()) -> None:  # type: ignore[no-untyped-def]
+    """What a replay jump does: the whole state at a moment, thoughts and messages in bulk."""
+    from playground.thought_ledger import ThoughtLedger
+
+    ledger = ThoughtLedger()
+    ledger.apply([events.ThoughtFormed(thought=t) for t in thoughts])
+    ledger.apply([events.ThoughtEvaluated(agent=t.agent, evaluation=e) for t, e in evals])
+    pane.begin_rebuild()
+    pane.load_thoughts(ledger)
+    pane.load_messages(list(messages))
+    pane.end_rebuild()
+
+
+def test_a_replay_jump_keeps_the_bubbles_of_thoughts_still_shown(setup, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from ui import deferred
+
+    monkeypatch.setattr(deferred, "FILL_DELAY_MS", 60_000)
+    bridge, selection, pane = setup
+    selection.select("Ana")
+    _rebuild(pane, [thought(t) for t in range(1, 13)])
+    before = {b.thought_id: b for b in pane.bubbles()}
+    # A step back: the three newest thoughts go; every other bubble keeps its thought.
+    _rebuild(pane, [thought(t) for t in range(1, 10)])
+    assert ids(pane) == list(range(9, 0, -1))
+    assert all(pane.bubble(t) is before[t] for t in range(1, 10))
+    # And on again: they come back, in order, in the bubbles that were freed.
+    _rebuild(pane, [thought(t) for t in range(1, 13)])
+    assert ids(pane) == list(range(12, 0, -1))
+    assert all(pane.bubble(t) is before[t] for t in range(1, 10))
+    assert [b.text() for b in pane.bubbles()] == [
+        f"thought number {t} of Ana" for t in range(12, 0, -1)
+    ]
+    QApplication.processEvents()
+    tops = [b.y() for b in pane.bubbles()]
+    assert tops == sorted(tops) and len(set(tops)) == 12, "laid out in that order"
+    # Sorted by score, where a jump reorders the thoughts that stay: all in the new order.
+    pane.sort_combo.setCurrentText("Highest score")
+    scored = [(thought(t), evaluation(t, 1 + t / 10)) for t in range(1, 13)]
+    _rebuild(pane, [t for t, _ in scored], scored)
+    assert ids(pane) == list(range(12, 0, -1))
+    flipped = [(thought(t), evaluation(t, 5 - t / 10)) for t in range(1, 13)]
+    _rebuild(pane, [t for t, _ in flipped], flipped)
+    assert ids(pane) == list(range(1, 13))
+    assert [b.score_text() for b in pane.bubbles()] == [f"{5 - t / 10:.2f}" for t in range(1, 13)]
+    QApplication.processEvents()
+    tops = [b.y() for b in pane.bubbles()]
+    assert tops == sorted(tops) and len(set(tops)) == 12
+
+
+def test_message_stimuli_are_described_after_a_replay_jump(setup) -> None:  # type: ignore[no-untyped-def]
+    bridge, selection, pane = setup
+    selection.select("Ana")
+    msg = domain.Message(id=5, speaker="Bo", text="Budget first?", step=5, at="")
+    _rebuild(pane, [thought(1)], messages=[msg])
+    assert pane._describe_ref("message:5") == "message:5 — Bo: Budget first?"
+    assert pane._describe_ref("message:6") == ""

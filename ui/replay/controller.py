@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from playground import errors, events
+from playground import domain, errors, events
 from playground.replay import Recording
 from playground.thought_ledger import ThoughtLedger
 from ui.bridge import EngineBridge
@@ -41,6 +41,11 @@ class ReplayController(QObject):
         load_thoughts: takes every participant's thoughts at the new moment in one call, as a
             :class:`ThoughtLedger` (the thoughts pane's bulk loader); the other events are
             published as usual.
+        load_messages: takes the messages up to the new moment in one call (most of a long
+            session's events) instead of a ``message_posted`` each; without it they are
+            published.
+        prepare: called in idle time after opening until it returns True: makes a few widgets
+            ahead of need each time (the first jump would otherwise make them all).
         reveal: ``reveal(message_id, chars)`` shows the first ``chars`` characters of a message
             (``None`` shows all of it); used for the typing animation.
         selection: the window's selected participant, kept across rebuilds.
@@ -62,6 +67,8 @@ class ReplayController(QObject):
         reveal: Callable[[int, int | None], None],
         selection: SelectedParticipant,
         default_cps: float,
+        load_messages: Callable[[list[domain.Message]], None] | None = None,
+        prepare: Callable[[], bool] | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -69,6 +76,8 @@ class ReplayController(QObject):
         self._reset_views = reset_views
         self._rebuilt = rebuilt
         self._load_thoughts = load_thoughts
+        self._load_messages = load_messages
+        self._prepare = prepare
         self._reveal = reveal
         self._selection = selection
         self.recording: Recording | None = None
@@ -82,6 +91,7 @@ class ReplayController(QObject):
         self.typewriter.progressed.connect(self._typed)
         self.typewriter.finished.connect(self._typing_done)
         self._frozen = False
+        self._parsed = False
         self._warm = QTimer(self)  # parses the event log ahead in idle time
         self._warm.setInterval(0)
         self._warm.timeout.connect(self._parse_ahead)
@@ -105,25 +115,35 @@ class ReplayController(QObject):
         self.position = -1
         self.opened.emit(recording)
         self.seek(recording.first)
+        self._parsed = False
         self._warm.start()
 
     def _parse_ahead(self) -> None:
+        """Idle work after opening, one small piece per call: parse the event log ahead, keep
+        the thought ledgers jumps start from, then let the panes make their widgets ahead of
+        need (``prepare``), so that no jump waits for any of it."""
         rec = self.recording
-        try:
-            done = rec is None or rec.parse_ahead(200)
-        except (errors.PlaygroundError, sqlite3.Error):
-            done = True  # a damaged event or a closed database: jumps will say so when they need it
-        if done:
-            self._warm.stop()
+        if not self._parsed:
+            try:
+                done = rec is None or rec.parse_ahead(200)
+            except (errors.PlaygroundError, sqlite3.Error):
+                done = True  # a damaged event or a closed database: jumps will say when it matters
+            if not done:
+                return
+            self._parsed = True
             if rec is not None:  # the thought ledgers a jump starts from, all kept now
                 with contextlib.suppress(errors.PlaygroundError, sqlite3.Error):
                     rec.thought_ledger(rec.last)
-            # The parsed log lives as long as the replay. Frozen, the garbage collector stops
-            # walking it again and again: a full collection over a long log takes tens of ms
-            # and would land in the middle of a scrub. Unfrozen when the replay closes.
-            gc.collect()
-            gc.freeze()
-            self._frozen = True
+            return
+        if rec is not None and self._prepare is not None and not self._prepare():
+            return
+        self._warm.stop()
+        # The parsed log lives as long as the replay. Frozen, the garbage collector stops
+        # walking it again and again: a full collection over a long log takes tens of ms and
+        # would land in the middle of a scrub. Unfrozen when the replay closes.
+        gc.collect()
+        gc.freeze()
+        self._frozen = True
 
     def _unfreeze(self) -> None:
         if self._frozen:
@@ -181,12 +201,19 @@ class ReplayController(QObject):
         )
         self._reset_views(keep_messages=keep)
         # A thought's own events only concern the thoughts pane: their fold is handed over in
-        # one go, from the recording's nearest kept ledger.
+        # one go, from the recording's nearest kept ledger. So are the messages (most of what
+        # is left of a long session's log): published one by one, each would cost two signals.
         events_ = rec.rebuild(seq, thoughts=False)
         ledger = rec.thought_ledger(seq)
+        messages: list[domain.Message] = []
+        if self._load_messages is not None:
+            messages = [e.message for e in events_ if e.kind == "message_posted"]
+            events_ = [e for e in events_ if e.kind != "message_posted"]
         sel.blockSignals(True)
         try:
             self._load_thoughts(ledger)
+            if self._load_messages is not None:
+                self._load_messages(messages)
             for e in events_:
                 self.bus.publish(e)
         finally:

@@ -16,6 +16,7 @@ from playground.settings import RoomSettings
 from ui.replay.controller import ReplayController
 from ui.replay.fork_dialog import ForkDialog
 from ui.replay.transport import TransportBar
+from ui.widgets.conversation_pane import RESERVED_ROWS
 
 
 class ReplayPanel(QObject):
@@ -39,6 +40,8 @@ class ReplayPanel(QObject):
             reset_views=w.reset_views,
             rebuilt=self._rebuilt,
             load_thoughts=w.thoughts.load_thoughts,
+            load_messages=self._load_messages,
+            prepare=self._prepare,
             reveal=w.conversation.reveal,
             selection=w.selection,
             default_cps=RoomSettings().typing_cps,
@@ -71,6 +74,17 @@ class ReplayPanel(QObject):
             sc.activated.connect(slot)
             sc.setEnabled(False)
             self.shortcuts.append(sc)
+
+    def _load_messages(self, messages: list) -> None:
+        w = self.window
+        w.thoughts.load_messages(messages)
+        w.conversation.load_messages(messages)
+
+    def _prepare(self) -> bool:
+        """One row and one bubble more, until a jump has all it needs (idle time)."""
+        w = self.window
+        rows = w.conversation.reserve(RESERVED_ROWS)
+        return w.thoughts.reserve() and rows
 
     def _rebuilt(self) -> None:
         w = self.window

@@ -3,28 +3,27 @@ private notes (reasons / reactions) and one-click in-the-moment questions."""
 
 from __future__ import annotations
 
-import html
+import heapq
+from operator import attrgetter
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QPlainTextEdit,
     QPushButton,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from ui import theme
+from playground import domain
 from ui.bridge import EngineBridge
 from ui.deferred import Deferred
 from ui.selection import SelectedParticipant
+from ui.widgets.message_widget import Composer, MessageList, MessageWidget, fitted_size
 
 QUESTION = "How did you take {speaker}'s message?"
 ANSWERS = ["Interesting", "Helpful", "Off-topic", "Too pushy", "Not sure"]
@@ -36,137 +35,17 @@ MAX_MESSAGES = 150
 #: Messages laid out when a replay jumps to another moment: the ones just before it. Playing or
 #: stepping on adds messages again (up to MAX_MESSAGES).
 JUMP_MESSAGES = 40
+#: Hidden rows left above the shown ones after a jump: a replay stepping back slides over them
+#: instead of rebinding every row.
+SLIDE_ROOM = 8
+#: Rows a replay makes ahead of need after opening: a jump's and room to slide both ways.
+RESERVED_ROWS = JUMP_MESSAGES + 2 * SLIDE_ROOM
 
+_Row = tuple[QListWidgetItem, "MessageWidget"]
+_Placed = tuple[list[_Row], list[_Row], list[_Row]]  # hidden above, shown, hidden below
 
-def _fitted(w: QWidget) -> QSize:
-    """The size a message needs at its fixed width: wrapped text gets the height it wraps to,
-    not the taller height a narrower default width would give. (Its full size hint is not
-    needed, and costs several times more: the header is rich text.)"""
-    if w.hasHeightForWidth():
-        return QSize(w.width(), w.heightForWidth(w.width()))
-    return w.sizeHint()
-
-
-class MessageWidget(QFrame):
-    """One message, with the human's private notes underneath (shown only to them)."""
-
-    note_submitted = Signal(int, str)
-
-    def __init__(self, msg, color: str, parent: QWidget | None = None) -> None:  # noqa: ANN001
-        super().__init__(parent)
-        self.msg = msg
-        self.setObjectName("msg")
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 5, 8, 5)
-        lay.setSpacing(2)
-        head = QHBoxLayout()
-        self.header = QLabel()
-        head.addWidget(self.header, 1)
-        self.note_button = QToolButton()
-        self.note_button.setText("✎ note")
-        self.note_button.setAutoRaise(True)
-        self.note_button.setVisible(False)
-        self.note_button.clicked.connect(self.open_note)
-        head.addWidget(self.note_button)
-        lay.addLayout(head)
-        self.body = QLabel()
-        self.body.setTextFormat(Qt.TextFormat.PlainText)
-        self.body.setWordWrap(True)
-        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        lay.addWidget(self.body)
-        self.notes = QLabel()
-        self.notes.setWordWrap(True)
-        self.notes.setVisible(False)
-        self.notes.setStyleSheet("color:#5d4037; font-style:italic;")
-        lay.addWidget(self.notes)
-        self.note_edit = QLineEdit()
-        self.note_edit.setVisible(False)
-        self.note_edit.returnPressed.connect(self._submit_note)
-        lay.addWidget(self.note_edit)
-        self._note_lines: list[str] = []
-        self._highlighted: bool | None = None
-        self.bind(msg, color)
-
-    def bind(self, msg, color: str) -> None:  # noqa: ANN001
-        """Show ``msg`` (a replay recycles message widgets instead of making new ones)."""
-        self.msg = msg
-        marks = []
-        if msg.interruption:
-            marks.append("<span style='color:#c62828'>⚡ interrupts</span>")
-        if msg.system == 1:
-            marks.append("<span style='color:#6a1b9a'>System-1 reply</span>")
-        if msg.thought_id is not None:
-            marks.append(f"<span style='color:#888'>thought #{msg.thought_id}</span>")
-        if msg.origin == "icebreaker":
-            marks.append("<span style='color:#888'>icebreaker</span>")
-        time = msg.at[11:19] if len(msg.at) >= 19 else msg.at
-        self.header.setText(
-            f"<span style='color:{color}; font-weight:bold'>{html.escape(msg.speaker)}</span> "
-            f"<span style='color:#999'>#{msg.id} · {time}</span> " + " · ".join(marks)
-        )
-        self.body.setText(msg.text)
-        self.clear_notes()
-        self.note_edit.setVisible(False)
-        self.set_highlight(False)
-
-    def clear_notes(self) -> None:
-        if self._note_lines:
-            self._note_lines = []
-            self.notes.setVisible(False)
-
-    def enable_notes(self, human: str) -> None:
-        own = self.msg.speaker == human
-        self.note_button.setVisible(True)
-        self.note_button.setToolTip(
-            "Add a private reason for sending this (only you see it)"
-            if own
-            else "Add your private reaction to this message (only you see it)"
-        )
-        self.note_edit.setPlaceholderText(
-            "Why I sent this… (Enter to save)" if own else "How I took this… (Enter to save)"
-        )
-
-    def open_note(self) -> None:
-        self.note_edit.setVisible(True)
-        self.note_edit.setFocus()
-
-    def _submit_note(self) -> None:
-        text = self.note_edit.text().strip()
-        if text:
-            self.note_submitted.emit(self.msg.id, text)
-        self.note_edit.clear()
-        self.note_edit.setVisible(False)
-
-    def add_note(self, kind: str, text: str, at: str, author: str | None = None) -> None:
-        who = f"{html.escape(author)}'s private" if author else "private"
-        self._note_lines.append(f"{who} {kind} ({at[11:19]}): {html.escape(text)}")
-        self.notes.setText("<br>".join(self._note_lines))
-        self.notes.setVisible(True)
-
-    def set_highlight(self, on: bool) -> None:
-        if on == self._highlighted:
-            return
-        self._highlighted = on
-        bg = theme.HIGHLIGHT_BG if on else "white"
-        self.setStyleSheet(f"#msg {{ background:{bg}; border-bottom:1px solid #eee; }}")
-
-
-class Composer(QPlainTextEdit):
-    """Enter sends, Shift+Enter starts a new line."""
-
-    submitted = Signal(str)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
-        if (
-            event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-            and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier
-        ):
-            text = self.toPlainText().strip()
-            if text:
-                self.submitted.emit(text)
-                self.clear()
-            return
-        super().keyPressEvent(event)
+#: What a row made ahead of need shows until a message is bound to it (it is hidden).
+_BLANK = domain.Message(id=0, speaker="", text="", step=0, at="")
 
 
 class ConversationPane(QWidget):
@@ -195,12 +74,14 @@ class ConversationPane(QWidget):
         self.items: dict[int, QListWidgetItem] = {}
         self.thinking: set[str] = set()
         self._unfitted: set[int] = set()
+        self._fit_pending = False
         self._pending: list = []
         self._rebuilding = False
         self._keep = 0
         self._pending_notes: list = []
-        # Hidden rows (item, widget) after the shown ones, in row order, for reuse.
-        self._spare: list[tuple[QListWidgetItem, MessageWidget]] = []
+        # Hidden rows (item, widget) before and after the shown ones, in row order, for reuse.
+        self._above: list[_Row] = []
+        self._spare: list[_Row] = []
         #: Show every participant's private notes (a researcher replaying a session), not only
         #: the human's own.
         self.all_notes = False
@@ -209,7 +90,7 @@ class ConversationPane(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.title = QLabel("<b>Conversation</b>")
         lay.addWidget(self.title)
-        self.list = QListWidget()
+        self.list = MessageList(self._view_width_changed)
         self.list.setVerticalScrollMode(QListWidget.ScrollMode.ScrollPerPixel)
         self.list.setSelectionMode(QListWidget.SelectionMode.NoSelection)
         lay.addWidget(self.list, 1)
@@ -275,6 +156,7 @@ class ConversationPane(QWidget):
         self.list.clear()
         self._widgets.clear()
         self.items.clear()
+        self._above.clear()
         self._spare.clear()
         self._unfitted.clear()
         self._trim()
@@ -330,6 +212,12 @@ class ConversationPane(QWidget):
         self._pending = []
         self._rebuilding = True
 
+    def load_messages(self, messages: list) -> None:
+        """During a rebuild, take the messages up to the new moment in one go, as if each were
+        posted (only the latest :data:`JUMP_MESSAGES` can be laid out, so only those are read)."""
+        for msg in heapq.nlargest(JUMP_MESSAGES, messages, key=attrgetter("id")):
+            self._posted(msg)
+
     def end_rebuild(self) -> None:
         self._rebuilding = False
         self._fill.cancel()  # the rows it would have bound are taken over below
@@ -343,21 +231,35 @@ class ConversationPane(QWidget):
         msgs.update((mid, m) for mid, m in unbound.items() if mid <= self._keep)
         msgs.update((m.id, m) for m in pending)
         final = sorted(msgs)[-JUMP_MESSAGES:]
-        # Rows stay in id order. Each row's widget is rebound to the message that row now shows,
-        # so a jump costs a few label updates per message instead of new widgets.
-        rows = [(self.items[m], self._widgets[m]) for m in sorted(self._widgets)]
+        # Rows stay in id order: hidden rows above the shown ones, then the shown ones, then
+        # hidden rows below. A row that shows a message still wanted keeps it, and the window
+        # slides over the hidden rows beside it (a step back or forth rebinds a row or two);
+        # otherwise each row is rebound to the message it now shows, in place (a jump costs a
+        # few label updates per message, never new widgets unless there are too few rows).
+        shown = [(self.items[m], self._widgets[m]) for m in sorted(self._widgets)]
+        placed = self._slide(shown, sorted(self._widgets), final)
+        if placed is None:
+            placed = self._in_place(shown, len(final))
+        above, rows, below = placed
+        # Rows no longer needed are hidden, not removed: removing a row deletes its widget, and
+        # the next jump would have to make it again.
+        for item, _w in above + below:
+            if not item.isHidden():
+                item.setHidden(True)
+        self._above, self._spare = above, below
         self._widgets.clear()
         self.items.clear()
         stale = []
-        for r, mid in enumerate(final):
-            if r < len(rows):
-                item, w = rows[r]
-                self._widgets[mid] = w
-                self.items[mid] = item
-                if w.msg.id != mid or mid in unbound:
-                    stale.append(mid)
-            else:
-                self._add(msgs[mid])
+        for (item, w), mid in zip(rows, final, strict=False):
+            self._widgets[mid] = w
+            self.items[mid] = item
+            if item.isHidden():  # it may still show an earlier message, and its notes
+                item.setHidden(False)
+                stale.append(mid)
+            elif w.msg.id != mid or mid in unbound:
+                stale.append(mid)
+        for mid in final[len(rows) :]:  # too few rows: new ones, after all the others
+            self._add(msgs[mid])
         # The rows in view (from the bottom up, as far as the view reaches) are rebound and
         # measured now; the ones above them by the deferred fill.
         room = self.list.viewport().height()
@@ -367,16 +269,13 @@ class ConversationPane(QWidget):
                 break
             if stale and stale[-1] == mid:
                 stale.pop()
-                self._bind(mid, msgs[mid])
+                msg = msgs[mid]
+                self._widgets[mid].bind(msg, self.colors.get(msg.speaker, "#333"))
                 self._unfitted.discard(mid)
+                self._schedule_fit()  # which scrolls to the latest message
                 room -= self._measure(mid)
             else:
                 room -= self.items[mid].sizeHint().height()
-        # Rows no longer needed are hidden, not removed: removing a row deletes its widget, and
-        # the next jump forward would have to make it again.
-        self._spare = rows[len(final) :] + self._spare
-        for item, _w in rows[len(final) :]:
-            item.setHidden(True)
         notes, self._pending_notes = self._pending_notes, []
         self._unbound_notes = [e for e in notes if e.message_id in self._unbound]
         for e in notes:
@@ -386,19 +285,57 @@ class ConversationPane(QWidget):
         if self._unbound:
             self._fill.schedule()
 
+    def _slide(self, shown: list[_Row], ids: list[int], final: list[int]) -> _Placed | None:
+        """The rows for ``final`` when the rows showing its messages stay and the window slides
+        over the hidden rows around them; None when no shown message is still wanted, or the
+        hidden rows on a side are too few."""
+        wanted = set(final)
+        kept = [i for i, mid in enumerate(ids) if mid in wanted]
+        if not kept:
+            return None
+        first, last = kept[0], kept[-1]
+        lower = final.index(ids[first])  # new messages before the kept ones
+        higher = len(final) - lower - len(kept)
+        if ids[first : last + 1] != final[lower : lower + len(kept)]:
+            return None  # not one run of messages in both
+        up = self._above + shown[:first]
+        down = shown[last + 1 :] + self._spare
+        if len(up) < lower or len(down) < higher:
+            return None
+        cut = len(up) - lower
+        rows = up[cut:] + shown[first : last + 1] + down[:higher]
+        return up[:cut], rows, down[higher:]
+
+    def _in_place(self, shown: list[_Row], count: int) -> _Placed:
+        """The rows for ``count`` messages, rebound where they stand: the first rows after a few
+        hidden ones left above (room for the window to slide back later)."""
+        rows = self._above + shown + self._spare
+        top = min(SLIDE_ROOM, max(0, len(rows) - count))
+        return rows[:top], rows[top : top + count], rows[top + count :]
+
     def _bind(self, mid: int, msg) -> None:  # noqa: ANN001
         self._widgets[mid].bind(msg, self.colors.get(msg.speaker, "#333"))
-        if not self._unfitted:
-            QTimer.singleShot(0, self, self._fit)
+        self._schedule_fit()
         self._unfitted.add(mid)
+
+    def _schedule_fit(self) -> None:
+        """Size new or rebound rows once laid out, all in one go. The pane is the timer's
+        context: no call after it is gone; _fit looks items up again, since a reset deletes
+        them."""
+        if not self._fit_pending:
+            self._fit_pending = True
+            QTimer.singleShot(0, self, self._fit)
 
     def _measure(self, mid: int) -> int:
         """Size a row to its message now; its height."""
         w = self._widgets[mid]
-        w.setFixedWidth(max(200, self.list.viewport().width() - 4))
-        size = _fitted(w)
+        w.setFixedWidth(self._row_width())
+        size = fitted_size(w)
         self.items[mid].setSizeHint(size)
         return size.height()
+
+    def _row_width(self) -> int:
+        return max(200, self.list.viewport().width() - 4)
 
     def _fill_rows(self) -> None:
         unbound, self._unbound = self._unbound, {}
@@ -452,22 +389,34 @@ class ConversationPane(QWidget):
             w.bind(msg, color)
             item.setHidden(False)
         else:
-            w = MessageWidget(msg, color)
-            w.note_submitted.connect(self.note_requested)
-            item = QListWidgetItem()
-            self.list.addItem(item)
-            self.list.setItemWidget(item, w)
+            item, w = self._new_row(msg, color)
         if self.human:
             w.enable_notes(self.human)
         self._widgets[msg.id] = w
         self.items[msg.id] = item
-        # Size new messages once laid out, all in one go. The pane is the timer's context: no
-        # call after it is gone; _fit looks items up again, since a reset deletes them.
-        if not self._unfitted:
-            QTimer.singleShot(0, self, self._fit)
+        self._schedule_fit()
         self._unfitted.add(msg.id)
 
+    def _new_row(self, msg, color: str) -> tuple[QListWidgetItem, MessageWidget]:  # noqa: ANN001
+        w = MessageWidget(msg, color)
+        w.note_submitted.connect(self.note_requested)
+        item = QListWidgetItem()
+        self.list.addItem(item)
+        self.list.setItemWidget(item, w)
+        return item, w
+
+    def reserve(self, rows: int) -> bool:
+        """Make one hidden row ahead of need (a replay does so in idle time after opening, so
+        that its first jump makes none); True once the list has ``rows`` rows."""
+        if self.list.count() >= rows:
+            return True
+        item, w = self._new_row(_BLANK, "#333")
+        item.setHidden(True)
+        self._spare.append((item, w))
+        return False
+
     def _fit(self) -> None:
+        self._fit_pending = False
         for mid in self._unfitted:
             if mid in self.items:
                 self._measure(mid)
@@ -478,6 +427,14 @@ class ConversationPane(QWidget):
         super().resizeEvent(event)
         for mid in self.items:
             self._measure(mid)
+
+    def _view_width_changed(self) -> None:
+        """The list's scroll bar came or went: rows measured before are as wide as the view
+        was then."""
+        width = self._row_width()
+        for mid, w in self._widgets.items():
+            if w.width() != width:
+                self._measure(mid)
 
     def _ask(self, msg) -> None:  # noqa: ANN001
         self._card_message = msg.id
@@ -508,14 +465,14 @@ class ConversationPane(QWidget):
             return
         text = w.msg.text
         typing = chars is not None and chars < len(text)
-        w.body.setText(text[:chars] + "▍" if typing else text)
+        w.body.show_text(text[:chars] + "▍" if typing else text)
         self._refit(message_id)
         if message_id in self.items:
             self.list.scrollToItem(self.items[message_id])
 
     def _refit(self, message_id: int) -> None:
         if message_id in self.items:
-            self.items[message_id].setSizeHint(_fitted(self._widgets[message_id]))
+            self.items[message_id].setSizeHint(fitted_size(self._widgets[message_id]))
 
     def _state(self, name: str, state: str) -> None:
         if state == "thinking":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 import shiboken6
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QCursor, QMouseEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from playground import domain
 from ui import theme
 from ui.widgets.evaluation_popup import EvaluationPopup, breakable
+from ui.widgets.fitted_label import FittedLabel
 
 SORT_NEWEST = "Newest first"
 SORT_SCORE = "Highest score"
@@ -103,14 +104,14 @@ def _refresh_style(widget: QWidget) -> None:
 
 
 def _badge(text: str, name: str, parent: QWidget) -> QLabel:
-    label = QLabel(text, parent)
+    label = FittedLabel(text, parent)
     label.setObjectName(name)
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
     return label
 
 
-class _LinkLabel(QLabel):
+class _LinkLabel(FittedLabel):
     """A rich-text label of links that also reports when the mouse leaves it."""
 
     left = Signal()
@@ -206,7 +207,7 @@ class ThoughtBubble(QFrame):
         top.addWidget(self.delete_button)
         outer.addLayout(top)
 
-        self._text = QLabel(self)
+        self._text = FittedLabel(self)
         self._text.setObjectName("thoughtText")
         self._text.setTextFormat(Qt.TextFormat.PlainText)
         self._text.setWordWrap(True)
@@ -231,6 +232,16 @@ class ThoughtBubble(QFrame):
 
         self.set_thought(thought)
         self.set_evaluation(retained)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        """The layout's size hint, without Qt's extra measuring of the texts at the hint's width
+        (bubbles are always shown at the page's width, at their height for that width)."""
+        lay = self.layout()
+        if lay is None:
+            return super().sizeHint()
+        m = self.contentsMargins()
+        s = lay.sizeHint()
+        return QSize(s.width() + m.left() + m.right(), s.height() + m.top() + m.bottom())
 
     # -- content -------------------------------------------------------------------------------
 

@@ -15,16 +15,15 @@ does not rebuild anything and keeps each page's scroll position.
 
 from __future__ import annotations
 
-import bisect
+import heapq
+from operator import attrgetter
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
     QComboBox,
-    QFrame,
     QHBoxLayout,
     QLabel,
-    QScrollArea,
     QSizePolicy,
     QStackedWidget,
     QToolTip,
@@ -48,214 +47,7 @@ from ui.widgets.thought_bubble import (
     SortKey,
     ThoughtBubble,
 )
-
-#: Most bubbles a page holds. Bubbles are widgets (a few ms each), so a participant with
-#: thousands of thoughts keeps its newest (or highest-scored, by the sort) ones on screen; the
-#: header says how many more exist.
-MAX_BUBBLES = 60
-
-
-class _AgentPage(QScrollArea):
-    """One participant's bubbles in their own scroll area.
-
-    A page is built the first time its participant is selected and then kept up to date, so
-    switching back and forth is instant and each participant keeps its scroll position.
-    """
-
-    def __init__(self, pane: ThoughtsPane, agent: str) -> None:
-        super().__init__()
-        self.agent = agent
-        self._pane = pane
-        self.bubbles: dict[int, ThoughtBubble] = {}
-        self.pool: list[ThoughtBubble] = []  # hidden bubbles a replay jump can rebind
-        self.order: list[int] = []
-        # After a replay jump, until the pane's deferred fill runs: thoughts whose bubbles still
-        # show something else (they are out of view), and bubbles no thought needs any more
-        # (laid out after the others, out of view, to be hidden).
-        self.unbound: set[int] = set()
-        self.parked: list[ThoughtBubble] = []
-        self.highlighted: int | None = None
-        self.by_score = False
-
-        self.setWidgetResizable(True)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.content = QWidget()
-        self.content.setObjectName("thoughtsContent")
-        self.list = QVBoxLayout(self.content)
-        self.list.setContentsMargins(4, 4, 4, 4)
-        self.list.setSpacing(6)
-        self.placeholder = _placeholder(EMPTY_PLACEHOLDER, self.content)
-        self.list.addWidget(self.placeholder)
-        self.list.addStretch(1)
-        self.setWidget(self.content)
-
-    def place(self, wanted: list[int], pane: ThoughtsPane, *, in_view: bool) -> None:
-        """Show the thoughts ``wanted``, in that order. The bubbles stay where they are in the
-        layout and are rebound by position (moving widgets would make Qt measure every bubble
-        again); a bubble that already shows the thought at its position changes nothing. When
-        the page is ``in_view``, the bubbles down to the bottom of the view are brought up to
-        date now; the rest wait for :meth:`fill`."""
-        slots = [self.bubbles[t] for t in self.order] + self.parked  # in layout order
-        self.bubbles = {}
-        self.unbound = set()
-        # Bubbles are bound from the top while their new heights reach into the view.
-        bottom = self.verticalScrollBar().value() + self.viewport().height() if in_view else -1
-        width = self.viewport().width() - 8  # the content's margins
-        reached = 4
-        for i, tid in enumerate(wanted):
-            if i < len(slots):
-                self.bubbles[tid] = slots[i]
-            elif self.pool:
-                self.bubbles[tid] = self.pool.pop()
-                self.list.insertWidget(i, self.bubbles[tid])
-            else:  # a new bubble, made up to date
-                self.list.insertWidget(i, self.add(pane._thoughts[self.agent][tid], place=False))
-            if reached > bottom:
-                self.unbound.add(tid)
-                continue
-            self.bind(tid, pane)
-            reached += self.bubbles[tid].heightForWidth(width) + self.list.spacing()
-        self.parked = slots[len(wanted) :]
-        self.order = list(wanted)
-        if self.highlighted not in self.bubbles:
-            self.highlighted = None
-        self.placeholder.setVisible(not self.bubbles)
-
-    def bind(self, tid: int, pane: ThoughtsPane) -> None:
-        bubble = self.bubbles[tid]
-        bubble.rebind(
-            pane._thoughts[self.agent][tid],
-            pane._evaluations_of(self.agent, tid),
-            pane._retained.get(self.agent, {}).get(tid, False),
-        )
-        bubble.set_highlighted(tid == self.highlighted)
-        if bubble.isHidden():
-            bubble.show()
-        self.unbound.discard(tid)
-
-    def fill(self, pane: ThoughtsPane) -> None:
-        """Finish a replay jump: bring the bubbles out of view up to date, hide unused ones."""
-        for tid in [t for t in self.order if t in self.unbound]:
-            self.bind(tid, pane)
-        for bubble in self.parked:
-            self.list.removeWidget(bubble)
-            bubble.hide()
-            self.pool.append(bubble)
-        self.parked = []
-
-    def sort_key(self, tid: int) -> SortKey:
-        if self.by_score:
-            score = self.bubbles[tid].score()
-            return (0.0, -score, -tid) if score is not None else (1.0, 0.0, -tid)
-        return (-tid,)
-
-    def build(self, thoughts: list[domain.Thought], by_score: bool) -> None:
-        """Create every bubble at once (first selection of the participant)."""
-        self.by_score = by_score
-        keep = sorted(thoughts, key=lambda t: self._pane._data_key(t.agent, t.id, by_score))
-        self.content.setUpdatesEnabled(False)
-        try:
-            for thought in keep[:MAX_BUBBLES]:
-                self.add(thought, place=False)
-            self.order = sorted(self.bubbles, key=self.sort_key)
-            for i, tid in enumerate(self.order):
-                self.list.insertWidget(i, self.bubbles[tid])
-        finally:
-            self.content.setUpdatesEnabled(True)
-        self.placeholder.setVisible(not self.bubbles)
-
-    def add(self, thought: domain.Thought, *, place: bool = True) -> ThoughtBubble:
-        pane = self._pane
-        evaluations = pane._evaluations_of(thought.agent, thought.id)
-        retained = pane._retained.get(thought.agent, {}).get(thought.id, False)
-        if self.pool:  # a bubble that left the screen earlier: rebinding it is much cheaper
-            bubble = self.pool.pop()
-            bubble.rebind(thought, evaluations, retained)
-            bubble.set_highlighted(False)
-            bubble.show()
-        else:
-            bubble = ThoughtBubble(
-                thought, evaluations, retained=retained, popup_parent=pane, parent=self.content
-            )
-            bubble.clicked.connect(lambda _id, b=bubble: pane._force(b))
-            bubble.delete_clicked.connect(lambda _id, b=bubble: pane._delete(b))
-            bubble.message_clicked.connect(pane.message_focus_requested.emit)
-            bubble.stimulus_hovered.connect(pane._on_stimulus_hovered)
-            bubble.stimulus_clicked.connect(pane._on_stimulus_clicked)
-        self.bubbles[thought.id] = bubble
-        if place:
-            index = bisect.bisect_left(self.order, self.sort_key(thought.id), key=self.sort_key)
-            self.order.insert(index, thought.id)
-            self.list.insertWidget(index, bubble)
-            self.placeholder.hide()
-            if len(self.order) > MAX_BUBBLES:
-                self.remove(self.order[-1])
-        return bubble
-
-    def remove(self, tid: int) -> None:
-        bubble = self.bubbles.pop(tid, None)
-        if bubble is None:
-            return
-        self.order.remove(tid)
-        self.list.removeWidget(bubble)
-        bubble.hide()
-        self.pool.append(bubble)
-        if self.highlighted == tid:
-            self.highlighted = None
-        self.placeholder.setVisible(not self.bubbles)
-
-    def reposition(self, tid: int) -> None:
-        """Move one bubble if its sort key changed its place; nothing happens otherwise."""
-        index = self.order.index(tid)
-        key = self.sort_key(tid)
-        before_ok = index == 0 or self.sort_key(self.order[index - 1]) <= key
-        after_ok = index == len(self.order) - 1 or key <= self.sort_key(self.order[index + 1])
-        if before_ok and after_ok:
-            return
-        del self.order[index]
-        new_index = bisect.bisect_left(self.order, key, key=self.sort_key)
-        self.order.insert(new_index, tid)
-        bubble = self.bubbles[tid]
-        self.list.removeWidget(bubble)
-        self.list.insertWidget(new_index, bubble)
-
-    def resort(self, by_score: bool) -> None:
-        if by_score == self.by_score:
-            return
-        self.by_score = by_score
-        self.content.setUpdatesEnabled(False)
-        try:
-            self.order.sort(key=self.sort_key)
-            for bubble in self.bubbles.values():
-                self.list.removeWidget(bubble)
-            for i, tid in enumerate(self.order):
-                self.list.insertWidget(i, self.bubbles[tid])
-        finally:
-            self.content.setUpdatesEnabled(True)
-        self.verticalScrollBar().setValue(0)
-
-    def highlight(self, tid: int | None, *, scroll: bool) -> None:
-        if self.highlighted is not None and self.highlighted != tid:
-            old = self.bubbles.get(self.highlighted)
-            if old is not None:
-                old.set_highlighted(False)
-            self.highlighted = None
-        bubble = self.bubbles.get(tid) if tid is not None else None
-        if bubble is None:
-            return
-        bubble.set_highlighted(True)
-        self.highlighted = tid
-        if scroll:
-            self.ensureWidgetVisible(bubble, 0, 8)
-
-
-def _placeholder(text: str, parent: QWidget | None = None) -> QLabel:
-    label = QLabel(text, parent)
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    label.setWordWrap(True)
-    label.setStyleSheet("color: #90a4ae; padding: 24px;")
-    return label
+from ui.widgets.thought_page import MAX_BUBBLES, AgentPage, placeholder_label
 
 
 def _thought_id(ref: str) -> int | None:
@@ -298,10 +90,11 @@ class ThoughtsPane(QWidget):
         self._retained: dict[str, dict[int, bool]] = {}
         self._humans: set[str] = set()
         self._ref_texts: dict[str, dict[str, str]] = {}  # agent -> memory ref -> text
-        self._message_texts: dict[str, str] = {}  # message ref -> "speaker: text"
+        self._messages: dict[int, domain.Message] = {}  # by id, for stimulus tooltips
+        self._released: list[tuple[object, ...]] = []  # see _forget
         # What is on screen.
         self._agent = ""
-        self._pages: dict[str, _AgentPage] = {}
+        self._pages: dict[str, AgentPage] = {}
         self._rebuilding = False
         self._focus_ref = ""
         self._pinned_ref = ""
@@ -328,7 +121,7 @@ class ThoughtsPane(QWidget):
 
         self._stack = QStackedWidget(self)
         self._stack.setStyleSheet(STYLE)
-        self._none_page = _placeholder(NONE_PLACEHOLDER)
+        self._none_page = placeholder_label(NONE_PLACEHOLDER)
         self._none_page.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         self._stack.addWidget(self._none_page)
 
@@ -357,8 +150,7 @@ class ThoughtsPane(QWidget):
 
     def reset(self) -> None:
         """Forget every thought, evaluation, page and popup (a new session starts)."""
-        for popup in self.findChildren(EvaluationPopup):
-            popup.close()
+        self._close_popups()
         self._fill.cancel()
         self._stack.setCurrentWidget(self._none_page)
         for page in self._pages.values():
@@ -366,6 +158,7 @@ class ThoughtsPane(QWidget):
             page.deleteLater()
         self._pages.clear()
         self._forget()
+        self._released.clear()
         self._pinned_ref = ""
         self._focus_ref = ""
         self._agent = ""
@@ -376,21 +169,31 @@ class ThoughtsPane(QWidget):
         state (a replay jumping to another moment), and :meth:`end_rebuild` then drops the
         bubbles of thoughts that no longer exist. Bubbles of thoughts that still exist are
         updated in place, so a jump costs what changed, not what is shown."""
-        for popup in self.findChildren(EvaluationPopup):
-            popup.close()
+        self._close_popups()
         self._forget()
         self._rebuilding = True
 
-    def _forget(self) -> None:
-        for data in (
-            self._thoughts,
-            self._evaluations,
-            self._retained,
-            self._humans,
-            self._ref_texts,
-            self._message_texts,
+    def _close_popups(self) -> None:
+        # Popups are the pane's own children (a search of the whole tree of bubbles would take
+        # a millisecond per replay jump).
+        for popup in self.findChildren(
+            EvaluationPopup, options=Qt.FindChildOption.FindDirectChildrenOnly
         ):
-            data.clear()
+            popup.close()
+
+    def _forget(self) -> None:
+        # Fresh collections. The old ones (a whole moment's thoughts: thousands of objects in a
+        # long replay) are let go with the deferred fill, not in the middle of a jump.
+        self._released.append(
+            (self._thoughts, self._evaluations, self._retained, self._ref_texts, self._messages)
+        )
+        del self._released[:-4]  # a long scrub, with no fill in between
+        self._thoughts = {}
+        self._evaluations = {}
+        self._retained = {}
+        self._humans = set()
+        self._ref_texts = {}
+        self._messages = {}
 
     def load_thoughts(self, ledger: ThoughtLedger) -> None:
         """During a rebuild, take every participant's thoughts at the new moment in one go (the
@@ -399,6 +202,11 @@ class ThoughtsPane(QWidget):
         self._evaluations = ledger.evaluations
         self._retained = ledger.retained
 
+    def load_messages(self, messages: list[domain.Message]) -> None:
+        """During a rebuild, take the messages up to the new moment in one go (the texts that
+        stimulus tooltips quote), instead of one ``message_posted`` each."""
+        self._messages.update(zip(map(attrgetter("id"), messages), messages, strict=True))
+
     def end_rebuild(self) -> None:
         """Show the rebuilt state: on the page in view, the bubbles that can be seen at once
         now and the others a moment later (:data:`ui.deferred.FILL_DELAY_MS`); hidden pages
@@ -406,15 +214,20 @@ class ThoughtsPane(QWidget):
         self._rebuilding = False
         current = self._stack.currentWidget()
         for agent, page in self._pages.items():
-            thoughts = self._thoughts.get(agent, {})
-            wanted = sorted(thoughts, key=lambda t: self._data_key(agent, t, page.by_score))
-            page.place(wanted[:MAX_BUBBLES], self, in_view=page is current)
+            page.place(self._top(agent, page.by_score), self, in_view=page is current)
         self._fill.schedule()
         self._update_header()
 
     def _fill_pages(self) -> None:
         for page in self._pages.values():
             page.fill(self)
+        self._released.clear()
+
+    def reserve(self) -> bool:
+        """Make one bubble of the page in view ahead of need (see :meth:`AgentPage.reserve`);
+        True once it has them all."""
+        page = self._pages.get(self._agent)
+        return page is None or page.reserve()
 
     def settle(self) -> None:
         """Finish any work put off after a replay jump (the bubbles out of view)."""
@@ -439,7 +252,7 @@ class ThoughtsPane(QWidget):
             self._humans.add(e.name)
         else:
             self._humans.discard(e.name)
-        if e.name == self._agent:
+        if e.name == self._agent and not self._rebuilding:
             self._update_header()
 
     def _on_memories_retrieved(self, agent: str, stimuli: list, step: int) -> None:
@@ -455,7 +268,7 @@ class ThoughtsPane(QWidget):
             texts[memory.ref] = memory.text
 
     def _on_message_posted(self, message: domain.Message) -> None:
-        self._message_texts[message.ref] = f"{message.speaker}: {message.text}"
+        self._messages[message.id] = message
 
     def _on_thought_formed(self, thought: domain.Thought) -> None:
         agent = thought.agent
@@ -528,8 +341,17 @@ class ThoughtsPane(QWidget):
         if agent == self._agent:
             self._update_header()
 
+    def _top(self, agent: str, by_score: bool) -> list[int]:
+        """The ids of ``agent``'s first :data:`MAX_BUBBLES` thoughts in the sort, in order."""
+        thoughts = self._thoughts.get(agent, {})
+        if not by_score:  # newest first (as ``_data_key``); ids come mostly in order: O(n)
+            return sorted(thoughts, reverse=True)[:MAX_BUBBLES]
+        return heapq.nsmallest(
+            MAX_BUBBLES, thoughts, key=lambda t: self._data_key(agent, t, by_score)
+        )
+
     def _data_key(self, agent: str, tid: int, by_score: bool) -> SortKey:
-        """A thought's place in the sort, from the data alone (as ``_AgentPage.sort_key``)."""
+        """A thought's place in the sort, from the data alone (as ``AgentPage.sort_key``)."""
         if by_score:
             evs = self._evaluations.get(agent, {}).get(tid)
             thought = self._thoughts.get(agent, {}).get(tid)
@@ -554,7 +376,7 @@ class ThoughtsPane(QWidget):
         else:
             page = self._pages.get(name)
             if page is None:
-                page = _AgentPage(self, name)
+                page = AgentPage(self, name)
                 thoughts = sorted(self._thoughts.get(name, {}).values(), key=lambda t: t.id)
                 page.build(thoughts, by_score)
                 self._pages[name] = page
@@ -587,7 +409,7 @@ class ThoughtsPane(QWidget):
             return
         thoughts = self._thoughts.get(name, {})
         n = len(thoughts)
-        said = sum(1 for t in thoughts.values() if t.expressed_in is not None)
+        said = n - list(map(attrgetter("expressed_in"), thoughts.values())).count(None)
         noun = "thought" if n == 1 else "thoughts"
         shown = len(page.bubbles)
         self._count.setText(
@@ -638,7 +460,8 @@ class ThoughtsPane(QWidget):
             thought = self._thoughts.get(self._agent, {}).get(tid)
             return f"{ref}: {thought.text}" if thought else f"{ref} (deleted or not shown)"
         if ref.startswith("message:"):
-            text = self._message_texts.get(ref)
-            return f"{ref} — {text}" if text else ""
+            num = ref.partition(":")[2]
+            msg = self._messages.get(int(num)) if num.isdigit() else None
+            return f"{ref} — {msg.speaker}: {msg.text}" if msg else ""
         text = self._ref_texts.get(self._agent, {}).get(ref)
         return f"{ref}: {text}" if text else ""

@@ -1,0 +1,339 @@
+"""One participant's page of thought bubbles in the thoughts pane (:mod:`ui.widgets.thoughts_pane`).
+
+A page keeps at most :data:`MAX_BUBBLES` bubbles in a scroll area, in the pane's sort order.
+Bubbles are widgets, so they are reused rather than made: a replay jump rebinds them
+(:meth:`AgentPage.place`), bubbles that leave the page wait hidden in a pool, and a replay that
+opens makes them ahead of need in idle time (:meth:`AgentPage.reserve`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from playground import domain
+from ui.widgets.thought_bubble import EMPTY_PLACEHOLDER, SortKey, ThoughtBubble
+
+if TYPE_CHECKING:
+    from ui.widgets.thoughts_pane import ThoughtsPane
+
+#: Most bubbles a page holds. Bubbles are widgets (a few ms each), so a participant with
+#: thousands of thoughts keeps its newest (or highest-scored, by the sort) ones on screen; the
+#: header says how many more exist.
+MAX_BUBBLES = 60
+
+
+class AgentPage(QScrollArea):
+    """One participant's bubbles in their own scroll area.
+
+    A page is built the first time its participant is selected and then kept up to date, so
+    switching back and forth is instant and each participant keeps its scroll position.
+    """
+
+    def __init__(self, pane: ThoughtsPane, agent: str) -> None:
+        super().__init__()
+        self.agent = agent
+        self._pane = pane
+        self.bubbles: dict[int, ThoughtBubble] = {}
+        self.pool: list[ThoughtBubble] = []  # hidden bubbles a replay jump can rebind
+        self.order: list[int] = []
+        # After a replay jump, until the pane's deferred fill runs: thoughts whose bubbles still
+        # show something else (they are out of view), and bubbles no thought needs any more
+        # (laid out after the others, out of view, to be hidden).
+        self.unbound: set[int] = set()
+        self.parked: list[ThoughtBubble] = []
+        self.highlighted: int | None = None
+        self.by_score = False
+
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.content = _Content()
+        self.content.setObjectName("thoughtsContent")
+        self.list = QVBoxLayout(self.content)
+        self.list.setContentsMargins(4, 4, 4, 4)
+        self.list.setSpacing(6)
+        self.placeholder = placeholder_label(EMPTY_PLACEHOLDER, self.content)
+        self.list.addWidget(self.placeholder)
+        self.list.addStretch(1)
+        self.setWidget(self.content)
+
+    def place(self, wanted: list[int], pane: ThoughtsPane, *, in_view: bool) -> None:
+        """Show the thoughts ``wanted``, in that order.
+
+        A thought that is still shown keeps its bubble, wherever it moves (a step through the
+        replay changes a few bubbles, not all of them); the other bubbles are rebound to the new
+        thoughts in layout order, so a jump far away rebinds them where they stand, moving no
+        widget. When the page is ``in_view``, the bubbles down to the bottom of the view are
+        brought up to date now; the rest wait for :meth:`fill`.
+        """
+        layout_order = [self.bubbles[t] for t in self.order] + self.parked
+        assigned, rest = self._assign(wanted)
+        self.bubbles = {}
+        self.unbound = set()
+        # Bubbles are bound from the top while their new heights reach into the view.
+        bottom = self.verticalScrollBar().value() + self.viewport().height() if in_view else -1
+        width = self.viewport().width() - 8  # the content's margins
+        reached = 4
+        with self.held():
+            for i, tid in enumerate(wanted):
+                if assigned[i] is None:
+                    if self.pool:
+                        assigned[i] = self.pool.pop()
+                    else:  # a new bubble, made up to date
+                        assigned[i] = self.add(pane._thoughts[self.agent][tid], place=False)
+            shown: list[ThoughtBubble] = [b for b in assigned if b is not None]
+            _arrange(self.list, layout_order, shown + rest)
+            for tid, bubble in zip(wanted, shown, strict=True):
+                self.bubbles[tid] = bubble
+                if reached > bottom:
+                    self.unbound.add(tid)
+                    continue
+                self.bind(tid, pane)
+                reached += bubble.heightForWidth(width) + self.list.spacing()
+        self.parked = rest
+        self.order = list(wanted)
+        if self.highlighted not in self.bubbles:
+            self.highlighted = None
+        self.placeholder.setVisible(not self.bubbles)
+
+    def _assign(self, wanted: list[int]) -> tuple[list[ThoughtBubble | None], list[ThoughtBubble]]:
+        """Which bubble shows each wanted thought (None: one from the pool or a new one), and
+        the bubbles left over, in layout order."""
+        old = self.bubbles
+        slots = [old[t] for t in self.order] + self.parked  # in layout order
+        keep = set(wanted) & old.keys()
+        if [t for t in self.order if t in keep] != [t for t in wanted if t in keep]:
+            # The thoughts still shown changed their order (a sort by score): rebind by place.
+            assigned: list[ThoughtBubble | None] = list(slots[: len(wanted)])
+            return assigned + [None] * (len(wanted) - len(assigned)), slots[len(wanted) :]
+        free = [old[t] for t in self.order if t not in keep] + self.parked
+        free.reverse()  # taken from the top
+        assigned = [old[t] if t in keep else (free.pop() if free else None) for t in wanted]
+        free.reverse()
+        return assigned, free
+
+    def bind(self, tid: int, pane: ThoughtsPane) -> None:
+        bubble = self.bubbles[tid]
+        bubble.rebind(
+            pane._thoughts[self.agent][tid],
+            pane._evaluations_of(self.agent, tid),
+            pane._retained.get(self.agent, {}).get(tid, False),
+        )
+        bubble.set_highlighted(tid == self.highlighted)
+        if bubble.isHidden():  # from the pool: lay it out at the page's width straight away
+            bubble.resize(self.viewport().width() - 8, bubble.height())
+            bubble.show()
+        self.unbound.discard(tid)
+
+    def fill(self, pane: ThoughtsPane) -> None:
+        """Finish a replay jump: bring the bubbles out of view up to date, hide unused ones."""
+        with self.held():
+            for tid in [t for t in self.order if t in self.unbound]:
+                self.bind(tid, pane)
+            for bubble in self.parked:
+                self.list.removeWidget(bubble)
+                bubble.hide()
+                self.pool.append(bubble)
+        self.parked = []
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the page's layout while many bubbles change: showing a widget (a bubble's
+        "said in" link, a bubble from the pool) makes Qt lay out every visible parent at once,
+        here all the bubbles, for each one shown. Held, the page is laid out once, afterwards."""
+        self.list.setEnabled(False)
+        try:
+            yield
+        finally:
+            self.list.setEnabled(True)
+
+    def sort_key(self, tid: int) -> SortKey:
+        if self.by_score:
+            score = self.bubbles[tid].score()
+            return (0.0, -score, -tid) if score is not None else (1.0, 0.0, -tid)
+        return (-tid,)
+
+    def build(self, thoughts: list[domain.Thought], by_score: bool) -> None:
+        """Create every bubble at once (first selection of the participant)."""
+        self.by_score = by_score
+        keep = sorted(thoughts, key=lambda t: self._pane._data_key(t.agent, t.id, by_score))
+        self.content.setUpdatesEnabled(False)
+        try:
+            for thought in keep[:MAX_BUBBLES]:
+                self.add(thought, place=False)
+            self.order = sorted(self.bubbles, key=self.sort_key)
+            for i, tid in enumerate(self.order):
+                self.list.insertWidget(i, self.bubbles[tid])
+        finally:
+            self.content.setUpdatesEnabled(True)
+        self.placeholder.setVisible(not self.bubbles)
+
+    def add(self, thought: domain.Thought, *, place: bool = True) -> ThoughtBubble:
+        pane = self._pane
+        evaluations = pane._evaluations_of(thought.agent, thought.id)
+        retained = pane._retained.get(thought.agent, {}).get(thought.id, False)
+        if self.pool:  # a bubble that left the screen earlier: rebinding it is much cheaper
+            bubble = self.pool.pop()
+            bubble.rebind(thought, evaluations, retained)
+            bubble.set_highlighted(False)
+            bubble.show()
+        else:
+            bubble = self._new_bubble(thought, evaluations, retained)
+        self.bubbles[thought.id] = bubble
+        if place:
+            index = bisect.bisect_left(self.order, self.sort_key(thought.id), key=self.sort_key)
+            self.order.insert(index, thought.id)
+            self.list.insertWidget(index, bubble)
+            self.placeholder.hide()
+            if len(self.order) > MAX_BUBBLES:
+                self.remove(self.order[-1])
+        return bubble
+
+    def _new_bubble(
+        self, thought: domain.Thought, evaluations: list[domain.Evaluation], retained: bool
+    ) -> ThoughtBubble:
+        pane = self._pane
+        bubble = ThoughtBubble(
+            thought, evaluations, retained=retained, popup_parent=pane, parent=self.content
+        )
+        bubble.clicked.connect(lambda _id, b=bubble: pane._force(b))
+        bubble.delete_clicked.connect(lambda _id, b=bubble: pane._delete(b))
+        bubble.message_clicked.connect(pane.message_focus_requested.emit)
+        bubble.stimulus_hovered.connect(pane._on_stimulus_hovered)
+        bubble.stimulus_clicked.connect(pane._on_stimulus_clicked)
+        return bubble
+
+    def reserve(self) -> bool:
+        """Make one bubble ahead of need, hidden in the pool (a replay does so in idle time
+        after opening, so that its first jump makes none); True once the page has
+        :data:`MAX_BUBBLES` bubbles."""
+        if len(self.bubbles) + len(self.parked) + len(self.pool) >= MAX_BUBBLES:
+            return True
+        blank = domain.Thought(
+            id=0, agent=self.agent, text="", system=2, created_step=0, last_access=0
+        )
+        bubble = self._new_bubble(blank, [], False)
+        bubble.hide()
+        self.pool.append(bubble)
+        return False
+
+    def remove(self, tid: int) -> None:
+        bubble = self.bubbles.pop(tid, None)
+        if bubble is None:
+            return
+        self.order.remove(tid)
+        self.list.removeWidget(bubble)
+        bubble.hide()
+        self.pool.append(bubble)
+        if self.highlighted == tid:
+            self.highlighted = None
+        self.placeholder.setVisible(not self.bubbles)
+
+    def reposition(self, tid: int) -> None:
+        """Move one bubble if its sort key changed its place; nothing happens otherwise."""
+        index = self.order.index(tid)
+        key = self.sort_key(tid)
+        before_ok = index == 0 or self.sort_key(self.order[index - 1]) <= key
+        after_ok = index == len(self.order) - 1 or key <= self.sort_key(self.order[index + 1])
+        if before_ok and after_ok:
+            return
+        del self.order[index]
+        new_index = bisect.bisect_left(self.order, key, key=self.sort_key)
+        self.order.insert(new_index, tid)
+        bubble = self.bubbles[tid]
+        self.list.removeWidget(bubble)
+        self.list.insertWidget(new_index, bubble)
+
+    def resort(self, by_score: bool) -> None:
+        if by_score == self.by_score:
+            return
+        self.by_score = by_score
+        self.content.setUpdatesEnabled(False)
+        try:
+            self.order.sort(key=self.sort_key)
+            for bubble in self.bubbles.values():
+                self.list.removeWidget(bubble)
+            for i, tid in enumerate(self.order):
+                self.list.insertWidget(i, self.bubbles[tid])
+        finally:
+            self.content.setUpdatesEnabled(True)
+        self.verticalScrollBar().setValue(0)
+
+    def highlight(self, tid: int | None, *, scroll: bool) -> None:
+        if self.highlighted is not None and self.highlighted != tid:
+            old = self.bubbles.get(self.highlighted)
+            if old is not None:
+                old.set_highlighted(False)
+            self.highlighted = None
+        bubble = self.bubbles.get(tid) if tid is not None else None
+        if bubble is None:
+            return
+        bubble.set_highlighted(True)
+        self.highlighted = tid
+        if scroll:
+            self.ensureWidgetVisible(bubble, 0, 8)
+
+
+class _Content(QWidget):
+    """The column of bubbles in a page's scroll area.
+
+    Its size hint is its layout's, without Qt's extra step of measuring every bubble once more
+    at the hint's width (a width nothing is shown at): the scroll area sizes the column from its
+    minimum size and its height for the viewport's width, never from the hint."""
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        lay = self.layout()
+        return lay.sizeHint() if lay is not None else super().sizeHint()
+
+
+def placeholder_label(text: str, parent: QWidget | None = None) -> QLabel:
+    label = QLabel(text, parent)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: #90a4ae; padding: 24px;")
+    return label
+
+
+def _arrange(
+    layout: QVBoxLayout, current: list[ThoughtBubble], wanted: list[ThoughtBubble]
+) -> None:
+    """Put the bubbles ``wanted`` first in ``layout``, in that order, where ``current`` are the
+    layout's first widgets now. Bubbles already in order among themselves stay (the longest such
+    run); only the others are taken out and put back, so a far jump, which rebinds bubbles where
+    they stand, moves none."""
+    place = {id(b): i for i, b in enumerate(wanted)}
+    staying = _longest_increasing([place[id(b)] for b in current])
+    for b in current:
+        if place[id(b)] not in staying:
+            layout.removeWidget(b)
+    for i, b in enumerate(wanted):
+        if i not in staying:
+            layout.insertWidget(i, b)
+
+
+def _longest_increasing(values: list[int]) -> set[int]:
+    """The values of a longest strictly increasing subsequence of ``values``."""
+    tails: list[int] = []  # tails[k]: the smallest last value of an increasing run of k + 1
+    ends: list[int] = []  # index in values of that last value
+    before = [-1] * len(values)
+    for i, v in enumerate(values):
+        k = bisect.bisect_left(tails, v)
+        if k == len(tails):
+            tails.append(v)
+            ends.append(i)
+        else:
+            tails[k] = v
+            ends[k] = i
+        before[i] = ends[k - 1] if k else -1
+    run: set[int] = set()
+    i = ends[-1] if ends else -1
+    while i >= 0:
+        run.add(values[i])
+        i = before[i]
+    return run

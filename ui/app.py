@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, cast
@@ -14,6 +15,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import PySide6  # noqa: E402,F401 - imported before qasync so qasync binds to PySide6
 import qasync  # noqa: E402
+from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtGui import QFont  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -68,16 +70,32 @@ def run(argv: list[str] | None = None) -> int:
 
     collector = MainThreadCollector(parent=app)  # noqa: F841 - lives as the app's child
 
+    received: list[int] = []
+
     async def main() -> None:
         app.setQuitOnLastWindowClosed(False)
         closed = asyncio.Event()
         app.lastWindowClosed.connect(closed.set)
         window, controller = build()
+
+        def on_signal(signum: int, _frame: object) -> None:
+            # Ctrl-C or SIGTERM closes the window as its close button does: a running session
+            # ends `interrupted`, then the app exits with 128 + the signal, quietly.
+            received.append(signum)
+            QTimer.singleShot(0, window.close)
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, on_signal)
+        # Python runs its signal handlers only when it gets control: wake it now and then.
+        wake = QTimer(app)
+        wake.timeout.connect(lambda: None)
+        wake.start(200)
         window.show()
         open_library_at_start(window)
         controller.start_loading_embedder()  # after the first paint: imports take seconds
         await closed.wait()
         await controller.shutdown()
+        wake.stop()
 
     qasync.run(main())
-    return 0
+    return 128 + received[0] if received else 0

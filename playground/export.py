@@ -18,6 +18,7 @@ import sqlite_utils
 
 from playground import errors
 from playground.storage import SessionReader, open_database
+from playground.storage.database import open_for_reading
 
 FORMAT_NAME = "thought-playground"
 FORMAT_VERSION = 1
@@ -320,7 +321,7 @@ def cli_export(args: argparse.Namespace, out: TextIO) -> int:
             "nothing to export: give session ids (or unique prefixes), --all or --experiment ID"
         )
     path = Path(args.db)
-    db = open_database(path, create=False)
+    db = open_for_reading(path)  # reads only: also where the database cannot be written
     try:
         ids = resolve_ids(db, args.ids)
         if args.experiment:

@@ -333,12 +333,12 @@ def cli(args: Any, out: TextIO) -> int:
     Raises:
         PlaygroundError: no database at the path (none is created), or an unknown experiment.
     """
-    from playground.storage import open_database
+    from playground.storage.database import open_for_reading
 
     path = Path(args.db)
     if not path.is_file():
         raise errors.PlaygroundError(f"no database at {path}")
-    db = open_database(path)
+    db = open_for_reading(path)  # reads only: also where the database cannot be written
     try:
         report = build_report(db, experiment=args.experiment)
     finally:

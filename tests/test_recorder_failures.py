@@ -295,6 +295,21 @@ def test_sessions_and_show_read_a_database_in_a_read_only_folder(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == before == ["s.db"]
 
 
+def test_report_and_export_read_a_database_in_a_read_only_folder(tmp_path):
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    path = folder / "s.db"
+    sid = _publish_session(path)
+    out = tmp_path / "out.jsonl"
+    with read_only(folder) as prefix:
+        report = _run(prefix + _cli("report", "--db", str(path), "--format", "json"))
+        export = _run(prefix + _cli("export", sid, "--db", str(path), "--output", str(out)))
+    assert report.returncode == 0, report.stderr
+    assert export.returncode == 0, export.stderr
+    assert sid in out.read_text() and "hello 2" in out.read_text()
+    assert sorted(p.name for p in folder.iterdir()) == ["s.db"]
+
+
 def test_an_older_schema_in_a_read_only_folder_is_read_through_an_upgraded_copy(tmp_path):
     folder = tmp_path / "old"
     folder.mkdir()

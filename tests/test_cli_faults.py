@@ -8,6 +8,7 @@ are literal and, when ambiguous, list the candidates.
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import signal
@@ -167,16 +168,22 @@ def test_a_closed_pipe_ends_show_quietly(tmp_path):
     db_path = tmp_path / "pipe.db"
     _saved_sessions(db_path, 1)
     [(sid,)] = _read(db_path, "SELECT id FROM sessions")
+    # A pipe of one page: the JSON (several kB) cannot all fit before the reader leaves, as it
+    # could in a default 64 kB pipe (the command then finished first and the test proved nothing).
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
     proc = subprocess.Popen(
         [sys.executable, "-m", "playground", "show", sid, "--db", str(db_path), "--json"],
         cwd=REPO,
         env=ENV,
-        stdout=subprocess.PIPE,
+        stdout=write_end,
         stderr=subprocess.PIPE,
     )
-    assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.read(10)
-    proc.stdout.close()  # as `| head -c 10` does
+    os.close(write_end)
+    assert proc.stderr is not None
+    with os.fdopen(read_end, "rb") as stdout:
+        stdout.read(10)
+    # closed, as `| head -c 10` does
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 128 + signal.SIGPIPE
     assert "Traceback" not in err and "Exception ignored" not in err, err

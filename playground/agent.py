@@ -52,8 +52,11 @@ class Agent:
         room_settings: RoomSettings,
         seed: int,
         emit: Callable[[events.BaseEvent], None],
+        policy: domain.Policy = "inner-thoughts",
     ) -> None:
         self.persona = persona
+        #: How this agent takes turns: Inner Thoughts, or a baseline (see :mod:`playground.room`).
+        self.policy: domain.Policy = policy
         self.name = persona.name
         self.proactivity = proactivity
         self.cognition = cognition
@@ -274,6 +277,10 @@ class Agent:
         return await self.cognition.articulate(
             ctx, thought, stimuli, proactive_tone=self.proactivity.proactive_tone
         )
+
+    async def respond(self, ctx: Context) -> str:
+        """A baseline turn: an answer from the static persona and the conversation, no thoughts."""
+        return await self.cognition.respond(ctx)
 
     def _stimuli_of(
         self, thought: domain.Thought, by_id: dict[int, domain.Message], depth: int = 2

@@ -1,4 +1,5 @@
-"""Command line: `playground simulate | sessions | show | report | export | import`; with no command,
+"""Command line: `playground simulate | sessions | show | report | export | import | experiment |
+experiments | merge | eval-next-speaker`; with no command,
 the GUI (when installed)."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from importlib.metadata import entry_points
 from typing import TextIO
 
 from playground import domain, errors, events, interrupts, loops, personas, transcript
-from playground.settings import PRESETS, Settings, load_settings
+from playground.settings import PRESETS, Settings
 from playground.storage import SessionReader, open_database
 from playground.storage.database import DEFAULT_BUSY_TIMEOUT, DEFAULT_DB, open_for_reading
 
@@ -67,7 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--max-retries", type=int, help="retries on 429/5xx/timeouts (default 3, with back-off)"
     )
-    sim.add_argument("--concurrency", type=int, help="most LLM calls in flight at once (default 32)")
+    sim.add_argument(
+        "--concurrency", type=int, help="most LLM calls in flight at once (default 32)"
+    )
     sim.add_argument(
         "--max-silent-steps", type=int, help="stop after this many silent steps in a row"
     )
@@ -113,6 +116,32 @@ def build_parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", help="read a JSON Lines export into a database")
     imp.add_argument("file", metavar="FILE")
     imp.add_argument("--db", default=str(DEFAULT_DB))
+
+    from playground import experiment_cli
+
+    experiment_cli.add_parsers(sub, str(DEFAULT_DB), DEFAULT_BUSY_TIMEOUT)
+
+    mg = sub.add_parser(
+        "merge", help="combine session databases (e.g. an experiment's shards) into one"
+    )
+    mg.add_argument("output", metavar="OUT.db", help="the database to merge into (created if new)")
+    mg.add_argument("sources", nargs="+", metavar="SHARD.db", help="databases to read")
+    mg.add_argument("--busy-timeout", type=float, default=DEFAULT_BUSY_TIMEOUT, metavar="SECONDS")
+
+    ev = sub.add_parser(
+        "eval-next-speaker",
+        help="score the next-speaker predictor on a corpus of multi-party chats (docs/next-speaker-corpus.md)",
+    )
+    ev.add_argument("corpus", metavar="CORPUS.jsonl")
+    ev.add_argument("--engine", choices=["offline", "openai"])
+    ev.add_argument("--model")
+    ev.add_argument("--base-url")
+    ev.add_argument("--api-key", help="API key (else $OPENAI_API_KEY); never stored")
+    ev.add_argument("--limit", type=int, metavar="N", help="score at most N predictions")
+    ev.add_argument("--timeout", type=float, help="seconds per LLM call")
+    ev.add_argument("--max-retries", type=int)
+    ev.add_argument("--concurrency", type=int, help="most LLM calls in flight at once")
+    ev.add_argument("--format", choices=["table", "json"], default="table")
     return p
 
 
@@ -141,18 +170,9 @@ def simulate_settings(args: argparse.Namespace) -> Settings:
         SettingsError: naming the flag the user typed (``--turns``), or the setting when its value
             came from the environment.
     """
-    overrides = {
-        name: getattr(args, flag[2:].replace("-", "_")) for name, flag in SETTING_FLAGS.items()
-    }
-    try:
-        return load_settings(os.environ, overrides)
-    except errors.SettingsError as exc:
-        if exc.field not in SETTING_FLAGS or overrides.get(exc.field) is None:
-            raise
-        flag = SETTING_FLAGS[exc.field]
-        raise errors.SettingsError(
-            f"{flag}: {exc.reason}", field=exc.field, reason=exc.reason
-        ) from exc
+    from playground.flags import settings_from
+
+    return settings_from(args, SETTING_FLAGS)
 
 
 async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -175,16 +195,9 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         icebreaker = random.Random(f"{args.seed}:icebreaker").choice(
             personas.load_icebreakers(args.personas)
         )
-    embedder = None
-    if settings.engine.engine == "offline" or settings.engine.embeddings == "local":
-        from playground.embedding.cache import CachingEmbedder
-        from playground.embedding.minilm import SentenceTransformerEmbedder
+    from playground.flags import local_embedder
 
-        # torch and the model load in the embedder's own thread from now on, while the rest
-        # starts up (the openai import, the server probe): start-up costs the longer of the two.
-        minilm = SentenceTransformerEmbedder()
-        minilm.start_loading()
-        embedder = CachingEmbedder(minilm)
+    embedder = local_embedder(settings)  # loading in its thread while the rest starts up
     from playground import factory  # the engines' imports (openai, torch) only when simulating
 
     db = open_database(args.db, busy_timeout=args.busy_timeout)
@@ -281,9 +294,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
                 f"      thought #{t['id']} (System {t['system']}, score {t['score'] or 0:.2f}, {t['method']}): {t['text']}",
                 file=out,
             )
-    usage = domain.Usage(
-        **{k: s[k] for k in domain.Usage.model_fields if s.get(k) is not None}
-    )
+    usage = domain.Usage(**{k: s[k] for k in domain.Usage.model_fields if s.get(k) is not None})
     print(
         f"\n{len(data['thoughts'])} thoughts, {len(data['decisions'])} decisions, {s['calls']} LLM calls"
         f" ({usage.retry_text() or 'no retries'})",
@@ -340,6 +351,22 @@ def main(
             from playground import export
 
             return export.cli_import(args, out)
+        if args.command == "experiment":
+            from playground import experiment_cli
+
+            return interrupts.run_interruptible(experiment_cli.run(args, out, err), err)
+        if args.command == "experiments":
+            from playground import experiment_cli
+
+            return experiment_cli.show(args, out)
+        if args.command == "merge":
+            from playground import merge
+
+            return merge.cli(args, out)
+        if args.command == "eval-next-speaker":
+            from playground import next_speaker_eval
+
+            return next_speaker_eval.cli(args, out, err)
     except errors.PlaygroundError as exc:
         # The boundary: every expected failure becomes one clear line, never a traceback.
         print(f"error: {exc}", file=err)

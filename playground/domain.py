@@ -17,6 +17,13 @@ PERSONA_MEMORY_KINDS = ("objective", "interest", "knowledge", "experience")
 ParticipantKind = Literal["ai", "human", "simulated"]
 TriggerKind = Literal["new_message", "pause"]
 ScoreMethod = Literal["logprobs", "parsed", "offline-heuristic"]
+#: How an AI participant takes turns (SPEC.md §1, "Baseline and evaluation protocol"):
+#: ``inner-thoughts`` (the engine), ``next-speaker`` (a predictor picks who speaks next; the
+#: chosen agent answers from its static persona) or ``reactive`` (answers only when addressed).
+Policy = Literal["inner-thoughts", "next-speaker", "reactive"]
+POLICIES: tuple[Policy, ...] = ("inner-thoughts", "next-speaker", "reactive")
+#: The label of the next-speaker scheme for "whoever self-selects".
+ANYONE = "anyone"
 HEURISTICS = (
     "relevance",
     "information_gap",
@@ -156,6 +163,25 @@ class Decision(Record):
     turn_type: Literal["open", "allocated-self", "allocated-other"] = "open"
     reason: str
     threshold: float | None = None
+    #: The turn-taking policy that made the decision (baselines have no motivation score).
+    policy: Policy = "inner-thoughts"
+    #: Next-speaker policy: the predictor's probability for the label that gave this agent the turn.
+    probability: float | None = None
+
+
+class NextSpeakerPrediction(Record):
+    """Who a next-speaker predictor expects to speak after ``message_id``: a name or ``anyone``.
+
+    ``probabilities`` covers every label offered (each participant's name and ``anyone``) and
+    sums to 1; ``method`` says where it came from: the answer token's logprobs, the parsed answer
+    alone (probability 1), or the offline engine's heuristic.
+    """
+
+    message_id: int
+    predicted: str
+    probabilities: dict[str, float]
+    method: ScoreMethod
+    origin: str = ""
 
 
 class Usage(Record):

@@ -36,6 +36,10 @@ class SessionStarted(BaseEvent):
     condition: str
     settings: dict[str, Any]
     logprobs_supported: bool | None = None
+    #: An experiment's conversation: its id, and the draw (conversation number) it shares with
+    #: the other conditions' sessions of the same draw (a paired design).
+    experiment_id: str | None = None
+    draw: int | None = None
 
 
 class ParticipantJoined(BaseEvent):
@@ -45,6 +49,7 @@ class ParticipantJoined(BaseEvent):
     persona: domain.Persona | None = None
     proactivity: dict[str, Any] = {}
     color_index: int = 0
+    policy: domain.Policy = "inner-thoughts"
 
 
 class ParticipantLeft(BaseEvent):
@@ -79,6 +84,22 @@ class MessageInterpreted(BaseEvent):
 class TurnTypePredicted(BaseEvent):
     kind: Literal["turn_type_predicted"] = "turn_type_predicted"
     turn_type: domain.TurnType
+
+
+class NextSpeakerPredicted(BaseEvent):
+    """A next-speaker predictor's answer after a message, and whom the room gave the turn to
+    (``chosen``: the named agent, or the one drawn for ``anyone``; None when it is nobody's)."""
+
+    kind: Literal["next_speaker_predicted"] = "next_speaker_predicted"
+    prediction: domain.NextSpeakerPrediction
+    chosen: str | None = None
+    rule: str = ""
+
+
+class PolicyChanged(BaseEvent):
+    kind: Literal["policy_changed"] = "policy_changed"
+    name: str
+    policy: domain.Policy
 
 
 class MemoriesRetrieved(BaseEvent):
@@ -186,6 +207,8 @@ Event = Annotated[
     | MessagePosted
     | MessageInterpreted
     | TurnTypePredicted
+    | NextSpeakerPredicted
+    | PolicyChanged
     | MemoriesRetrieved
     | ThoughtFormed
     | ThoughtEvaluated

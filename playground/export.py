@@ -35,6 +35,7 @@ JSON_COLUMNS: dict[str, frozenset[str]] = {
     ),
     "evaluations": frozenset({"distribution", "reasons_for", "reasons_against", "heuristics"}),
     "events": frozenset({"data"}),
+    "predictions": frozenset({"probabilities"}),
 }
 # Row ids of these tables are counters of one database: meaningless elsewhere, so never exported.
 SURROGATE_ID_TABLES = frozenset(
@@ -189,6 +190,7 @@ def export_record(db: sqlite_utils.Database, session_id: str) -> dict[str, Any]:
         "messages": messages,
         "thoughts": thoughts,
         "decisions": _rows(db, "decisions", "session_id = ?", one, "id"),
+        "predictions": _rows(db, "predictions", "session_id = ?", one, "message_id, step"),
         "ratings": _rows(db, "ratings", "session_id = ?", one, "id"),
         "turn_marks": _rows(db, "turn_marks", "session_id = ?", one, "message_id, id"),
         "preferences": preferences,

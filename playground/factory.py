@@ -9,6 +9,7 @@ import asyncio
 import datetime as dt
 import random
 import secrets
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import sqlite_utils
@@ -149,8 +150,14 @@ def open_room(
     bus: events.EventBus | None = None,
     clock: Clock | None = None,
     condition: str = "inner-thoughts",
+    experiment_id: str | None = None,
+    draw: int | None = None,
+    track_usage: bool = True,
 ) -> tuple[Room, SessionRecorder | None]:
     """A started room with no agents yet; when ``db`` is given, every event is recorded into it.
+
+    With ``track_usage`` the engine's client reports its calls to this room; a client shared by
+    several rooms (an experiment) counts each room's calls in a usage scope instead.
 
     The session exists (``running``) from here on: whoever opens it must finish it, also when adding
     the agents is interrupted. :func:`create_room` does both.
@@ -168,15 +175,25 @@ def open_room(
     if db is not None:
         recorder = SessionRecorder(db)
         recorder.attach(bus)
-    if engine.client is not None:
+    if engine.client is not None and track_usage:
         engine.client.on_usage = room.record_usage
     room.start(
         engine=engine.label,
         model=engine.model,
         condition=condition,
         logprobs_supported=engine.logprobs_supported,
+        experiment_id=experiment_id,
+        draw=draw,
     )
     return room, recorder
+
+
+def condition_of(policies: Iterable[domain.Policy]) -> str:
+    """A session's condition: the one policy all its agents share, else ``mixed``."""
+    found = set(policies)
+    if len(found) == 1:
+        return next(iter(found))
+    return "mixed" if found else "inner-thoughts"
 
 
 async def add_agents(
@@ -185,15 +202,22 @@ async def add_agents(
     personas: list[domain.Persona],
     *,
     defer_memories: bool = False,
+    policies: Mapping[str, domain.Policy] | None = None,
 ) -> None:
-    """Seat the personas as agents with the settings' proactivity preset.
+    """Seat the personas as agents with the settings' proactivity preset and their turn-taking
+    policy (``policies`` by persona name; Inner Thoughts when not given).
 
     The first embeddings of their memories wait for the embedding model to load; with
     ``defer_memories`` they are made in the background and the first retrieval waits for them
     instead, so the icebreaker and its interpretation do not wait for the model.
     """
     for persona in personas:
-        await room.add_agent(persona, PRESETS[settings.preset], defer_memories=defer_memories)
+        await room.add_agent(
+            persona,
+            PRESETS[settings.preset],
+            policy=(policies or {}).get(persona.name, "inner-thoughts"),
+            defer_memories=defer_memories,
+        )
 
 
 async def create_room(
@@ -204,16 +228,22 @@ async def create_room(
     personas: list[domain.Persona],
     bus: events.EventBus | None = None,
     clock: Clock | None = None,
-    condition: str = "inner-thoughts",
+    condition: str | None = None,
+    policies: Mapping[str, domain.Policy] | None = None,
 ) -> tuple[Room, SessionRecorder | None]:
     """A started room with the given agents; when ``db`` is given, every event is recorded into it.
+
+    ``policies`` sets each agent's turn-taking policy by persona name (Inner Thoughts when not
+    given); the session's condition defaults to :func:`condition_of` them.
 
     If seating the agents is cancelled or fails (the model load takes seconds), the session is
     ended ``interrupted`` or ``failed`` before the exception propagates: never left ``running``.
     """
+    if condition is None:
+        condition = condition_of((policies or {}).get(p.name, "inner-thoughts") for p in personas)
     room, recorder = open_room(settings, engine, db=db, bus=bus, clock=clock, condition=condition)
     try:
-        await add_agents(room, settings, personas)
+        await add_agents(room, settings, personas, policies=policies)
     except (asyncio.CancelledError, KeyboardInterrupt):
         room.finish("interrupted", "stopped while the participants were being seated")
         raise

@@ -27,6 +27,8 @@ class ForkState:
 
     agents: dict[str, tuple[domain.Persona, dict[str, Any]]] = field(default_factory=dict)
     humans: list[str] = field(default_factory=list)
+    #: Each agent's turn-taking policy at the fork moment.
+    policies: dict[str, domain.Policy] = field(default_factory=dict)
     memories: dict[str, dict[int, domain.MemoryItem]] = field(default_factory=dict)
     thoughts: dict[int, domain.Thought] = field(default_factory=dict)
     evaluations: dict[int, events.ThoughtEvaluated] = field(default_factory=dict)
@@ -43,10 +45,14 @@ def state_at(recording: Recording, seq: int) -> ForkState:
             case "participant_joined":
                 if e.participant_kind == "ai" and e.persona is not None:
                     st.agents[e.name] = (e.persona, dict(e.proactivity))
+                    st.policies[e.name] = e.policy
                 elif e.name not in st.humans:
                     st.humans.append(e.name)
             case "participant_left":
                 st.agents.pop(e.name, None)
+            case "policy_changed":
+                if e.name in st.agents:
+                    st.policies[e.name] = e.policy
             case "proactivity_changed":
                 if e.name in st.agents:
                     st.agents[e.name] = (st.agents[e.name][0], dict(e.proactivity))
@@ -105,7 +111,9 @@ async def fork(
         db=db,
         personas=[],
         bus=bus,
-        condition=parent.get("condition") or "inner-thoughts",
+        condition=factory.condition_of(st.policies.get(n, "inner-thoughts") for n in st.agents)
+        if st.agents
+        else parent.get("condition") or "inner-thoughts",
     )
     last_message = st.messages[-1].id if st.messages else None
     with db.atomic():
@@ -114,7 +122,11 @@ async def fork(
             [parent["id"], seq, last_message, room.session_id],
         )
     for name, (persona, pro) in st.agents.items():
-        agent = await room.add_agent(persona, proactivity or ProactivitySettings(**pro))
+        agent = await room.add_agent(
+            persona,
+            proactivity or ProactivitySettings(**pro),
+            policy=st.policies.get(name, "inner-thoughts"),
+        )
         # Memories as they stood: same ids, so the carried-over thoughts' stimuli still resolve.
         target = st.memories.get(name, {})
         for mid in [m for m in agent.memory.items if m not in target]:

@@ -28,6 +28,7 @@ LIST_KEYS = (
     "messages",
     "thoughts",
     "decisions",
+    "predictions",
     "ratings",
     "turn_marks",
     "preferences",
@@ -255,6 +256,8 @@ class Importer:
                     self._insert("evaluations", ev, extra, f"{ctx}.evaluations[{j}]")
             for i, row in enumerate(record.get("decisions", [])):
                 self._insert("decisions", row, own, f"{where}: decisions[{i}]")
+            for i, row in enumerate(record.get("predictions", [])):
+                self._insert("predictions", row, own, f"{where}: predictions[{i}]")
             for i, row in enumerate(record.get("events", [])):
                 row = dict(row)
                 if renames and "data" in row:

@@ -141,27 +141,86 @@ def floor_turn(
     return pending or latest
 
 
-def arbitrate(wanting: Sequence[domain.Decision], rng: random.Random) -> domain.Decision | None:
+def _tier(d: domain.Decision, prediction_first: bool) -> int:
+    """Who goes first when several want the floor (lower first); see :func:`arbitrate`."""
+    if d.policy == "inner-thoughts" and d.turn_type == "allocated-other":
+        return 0
+    if d.turn_type == "allocated-self":
+        return 1
+    if d.policy == "next-speaker":
+        return 2 if prediction_first else 4
+    return 3
+
+
+def arbitrate(
+    wanting: Sequence[domain.Decision], rng: random.Random, *, prediction_first: bool = True
+) -> domain.Decision | None:
     """Who takes the floor among the agents that decided to speak.
 
-    1. An interrupter: an agent the turn was not allocated to decides to speak only when its best
-       score reaches interruptThreshold, which "overrides standard turn allocation" (the paper):
-       it takes the floor from the addressee. If several do, the highest score wins.
-    2. Otherwise the addressee, whatever its score.
-    3. Otherwise (an open turn) the highest score.
+    1. An interrupter: an Inner Thoughts agent the turn was not allocated to decides to speak only
+       when its best score reaches interruptThreshold, which "overrides standard turn allocation"
+       (the paper): it takes the floor from the addressee. If several do, the highest score wins.
+    2. Otherwise the addressee, whatever its score or policy.
+    3. Otherwise the agent the next-speaker predictor picked: the prediction stands for the turn
+       allocation of that condition, so in a mixed room it goes before Inner Thoughts agents that
+       merely passed imThreshold on an open turn (they can still take it by interrupting).
+       With ``prediction_first`` False (room setting ``mixed_floor = "motivation-first"``) it
+       goes after them instead: it speaks only when no Inner Thoughts agent wants an open turn.
+    4. Otherwise (an open turn) the highest score.
 
     Equal scores are broken by a draw from ``rng`` (the room seeds it by session seed and step,
     so runs stay reproducible), rather than by who joined the room first.
     """
     if not wanting:
         return None
-    for tier in ("allocated-other", "allocated-self", "open"):
-        group = [d for d in wanting if d.turn_type == tier]
-        if group:
-            top = max(d.score or 0.0 for d in group)
-            tied = [d for d in group if (d.score or 0.0) == top]
-            return rng.choice(tied) if len(tied) > 1 else tied[0]
-    return None
+    first = min(_tier(d, prediction_first) for d in wanting)
+    group = [d for d in wanting if _tier(d, prediction_first) == first]
+    top = max(d.score or 0.0 for d in group)
+    tied = [d for d in group if (d.score or 0.0) == top]
+    return rng.choice(tied) if len(tied) > 1 else tied[0]
+
+
+def baseline(
+    *,
+    agent: str,
+    policy: domain.Policy,
+    step: int,
+    trigger: domain.TriggerKind,
+    turn_type: domain.TurnType | None,
+    chosen: str | None,
+    probability: float | None,
+    rule: str,
+    speaker: str = "",
+) -> domain.Decision:
+    """A baseline agent's decision: it has no thoughts and no motivation score.
+
+    - ``reactive`` speaks only when the turn is allocated to it by name.
+    - ``next-speaker`` speaks when the room gave it the turn from the predictor's answer
+      (``chosen``, explained by ``rule``).
+    """
+    rel = relation(turn_type, agent)
+    base = {"agent": agent, "step": step, "trigger": trigger, "turn_type": rel, "policy": policy}
+    if policy == "reactive":
+        if rel == "allocated-self":
+            return domain.Decision(
+                **base,
+                action="speak",
+                reason=f"reactive: addressed by name{f' by {speaker}' if speaker else ''}; answers",
+            )
+        if rel == "allocated-other" and turn_type is not None:
+            why = f"reactive: the turn is {turn_type.addressee}'s, not addressed to it; silent"
+        else:
+            why = "reactive: not addressed by name; silent"
+        return domain.Decision(**base, action="silent", reason=why)
+    if chosen == agent:
+        return domain.Decision(
+            **base,
+            action="speak",
+            probability=probability,
+            reason=f"next-speaker: {rule}",
+        )
+    why = f"next-speaker: {rule}; not picked" if rule else "next-speaker: no prediction"
+    return domain.Decision(**base, action="silent", probability=probability, reason=why)
 
 
 def outcome(
@@ -181,7 +240,9 @@ def outcome(
         why = f"takes the floor from {who}, who may still answer next"
         return d.model_copy(update={"reason": f"{d.reason}; {why}"})
     score = winner.score or 0.0
-    if winner.turn_type == "allocated-other":
+    if winner.policy == "next-speaker" and winner.turn_type != "allocated-self":
+        why = f"lost the floor to {winner.agent}, whom the next-speaker predictor picked"
+    elif winner.turn_type == "allocated-other":
         if d.turn_type == "allocated-self":
             why = (
                 f"lost the floor to {winner.agent}, who interrupted ({score:.2f} ≥"
@@ -194,6 +255,10 @@ def outcome(
         why = f"lost the floor to {winner.agent}, who was addressed"
     else:
         why = f"lost the floor to {winner.agent}, who scored higher ({score:.2f})"
-    if (d.score or 0.0) == score and winner.turn_type == d.turn_type:
+    if (
+        (d.score or 0.0) == score
+        and winner.turn_type == d.turn_type
+        and winner.policy == d.policy == "inner-thoughts"
+    ):
         why = f"lost the floor to {winner.agent} on an equal score ({score:.2f}), drawn at random"
     return d.model_copy(update={"action": "silent", "reason": f"{d.reason}; {why}"})

@@ -93,23 +93,34 @@ def conversations(
     return picked
 
 
-def eligible_pairs(pool: Mapping[str, str | None]) -> list[tuple[str, str]]:
-    """Every unordered pair of sessions from different conditions, sorted."""
+def eligible_pairs(
+    pool: Mapping[str, str | None], draws: Mapping[str, int | None] | None = None
+) -> list[tuple[str, str]]:
+    """Every unordered pair of sessions from different conditions, sorted. With ``draws`` (an
+    experiment's paired design: session → draw), only the pairs of the same draw: the same
+    participants, initiator and icebreaker under two conditions."""
     return [
         (a, b)
         for a, b in itertools.combinations(sorted(pool), 2)
         if _cond(pool[a]) != _cond(pool[b])
+        and (draws is None or (draws.get(a) is not None and draws.get(a) == draws.get(b)))
     ]
 
 
-def pairs(pool: Mapping[str, str | None], rater: str, per_rater: int, seed: int) -> list[Task]:
+def pairs(
+    pool: Mapping[str, str | None],
+    rater: str,
+    per_rater: int,
+    seed: int,
+    draws: Mapping[str, int | None] | None = None,
+) -> list[Task]:
     """``per_rater`` pairs for one rater: balanced over condition pairs, sessions used evenly,
     which one is shown first decided by a coin flip, order shuffled.
 
     Raises:
         PlaygroundError: fewer eligible pairs than ``per_rater``.
     """
-    every = eligible_pairs(pool)
+    every = eligible_pairs(pool, draws)
     if per_rater > len(every):
         conditions = sorted({_cond(c) for c in pool.values()})
         raise errors.PlaygroundError(
@@ -149,10 +160,13 @@ def build(
     raters: list[str],
     per_rater: int,
     seed: int,
+    draws: Mapping[str, int | None] | None = None,
 ) -> dict[str, list[Task]]:
-    """Assignments for every rater: ``{rater: [(session_a, session_b or None), ...]}``."""
-    make = conversations if kind == "conversation" else pairs
-    return {rater: make(pool, rater, per_rater, seed) for rater in raters}
+    """Assignments for every rater: ``{rater: [(session_a, session_b or None), ...]}``; pairwise
+    plans with ``draws`` use matched pairs only (see :func:`eligible_pairs`)."""
+    if kind == "conversation":
+        return {rater: conversations(pool, rater, per_rater, seed) for rater in raters}
+    return {rater: pairs(pool, rater, per_rater, seed, draws) for rater in raters}
 
 
 class PlanStore:
@@ -257,8 +271,12 @@ class PlanStore:
         if not ids:
             raise errors.PlaygroundError("a rating plan needs at least one rater")
         pool = self._plan_sessions(sessions, experiment)
-        tasks = build(kind, pool, ids, per_rater, seed)
-        source = {"sessions": sorted(pool), "experiment": experiment}
+        # An experiment run as a paired design compares like with like: the same draw's sessions.
+        draws = self._draws(experiment) if experiment is not None else None
+        if draws is not None and not any(d is not None for d in draws.values()):
+            draws = None  # an experiment without draws (made by hand): any pair of conditions
+        tasks = build(kind, pool, ids, per_rater, seed, draws)
+        source = {"sessions": sorted(pool), "experiment": experiment, "matched": draws is not None}
         now = _CLOCK.now_iso()
         with self.db.atomic():
             cur = self.db.execute(
@@ -276,6 +294,12 @@ class PlanStore:
                     )
         return self.plan(plan_id)
 
+    def _draws(self, experiment: str) -> dict[str, int | None]:
+        rows = self.db.execute(
+            "SELECT id, draw FROM sessions WHERE experiment_id = ?", [experiment]
+        ).fetchall()
+        return {str(sid): draw for sid, draw in rows}
+
     def _plan_sessions(
         self, sessions: list[str] | None, experiment: str | None
     ) -> dict[str, str | None]:
@@ -286,8 +310,10 @@ class PlanStore:
                 "SELECT 1 FROM experiments WHERE id = ?", [experiment]
             ).fetchone():
                 raise errors.PlaygroundError(f"no experiment {experiment!r} in this database")
+            # Only finished conversations are rated: a failed or interrupted run is not a sample.
             rows = self.db.execute(
-                "SELECT id, condition FROM sessions WHERE experiment_id = ?", [experiment]
+                "SELECT id, condition FROM sessions WHERE experiment_id = ? AND status = 'finished'",
+                [experiment],
             ).fetchall()
             return {str(sid): cond for sid, cond in rows}
         pool: dict[str, str | None] = {}

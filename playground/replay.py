@@ -38,7 +38,13 @@ MARK_LABELS: dict[str, str] = {
 # the latest of them (the current trigger's) still shows.
 # Retrievals are kept per agent: the latest one of each agent still shows (an agent that did not
 # think at the current trigger, such as the last speaker, shows what it retrieved before).
-_TRANSIENT = {"trigger_fired", "decision_made", "usage_recorded", "error_occurred"}
+_TRANSIENT = {
+    "trigger_fired",
+    "next_speaker_predicted",
+    "decision_made",
+    "usage_recorded",
+    "error_occurred",
+}
 #: Thought events between two kept thought ledgers: a jump folds at most this many.
 LEDGER_EVERY = 1000
 

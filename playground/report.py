@@ -133,8 +133,9 @@ def _scope(
     )
     params: list[Any] = []
     if experiment is not None:
-        if not db.execute("SELECT 1 FROM experiments WHERE id = ?", [experiment]).fetchone():
-            raise errors.PlaygroundError(f"no experiment {experiment!r} in this database")
+        from playground.experiment_report import resolve
+
+        experiment = resolve(db, experiment)  # an id, a unique id prefix or a unique name
         sql += " WHERE s.experiment_id = ?"
         params.append(experiment)
     rows = {sid: (cond or NO_CONDITION, int(n)) for sid, cond, n in db.execute(sql, params)}

@@ -27,7 +27,15 @@ from playground.memory import Pool
 from playground.settings import PRESETS, ProactivitySettings, Settings
 
 T = TypeVar("T")
+
+
+async def _none() -> None:
+    return None
+
+
 RECENT = 8
+#: Messages the next-speaker predictor reads (SPEC.md §1: the last 5).
+PREDICTOR_WINDOW = 5
 FATAL = (
     errors.LLMUnreachable,
     errors.LLMAuthError,
@@ -86,6 +94,8 @@ class Room:
         self._memory_ids = itertools.count(1)
         self._thought_ids = itertools.count(1)
         self._understood: dict[int, tuple[str, domain.TurnType]] = {}
+        self._turn_types: dict[int, domain.TurnType] = {}
+        self._predictions: dict[int, domain.NextSpeakerPrediction] = {}
         self._msg_vec: dict[int, np.ndarray] = {}
         # Embeddings still being computed: a message's vector, the agents' persona memories. They are
         # awaited when retrieval needs them, so the first interpretation overlaps the model's load.
@@ -153,6 +163,8 @@ class Room:
         model: str,
         condition: str = "inner-thoughts",
         logprobs_supported: bool | None = None,
+        experiment_id: str | None = None,
+        draw: int | None = None,
     ) -> None:
         self.status = "running"
         self.emit(
@@ -163,6 +175,8 @@ class Room:
                 condition=condition,
                 settings=self.settings.snapshot(),
                 logprobs_supported=logprobs_supported,
+                experiment_id=experiment_id,
+                draw=draw,
             )
         )
 
@@ -171,6 +185,7 @@ class Room:
         persona: domain.Persona,
         proactivity: ProactivitySettings | None = None,
         *,
+        policy: domain.Policy = "inner-thoughts",
         defer_memories: bool = False,
     ) -> Agent:
         """Add an AI participant and load its persona into long-term memory.
@@ -193,6 +208,7 @@ class Room:
             room_settings=self.settings.room,
             seed=self.seed,
             emit=self.emit,
+            policy=policy,
         )
         self.participants[agent.name] = agent
         self.emit(
@@ -202,6 +218,7 @@ class Room:
                 persona=persona,
                 proactivity=proactivity.model_dump(),
                 color_index=next(self._colors),
+                policy=policy,
             )
         )
         if defer_memories:
@@ -362,6 +379,20 @@ class Room:
         agent.proactivity = proactivity
         self.emit(events.ProactivityChanged(name=agent.name, proactivity=proactivity.model_dump()))
 
+    def set_policy(self, agent_name: str, policy: domain.Policy) -> None:
+        """Change how an agent takes turns; it applies from the next trigger.
+
+        Raises:
+            PlaygroundError: an unknown policy.
+        """
+        if policy not in domain.POLICIES:
+            raise errors.PlaygroundError(
+                f"unknown turn-taking policy {policy!r}; choose one of {', '.join(domain.POLICIES)}"
+            )
+        agent = self.agent(agent_name)
+        agent.policy = policy
+        self.emit(events.PolicyChanged(name=agent.name, policy=policy))
+
     def annotate(self, author: str, message_id: int, text: str) -> events.AnnotationAdded:
         """A human's private note: a *reason* on their own message, a *reaction* on anyone else's.
 
@@ -397,12 +428,12 @@ class Room:
     # -- understanding an utterance (once per message, shared by all agents) ----------------------
 
     async def _understand(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
+        """Interpretation and turn type (what Inner Thoughts agents need), once per message."""
         if msg.id not in self._understood:
             names = list(self.participants)
             recent = self.messages[max(0, msg.id - RECENT) : msg.id - 1]
             interp, turn = await asyncio.gather(
-                self.cognition.interpret(msg, recent, names),
-                self.cognition.predict_turn_type(msg, recent, names),
+                self.cognition.interpret(msg, recent, names), self._turn_type(msg)
             )
             if msg.id not in self._understood:
                 self._understood[msg.id] = (interp, turn)
@@ -414,8 +445,91 @@ class Room:
                         )
                     )
                 )
-                self.emit(events.TurnTypePredicted(turn_type=turn))
         return self._understood[msg.id]
+
+    async def _turn_type(self, msg: domain.Message) -> domain.TurnType:
+        """Open, or allocated to a named participant (Inner Thoughts and reactive agents need it)."""
+        if msg.id not in self._turn_types:
+            names = list(self.participants)
+            recent = self.messages[max(0, msg.id - RECENT) : msg.id - 1]
+            turn = await self.cognition.predict_turn_type(msg, recent, names)
+            if msg.id not in self._turn_types:
+                self._turn_types[msg.id] = turn
+                self.emit(events.TurnTypePredicted(turn_type=turn))
+        return self._turn_types[msg.id]
+
+    async def _predict(self, msg: domain.Message) -> domain.NextSpeakerPrediction:
+        """The next-speaker baseline's prediction after ``msg``: from the last 5 messages and the
+        participants' names only (SPEC.md §1), once per message."""
+        if msg.id not in self._predictions:
+            recent = self.messages[max(0, msg.id - PREDICTOR_WINDOW) : msg.id]
+            self._predictions[msg.id] = await self.cognition.predict_next_speaker(
+                recent, list(self.participants)
+            )
+        return self._predictions[msg.id]
+
+    def _next_speaker_turn(
+        self,
+        trigger: domain.TriggerKind,
+        latest: domain.Message,
+        prediction: domain.NextSpeakerPrediction | None,
+    ) -> tuple[str | None, float | None, str]:
+        """Which next-speaker agent gets the turn: (agent or None, probability of the label, why).
+
+        - A predicted name that is a next-speaker agent who did not just speak: that agent.
+        - ``anyone``, a predicted name who just spoke, or a pause: one of the next-speaker agents
+          who did not just speak, drawn uniformly (seeded by session seed and step).
+        - A predicted human or Inner Thoughts agent: nobody; the next-speaker agents wait for them.
+        """
+        movers = [a.name for a in self.agents if a.policy == "next-speaker"]
+        others = [n for n in movers if n != latest.speaker]
+        rng = random.Random(f"{self.seed}:{self.step}:anyone")
+        if trigger == "new_message" and prediction is None:
+            if not others:
+                return None, None, "no prediction (the predictor failed) and no other agent"
+            pick = rng.choice(others)
+            return (
+                pick,
+                None,
+                f"no prediction (the predictor failed; see the error): {pick} drawn uniformly"
+                f" among {', '.join(others)}",
+            )
+        if trigger == "pause" or prediction is None:
+            if not others:
+                return (
+                    None,
+                    None,
+                    "the floor is open after a pause, but no other next-speaker agent",
+                )
+            pick = rng.choice(others)
+            return (
+                pick,
+                None,
+                f"the floor is open after a pause: {pick} drawn uniformly among {', '.join(others)}",
+            )
+        label = prediction.predicted
+        p = prediction.probabilities.get(label)
+        shown = f"predicted {label}" + (f" ({p:.2f})" if p is not None else "")
+        if label != domain.ANYONE and label in movers and label != latest.speaker:
+            return label, p, f"{shown}: {label} takes the turn"
+        if label != domain.ANYONE and label in self.participants and label != latest.speaker:
+            return None, p, f"{shown}, who is not a next-speaker agent: they wait for {label}"
+        why = "anyone" if label == domain.ANYONE else f"{label}, who just spoke"
+        if not others:
+            return None, p, f"{shown}: no other next-speaker agent to take it"
+        pick = rng.choice(others)
+        if len(others) == 1:
+            return (
+                pick,
+                p,
+                f"{shown}: {why}, so {pick}, the only other next-speaker agent, takes it",
+            )
+        return (
+            pick,
+            p,
+            f"{shown}: {why}, so {pick} was drawn uniformly among {', '.join(others)}"
+            " (the next-speaker agents who did not just speak)",
+        )
 
     def _message_pool(self) -> Pool:
         if not self.messages:
@@ -507,51 +621,66 @@ class Room:
         listeners = [
             a for a in self.agents if not (trigger == "new_message" and a.name == latest.speaker)
         ]
+        thinkers = [a for a in listeners if a.policy == "inner-thoughts"]
+        predicting = any(a.policy == "next-speaker" for a in self.agents)
         try:
             for a in listeners:
                 self._set_state(a.name, "thinking")
-            understood = await self._understand(latest)
+            # Inner Thoughts agents need the interpretation and the turn type; reactive agents
+            # the turn type (who is addressed); next-speaker agents only the prediction.
+            if thinkers:
+                understanding = self._understand(latest)
+            elif any(a.policy == "reactive" for a in listeners):
+                understanding = self._turn_type_only(latest)
+            else:
+                understanding = self._open_turn(latest)
+            understood, prediction = await asyncio.gather(
+                understanding,
+                self._predict_safely(latest)
+                if predicting and trigger == "new_message"
+                else _none(),
+            )
             await self.embeddings_ready()  # no await from here to the pool: it holds every message
             if trigger == "pause" or understood[1].kind == "allocated":
                 self._pending = None  # silence opens the floor; a newer allocation replaces it
             turn = participation.floor_turn(trigger, understood[1], self._pending)
-            u = self._msg_vec[latest.id]
-            u_interp = self.embedder.cached(understood[0])
-            pool = self._message_pool()
-            works = [
-                TriggerWork(self._context(a, latest, trigger, (understood[0], turn), silent_steps))
-                for a in listeners
-            ]
-            for a, w in zip(listeners, works, strict=True):
-                a.retrieve(w, pool, u, u_interp)
-            # An agent whose thought formation failed still re-scores its retained thoughts.
-            active = list(zip(listeners, works, strict=True))
-            await self._bounded(Agent.form, active)
-            for a, w in active:
-                a.adopt(w, self._thought_ids)
-            ratings = await self._bounded(Agent.evaluate, active)
-            decisions: list[tuple[Agent, TriggerWork, domain.Decision]] = []
-            for (a, w), r in zip(active, ratings, strict=True):
-                if r is None:
-                    decisions.append(
-                        (
-                            a,
-                            w,
-                            domain.Decision(
-                                agent=a.name,
-                                step=self.step,
-                                trigger=trigger,
-                                action="silent",
-                                reason="could not evaluate its thoughts (see error)",
-                            ),
+            decided: dict[str, tuple[Agent, TriggerWork, domain.Decision]] = {}
+            if thinkers:
+                for a, w, d in await self._think(
+                    thinkers, latest, trigger, understood, turn, silent_steps
+                ):
+                    decided[a.name] = (a, w, d)
+            if predicting:
+                chosen, prob, rule = self._next_speaker_turn(trigger, latest, prediction)
+                if prediction is not None or trigger == "pause":
+                    shown = prediction or self._predictions.get(latest.id)
+                    if shown is not None:
+                        self.emit(
+                            events.NextSpeakerPredicted(prediction=shown, chosen=chosen, rule=rule)
                         )
-                    )
+            else:
+                chosen, prob, rule = None, None, ""
+            for a in listeners:
+                if a.policy == "inner-thoughts":
                     continue
-                a.score(w, r)
-                decisions.append((a, w, a.decide(w)))
+                ctx = self._context(a, latest, trigger, ("", turn), silent_steps)
+                d = participation.baseline(
+                    agent=a.name,
+                    policy=a.policy,
+                    step=self.step,
+                    trigger=trigger,
+                    turn_type=turn,
+                    chosen=chosen,
+                    probability=prob if a.policy == "next-speaker" else None,
+                    rule=rule,
+                    speaker=latest.speaker if trigger == "new_message" else "",
+                )
+                decided[a.name] = (a, TriggerWork(ctx), d)
+            decisions = [decided[a.name] for a in listeners if a.name in decided]
             winner = participation.arbitrate(
                 [d for _, _, d in decisions if d.action == "speak"],
                 random.Random(f"{self.seed}:{self.step}:floor"),
+                prediction_first=self.settings.room.mixed_floor == "prediction-first",
             )
             for a, _, d in decisions:
                 self.emit(events.DecisionMade(decision=participation.outcome(d, winner, turn)))
@@ -559,10 +688,17 @@ class Room:
             if winner is None or gen != self.generation:
                 return None
             agent = self.agent(winner.agent)
-            work = next(w for a, w, _ in decisions if a is agent)
-            thought = agent.reservoir.get(winner.thought_id or 0)
+            work = decided[agent.name][1]
+            thought = (
+                agent.reservoir.get(winner.thought_id or 0)
+                if winner.policy == "inner-thoughts"
+                else None
+            )
             self._set_state(agent.name, "speaking")
-            text = await agent.articulate(work.ctx, thought)
+            if thought is not None:
+                text = await agent.articulate(work.ctx, thought)
+            else:
+                text = await agent.respond(work.ctx)
             if self.settings.room.pace == "typing":
                 await self.clock.sleep(
                     len(text) / self.settings.room.typing_cps
@@ -578,16 +714,89 @@ class Room:
             )
             if winner.turn_type == "allocated-other":
                 self._pending = turn  # the interrupted addressee may still answer next
-            agent.expressed(thought.id, msg.id, self.step)
-            self.emit(
-                events.ThoughtExpressed(agent=agent.name, thought_id=thought.id, message_id=msg.id)
-            )
+            if thought is not None:
+                agent.expressed(thought.id, msg.id, self.step)
+                self.emit(
+                    events.ThoughtExpressed(
+                        agent=agent.name, thought_id=thought.id, message_id=msg.id
+                    )
+                )
+            else:
+                agent.last_spoke = self.step
             self.arrived.set()
             return msg
         finally:
             for a in listeners:
                 if a.name in self.participants:
                     self._set_state(a.name, "idle")
+
+    async def _think(
+        self,
+        thinkers: list[Agent],
+        latest: domain.Message,
+        trigger: domain.TriggerKind,
+        understood: tuple[str, domain.TurnType],
+        turn: domain.TurnType,
+        silent_steps: int,
+    ) -> list[tuple[Agent, TriggerWork, domain.Decision]]:
+        """The Inner Thoughts stages for one trigger: retrieval, thought formation, evaluation,
+        and each agent's decision (Algorithm 1), before the floor is arbitrated."""
+        u = self._msg_vec[latest.id]
+        u_interp = self.embedder.cached(understood[0])
+        pool = self._message_pool()
+        works = [
+            TriggerWork(self._context(a, latest, trigger, (understood[0], turn), silent_steps))
+            for a in thinkers
+        ]
+        for a, w in zip(thinkers, works, strict=True):
+            a.retrieve(w, pool, u, u_interp)
+        # An agent whose thought formation failed still re-scores its retained thoughts.
+        active = list(zip(thinkers, works, strict=True))
+        await self._bounded(Agent.form, active)
+        for a, w in active:
+            a.adopt(w, self._thought_ids)
+        ratings = await self._bounded(Agent.evaluate, active)
+        decisions: list[tuple[Agent, TriggerWork, domain.Decision]] = []
+        for (a, w), r in zip(active, ratings, strict=True):
+            if r is None:
+                decisions.append(
+                    (
+                        a,
+                        w,
+                        domain.Decision(
+                            agent=a.name,
+                            step=self.step,
+                            trigger=trigger,
+                            action="silent",
+                            reason="could not evaluate its thoughts (see error)",
+                        ),
+                    )
+                )
+                continue
+            a.score(w, r)
+            decisions.append((a, w, a.decide(w)))
+        return decisions
+
+    async def _turn_type_only(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
+        return "", await self._turn_type(msg)
+
+    async def _open_turn(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
+        """No Inner Thoughts or reactive listener: nobody needs the turn type, so none is asked for."""
+        return "", domain.TurnType(message_id=msg.id, kind="open", origin="not predicted")
+
+    async def _predict_safely(self, msg: domain.Message) -> domain.NextSpeakerPrediction | None:
+        """The prediction, or None (reported) when the predictor's answer could not be used."""
+        try:
+            return await self._predict(msg)
+        except FATAL:
+            raise
+        except errors.PlaygroundError as exc:
+            self.emit(
+                events.ErrorOccurred(
+                    where="next-speaker predictor", message=str(exc), error_type=type(exc).__name__
+                )
+            )
+            return None
 
     # -- the end of a run (the loops that drive the room are in playground.loops) ----------------
 

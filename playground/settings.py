@@ -151,6 +151,15 @@ class RoomSettings(BaseModel):
             " fires just because nothing was salient."
         ),
     )
+    mixed_floor: Literal["prediction-first", "motivation-first"] = Field(
+        "prediction-first",
+        description=(
+            "A room mixing next-speaker and Inner Thoughts agents: whether the agent the predictor"
+            " picked goes before Inner Thoughts agents that want an open turn (prediction-first:"
+            " the prediction is that condition's turn allocation, which Inner Thoughts agents take"
+            " only by interrupting) or after them (motivation-first). The paper never mixes them."
+        ),
+    )
     max_retained: int = Field(
         2,
         ge=0,

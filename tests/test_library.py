@@ -253,6 +253,11 @@ def _add_human_evaluation(db: Any, victim: str, other: str) -> None:
             "INSERT INTO turn_marks (session_id, message_id, rater, created_at) VALUES (?, 2, 'ann', ?)",
             [victim, now],
         )
+        db.execute(  # a next-speaker prediction (baseline agents)
+            "INSERT INTO predictions (session_id, message_id, step, predicted, probabilities, method, predicted_at)"
+            " VALUES (?, 2, 2, 'anyone', '{\"anyone\": 1.0}', 'parsed', ?)",
+            [victim, now],
+        )
         db.execute(
             "INSERT INTO preferences (rater, first_id, second_id, chosen_id, created_at)"
             " VALUES ('ann', ?, ?, ?, ?)",

@@ -63,6 +63,17 @@ class Cognition(Protocol):
         """Open to anyone, or allocated to a named participant."""
         ...
 
+    async def predict_next_speaker(
+        self, recent: list[domain.Message], participants: list[str]
+    ) -> domain.NextSpeakerPrediction:
+        """Next-speaker baseline: who speaks after ``recent[-1]`` (a name or ``anyone``), read
+        from the last 5 messages and the names only."""
+        ...
+
+    async def respond(self, ctx: Context) -> str:
+        """Baseline turn: an utterance from the static persona and the conversation, no thoughts."""
+        ...
+
     async def form_thoughts(
         self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int
     ) -> list[ThoughtDraft]:

@@ -60,6 +60,20 @@ class LLMCognition:
             )
         return domain.TurnType(message_id=message.id, kind="open", origin=self.name)
 
+    async def predict_next_speaker(
+        self, recent: list[domain.Message], participants: list[str]
+    ) -> domain.NextSpeakerPrediction:
+        from playground.cognition import next_speaker
+
+        return await next_speaker.predict_with_llm(self.client, recent, participants)
+
+    async def respond(self, ctx: Context) -> str:
+        res = await self.client.chat_text(
+            "baseline reply", prompts.response_messages(ctx), max_tokens=120
+        )
+        prefix = f"{ctx.agent}:"
+        return res.text[len(prefix) :].strip() if res.text.startswith(prefix) else res.text
+
     async def form_thoughts(
         self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int
     ) -> list[ThoughtDraft]:

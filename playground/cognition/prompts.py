@@ -236,3 +236,22 @@ def articulation_messages(
             ),
         },
     ]
+
+
+def response_messages(ctx: Context) -> list[dict[str, str]]:
+    """A baseline agent's turn (next-speaker or reactive): it answers from its static persona and
+    the conversation alone, with no thoughts, memories retrieved or motivation."""
+    situation_text = situation(
+        ctx
+    )  # the interpretation is left out by the caller for baselines (see Room)
+    return [
+        {"role": "system", "content": persona_block(ctx)},
+        {
+            "role": "user",
+            "content": (
+                f"{situation_text}\n\nIt is your turn to speak. Write your next chat message: one or two"
+                " short, natural sentences in your own voice, as a text chat message, in character."
+                " Reply with the message text only, no name prefix or quotes."
+            ),
+        },
+    ]

@@ -9,11 +9,13 @@ never logged.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -133,6 +135,27 @@ class _Counts:
     rate_limit_seconds: float = 0.0
     by_label: dict[str, int] = field(default_factory=dict)
 
+    def usage(self) -> domain.Usage:
+        return domain.Usage(
+            calls=self.calls,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            embedding_calls=self.embedding_calls,
+            retries=self.retries,
+            rate_limit_waits=self.rate_limit_waits,
+            rate_limit_seconds=round(self.rate_limit_seconds, 3),
+        )
+
+
+@dataclass
+class _Scope:
+    counts: _Counts
+    on_usage: Callable[[domain.Usage], None]
+
+
+#: The usage scope of the task making a call (see :meth:`ChatClient.usage_scope`).
+_SCOPE: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("usage_scope", default=None)
+
 
 class ChatClient:
     """Chat and embedding calls with retries, limits, parsing and usage counting.
@@ -164,16 +187,32 @@ class ChatClient:
 
     @property
     def usage(self) -> domain.Usage:
-        c = self.counts
-        return domain.Usage(
-            calls=c.calls,
-            prompt_tokens=c.prompt_tokens,
-            completion_tokens=c.completion_tokens,
-            embedding_calls=c.embedding_calls,
-            retries=c.retries,
-            rate_limit_waits=c.rate_limit_waits,
-            rate_limit_seconds=round(c.rate_limit_seconds, 3),
-        )
+        return self.counts.usage()
+
+    @contextlib.contextmanager
+    def usage_scope(self, on_usage: Callable[[domain.Usage], None]) -> Iterator[None]:
+        """Count the calls made by the current task (and the tasks it starts) apart as well.
+
+        Several conversations can share one client (one HTTP connection pool, one concurrency
+        limit) and still each record their own calls, tokens and retries: ``on_usage`` gets the
+        scope's running totals after each of its calls, as ``on_usage`` of the client does for all.
+        """
+        token = _SCOPE.set(_Scope(_Counts(), on_usage))
+        try:
+            yield
+        finally:
+            _SCOPE.reset(token)
+
+    def _tallies(self) -> list[_Counts]:
+        scope = _SCOPE.get()
+        return [self.counts] if scope is None else [self.counts, scope.counts]
+
+    def _publish(self) -> None:
+        if self.on_usage:
+            self.on_usage(self.usage)
+        scope = _SCOPE.get()
+        if scope is not None:
+            scope.on_usage(scope.counts.usage())
 
     @property
     def retries(self) -> int:
@@ -208,8 +247,9 @@ class ChatClient:
                 retry_after = _retry_after(exc)
                 if retry_after is not None:
                     delay = min(max(delay, retry_after), 60.0)
-                self.counts.rate_limit_waits += 1
-                self.counts.rate_limit_seconds += delay
+                for c in self._tallies():
+                    c.rate_limit_waits += 1
+                    c.rate_limit_seconds += delay
             except openai.APITimeoutError as exc:
                 if last:
                     raise errors.LLMTimeout(
@@ -233,20 +273,20 @@ class ChatClient:
                     raise errors.LLMServerError(
                         f"{self.where} failed {what} with {exc.status_code} after {attempts} attempts: {_short(exc)}"
                     ) from exc
-            self.counts.retries += 1
+            for c in self._tallies():
+                c.retries += 1
             log.info("retrying %s in %.2f s (attempt %d of %d)", what, delay, attempt + 2, attempts)
-            if self.on_usage:
-                self.on_usage(self.usage)  # a retry shows while it waits, not only after
+            self._publish()  # a retry shows while it waits, not only after
             await self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _count(self, p: int, c: int, label: str) -> None:
-        self.counts.calls += 1
-        self.counts.prompt_tokens += p
-        self.counts.completion_tokens += c
-        self.counts.by_label[label] = self.counts.by_label.get(label, 0) + 1
-        if self.on_usage:
-            self.on_usage(self.usage)
+        for t in self._tallies():
+            t.calls += 1
+            t.prompt_tokens += p
+            t.completion_tokens += c
+            t.by_label[label] = t.by_label.get(label, 0) + 1
+        self._publish()
 
     async def _post(self, path: str, what: str, body: dict[str, Any]) -> httpx2.Response:
         """POST ``body`` through the SDK (auth, headers, status errors) and return the raw answer.
@@ -378,9 +418,9 @@ class ChatClient:
         vectors = responses.read_embeddings(
             self.where, resp.headers.get("content-type", ""), resp.content, len(texts)
         )
-        self.counts.embedding_calls += 1
-        if self.on_usage:
-            self.on_usage(self.usage)
+        for t in self._tallies():
+            t.embedding_calls += 1
+        self._publish()
         return vectors
 
 

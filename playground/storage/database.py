@@ -248,7 +248,7 @@ def _statements(script: str) -> list[str]:
     return out
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -266,7 +266,7 @@ def mark_dead_sessions(db: sqlite_utils.Database) -> int:
         for sid, pid, h in db.execute(
             "SELECT id, pid, host FROM sessions WHERE status = 'running'"
         ).fetchall()
-        if pid != os.getpid() and (h != host or not pid or not _alive(pid))
+        if pid != os.getpid() and (h != host or not pid or not alive(pid))
     ]
     with db.conn:
         for sid in dead:

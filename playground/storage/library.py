@@ -63,6 +63,8 @@ class BlueprintParticipant:
     kind: str
     persona: domain.Persona | None  # the snapshot; None for people
     proactivity: ProactivitySettings | None
+    #: Turn-taking policy (its latest value: a change during the session is kept).
+    policy: domain.Policy = "inner-thoughts"
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,11 @@ class Blueprint:
     def personas(self) -> list[domain.Persona]:
         """The AI participants' persona snapshots, in join order."""
         return [p.persona for p in self.participants if p.persona is not None and p.kind == "ai"]
+
+    @property
+    def policies(self) -> dict[str, domain.Policy]:
+        """Each AI participant's turn-taking policy, by name."""
+        return {p.name: p.policy for p in self.participants if p.kind == "ai"}
 
 
 _SUMMARY_SQL = """
@@ -292,8 +299,8 @@ def session_blueprint(db: sqlite_utils.Database, session_id: str) -> Blueprint:
             f"session {session_id}: its saved settings are unreadable ({_first(exc)})"
         ) from exc
     people = []
-    for name, kind, persona, proactivity in db.execute(
-        "SELECT name, kind, persona, proactivity FROM participants WHERE session_id = ?"
+    for name, kind, persona, proactivity, policy in db.execute(
+        "SELECT name, kind, persona, proactivity, policy FROM participants WHERE session_id = ?"
         " ORDER BY joined_at, rowid",
         [session_id],
     ).fetchall():
@@ -306,6 +313,7 @@ def session_blueprint(db: sqlite_utils.Database, session_id: str) -> Blueprint:
                     proactivity=ProactivitySettings.model_validate_json(proactivity)
                     if proactivity and proactivity != "null"
                     else None,
+                    policy=policy if policy in domain.POLICIES else "inner-thoughts",
                 )
             )
         except ValidationError as exc:

@@ -84,8 +84,7 @@ class SessionReader:
         more = len(matches) - AMBIGUOUS_SHOWN
         raise errors.SessionNotFound(
             f"ambiguous prefix {session_id!r}: {len(matches)} session ids start with it;"
-            f" give more of the id: {shown}"
-            + (f"; and {more} more" if more > 0 else "")
+            f" give more of the id: {shown}" + (f"; and {more} more" if more > 0 else "")
         )
 
     def session_row(self, session_id: str) -> dict[str, Any]:

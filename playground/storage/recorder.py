@@ -161,8 +161,8 @@ class SessionRecorder:
     def _on_session_started(self, e: events.SessionStarted) -> None:
         self.session_id = e.session_id
         self._x(
-            "INSERT INTO sessions (id, created_at, updated_at, status, engine, model, seed, condition, preset, logprobs_supported, config, pid, host)"
-            " VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO sessions (id, created_at, updated_at, status, engine, model, seed, condition, preset, logprobs_supported, config, pid, host, experiment_id, draw)"
+            " VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 e.session_id,
                 e.at,
@@ -176,13 +176,15 @@ class SessionRecorder:
                 _j(e.settings),
                 os.getpid(),
                 socket.gethostname(),
+                e.experiment_id,
+                e.draw,
             ],
         )
 
     def _on_participant_joined(self, e: events.ParticipantJoined) -> None:
         self._x(
-            "INSERT OR REPLACE INTO participants (session_id, name, kind, persona_id, persona, proactivity, color_index, joined_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO participants (session_id, name, kind, persona_id, persona, proactivity, color_index, joined_at, policy)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 e.session_id,
                 e.name,
@@ -192,6 +194,7 @@ class SessionRecorder:
                 _j(e.proactivity),
                 e.color_index,
                 e.at,
+                e.policy,
             ],
         )
 
@@ -338,8 +341,8 @@ class SessionRecorder:
     def _on_decision_made(self, e: events.DecisionMade) -> None:
         d = e.decision
         self._x(
-            "INSERT INTO decisions (session_id, step, trigger, agent, action, thought_id, score, threshold, turn_type, reason, decided_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO decisions (session_id, step, trigger, agent, action, thought_id, score, threshold, turn_type, reason, decided_at, policy, probability)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 e.session_id,
                 d.step,
@@ -352,6 +355,8 @@ class SessionRecorder:
                 d.turn_type,
                 d.reason,
                 e.at,
+                d.policy,
+                d.probability,
             ],
         )
 
@@ -388,6 +393,31 @@ class SessionRecorder:
         self._x(
             "UPDATE participants SET proactivity = ? WHERE session_id = ? AND name = ?",
             [_j(e.proactivity), e.session_id, e.name],
+        )
+
+    def _on_next_speaker_predicted(self, e: events.NextSpeakerPredicted) -> None:
+        p = e.prediction
+        self._x(
+            "INSERT OR REPLACE INTO predictions (session_id, message_id, step, predicted, chosen, rule, probabilities, method, origin, predicted_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                e.session_id,
+                p.message_id,
+                e.step,
+                p.predicted,
+                e.chosen,
+                e.rule,
+                _j(p.probabilities),
+                p.method,
+                p.origin,
+                e.at,
+            ],
+        )
+
+    def _on_policy_changed(self, e: events.PolicyChanged) -> None:
+        self._x(
+            "UPDATE participants SET policy = ? WHERE session_id = ? AND name = ?",
+            [e.policy, e.session_id, e.name],
         )
 
     def _on_session_finished(self, e: events.SessionFinished) -> None:

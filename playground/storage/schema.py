@@ -248,4 +248,45 @@ MIGRATIONS: list[str] = [
     ALTER TABLE sessions ADD COLUMN rate_limit_waits INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN rate_limit_seconds REAL NOT NULL DEFAULT 0;
     """,
+    # 5: turn-taking policies (baselines), next-speaker predictions, paired experiment runs
+    """
+    ALTER TABLE participants ADD COLUMN policy TEXT NOT NULL DEFAULT 'inner-thoughts';
+    ALTER TABLE decisions ADD COLUMN policy TEXT NOT NULL DEFAULT 'inner-thoughts';
+    ALTER TABLE decisions ADD COLUMN probability REAL;
+    ALTER TABLE sessions ADD COLUMN draw INTEGER;
+    CREATE TABLE predictions (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        message_id INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        predicted TEXT NOT NULL,
+        chosen TEXT,
+        rule TEXT NOT NULL DEFAULT '',
+        probabilities TEXT NOT NULL,
+        method TEXT NOT NULL,
+        origin TEXT,
+        predicted_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, message_id, step)
+    );
+    CREATE TABLE experiment_draws (
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        draw INTEGER NOT NULL,
+        seed INTEGER NOT NULL,
+        participants TEXT NOT NULL,
+        initiator TEXT NOT NULL,
+        icebreaker TEXT NOT NULL,
+        PRIMARY KEY (experiment_id, draw)
+    );
+    CREATE TABLE experiment_runs (
+        experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        draw INTEGER NOT NULL,
+        condition TEXT NOT NULL,
+        session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'interrupted', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (experiment_id, draw, condition)
+    );
+    CREATE INDEX sessions_draw ON sessions(experiment_id, draw);
+    """,
 ]

@@ -21,6 +21,7 @@ SESSION_TABLES = (
     "labels",
     "ratings",
     "turn_marks",
+    "predictions",
 )
 
 
@@ -47,15 +48,22 @@ async def build(
     db: Any = None,
     bus: events.EventBus | None = None,
     cognition: Any = None,
+    policies: dict[str, Any] | None = None,
+    policy: str | None = None,
 ):  # type: ignore[no-untyped-def]
-    """A started room; returns (room, engine, events list)."""
+    """A started room; returns (room, engine, events list). ``policies`` (by name) or ``policy``
+    (for everyone) set the agents' turn-taking policies."""
+    if policy is not None:
+        policies = dict.fromkeys((p.name for p in people), policy)
     engine = await factory.build_engine(settings, embedder=embedder)
     if cognition is not None:
         engine.cognition = cognition
     bus = bus or events.EventBus(strict=True)
     seen: list[Any] = []
     bus.subscribe(seen.append)
-    room, _ = await factory.create_room(settings, engine, db=db, personas=people, bus=bus)
+    room, _ = await factory.create_room(
+        settings, engine, db=db, personas=people, bus=bus, policies=policies
+    )
     return room, engine, seen
 
 

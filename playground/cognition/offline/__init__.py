@@ -34,6 +34,16 @@ class OfflineCognition(Mind):
     ) -> domain.TurnType:
         return forming.turn_type(message, participants, NAME)
 
+    async def predict_next_speaker(
+        self, recent: list[domain.Message], participants: list[str]
+    ) -> domain.NextSpeakerPrediction:
+        from playground.cognition import next_speaker
+
+        return next_speaker.predict_offline(recent, participants)
+
+    async def respond(self, ctx: Context) -> str:
+        return await replies.respond(self, ctx)
+
     async def form_thoughts(
         self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int
     ) -> list[ThoughtDraft]:

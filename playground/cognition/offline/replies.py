@@ -232,3 +232,34 @@ async def articulate(
                 return text
     assert first is not None
     return first[0]
+
+
+async def respond(mind: Mind, ctx: Context) -> str:
+    """A baseline agent's turn (next-speaker or reactive): it answers from its static persona and
+    the conversation, with no thoughts. The persona fact closest to the latest message (MiniLM
+    cosine) that this agent has not said yet is shared, worded by the same templates as
+    :func:`articulate`; with no fact left it reacts to the latest message."""
+    mind.see_context(ctx)
+    facts = list(ctx.persona.facts) if ctx.persona else []
+    said = " ".join(m.text for m in mind.transcript.messages if m.speaker == ctx.agent).casefold()
+    fresh = [f for f in facts if _sentence(f).rstrip(".!?").casefold() not in said]
+    text = ctx.latest.text if ctx.latest else ""
+    fact = ""
+    if fresh and text:
+        vecs = await mind.embedder.embed([text, *fresh])
+        sims = vecs[1:] @ vecs[0]
+        fact = fresh[int(sims.argmax())]
+    elif fresh:
+        fact = fresh[0]
+    stimuli = [domain.Stimulus(ref="memory:0", text=fact, saliency=1.0)] if fact else []
+    thought = domain.Thought(
+        id=0,
+        agent=ctx.agent,
+        text=fact or (f"React to {ctx.latest.speaker}" if ctx.latest else "Say hello"),
+        system=2 if fact else 1,
+        stimuli=[s.ref for s in stimuli],
+        created_step=ctx.step,
+        last_access=ctx.step,
+        origin=NAME,
+    )
+    return await articulate(mind, ctx, thought, stimuli, proactive_tone=False)

@@ -1,0 +1,319 @@
+"""Next-speaker prediction, the paper's baseline: a name, or ``anyone`` (SPEC.md §1).
+
+After a message, a predictor reads the last (up to) 5 messages and the participants' names and
+says who speaks next. The labels follow the paper's "speaker name or *anyone*" scheme: a
+participant's name when the turn is handed to them, ``anyone`` (:data:`domain.ANYONE`) when it is
+open for whoever self-selects.
+
+Two predictors share that contract:
+
+* :func:`predict_with_llm` asks a chat model and reads its probabilities from the answer token's
+  logprobs when the server gives them (method ``logprobs``), else puts probability 1 on the parsed
+  answer (method ``parsed``);
+* :func:`predict_offline` is the offline engine's deterministic heuristic (method
+  ``offline-heuristic``): names, adjacency pairs, recency and open questions.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field, create_model
+
+# The submodules, not the package: the offline package hands its predictions to this module.
+import playground.cognition.offline.forming as forming
+import playground.cognition.offline.mind as mind
+from playground import domain
+from playground.llm.responses import TokenLogprob
+
+if TYPE_CHECKING:  # the offline predictor runs without importing the openai SDK
+    from playground.llm.client import ChatClient
+
+#: The paper's prediction window: the last five utterances.
+WINDOW = 5
+#: Room for ``{"next_speaker": "<a long name>"}`` and the whitespace some servers add.
+MAX_TOKENS = 40
+LABEL = "next speaker"
+
+# Logits of the offline heuristic (see predict_offline).
+_NAMED = 2.0
+_ADDRESSED = 1.5
+_PARTNER = 1.0
+_RECENT = 0.5
+_LATEST_SPEAKER = -1.5
+_ANYONE = 2.0
+_OPEN_QUESTION = 1.0
+_ANYONE_IF_ADDRESSED = -3.0
+_ANYONE_IF_NAMED = -1.0
+
+_ANSWER_KEY = re.compile(r'"next_speaker"\s*:\s*"')
+_NOT_NAME = " \t\r\n\"'@,.:;!?{}"
+
+
+def labels(participants: Sequence[str]) -> list[str]:
+    """The labels offered: each participant's name once (first spelling wins), then ``anyone``."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for p in participants:
+        key = p.casefold()
+        if p and key not in seen and key != domain.ANYONE:
+            seen.add(key)
+            out.append(p)
+    return [*out, domain.ANYONE]
+
+
+def resolve(answer: str, offered: Sequence[str]) -> str:
+    """The label an answer names: case-insensitive, a leading ``@`` and quotes ignored.
+
+    An answer that names no label (a stranger, "nobody", an empty string) counts as ``anyone``:
+    the model did not hand the turn to anyone in the room.
+    """
+    said = answer.strip().strip("\"'").strip().lstrip("@").strip().casefold()
+    return next((label for label in offered if label.casefold() == said), domain.ANYONE)
+
+
+# -- the LLM predictor ------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=128)
+def answer_schema(offered: tuple[str, ...]) -> type[BaseModel]:
+    """The response schema: ``{"next_speaker": <one of the labels>}``.
+
+    The labels go into the JSON schema sent as an ``enum``, so a server that honours strict
+    schemas can only answer a label; the answer is still *read* as any string, so a server that
+    ignores the schema and answers something else is scored as ``anyone`` rather than failing.
+    """
+    return create_model(
+        "NextSpeakerOut",
+        next_speaker=(
+            str,
+            Field(
+                description="The next speaker's name, or 'anyone' when the turn is open.",
+                json_schema_extra={"enum": list(offered)},
+            ),
+        ),
+    )
+
+
+def prompt_messages(
+    recent: Sequence[domain.Message], participants: Sequence[str]
+) -> list[dict[str, str]]:
+    """Our prompt: the number of participants and their names, then the last 5 messages."""
+    offered = labels(participants)
+    names = offered[:-1]
+    lines = "\n".join(f"- {m.speaker}: {m.text}" for m in recent[-WINDOW:])
+    latest = recent[-1].speaker
+    choices = ", ".join(f'"{n}"' for n in names)
+    return [
+        {
+            "role": "system",
+            "content": "You follow turn-taking in group chats and say who will write next. Answer in JSON.",
+        },
+        {
+            "role": "user",
+            "content": (
+                f"A group chat has {len(names)} participants: {', '.join(names)}.\n\n"
+                f"Its last messages, oldest first:\n{lines}\n\n"
+                f"Who writes the next message after {latest}'s? If the last message hands the turn "
+                "to one participant (asks them something, answers them, calls on them by name), "
+                "give that participant's name. If the turn is open and whoever feels like it may "
+                f'take it, give "{domain.ANYONE}".\n'
+                f'Reply as {{"next_speaker": "..."}} with one of {choices} or "{domain.ANYONE}".'
+            ),
+        },
+    ]
+
+
+def distribution_from_tokens(
+    tokens: Sequence[TokenLogprob], offered: Sequence[str], predicted: str
+) -> dict[str, float] | None:
+    """The labels' probabilities read from the first token of the answer's value.
+
+    The token sampled there carries the answer actually given, so its probability goes to
+    ``predicted`` (the label the whole answer resolved to: a garbage answer's mass goes to
+    ``anyone``, as the answer itself does). Each other top alternative goes to the labels it is
+    a case-insensitive prefix of (spaces, quotes and ``@`` ignored), split evenly when several
+    match ("Al" for Alice and Alan); alternatives that start no label are dropped. The result is
+    normalised over the labels.
+
+    Returns:
+        Every label with its probability (summing to 1), or None when the tokens hold no answer
+        value or no top alternatives for it.
+    """
+    text = "".join(t.token for t in tokens)
+    found = _ANSWER_KEY.search(text)
+    if found is None:
+        return None
+    pos = found.end()
+    while pos < len(text) and text[pos] in " @":
+        pos += 1
+    start = 0
+    first: TokenLogprob | None = None
+    for tok in tokens:
+        end = start + len(tok.token)
+        if start <= pos < end:
+            first = tok
+            break
+        start = end
+    if first is None or not first.top:
+        return None
+    mass = dict.fromkeys(offered, 0.0)
+    mass[predicted] += math.exp(first.logprob)
+    for alt, logprob in first.top:
+        if alt == first.token:
+            continue  # the sampled token, counted above
+        stem = alt.strip(_NOT_NAME).casefold()
+        hits = [label for label in offered if stem and label.casefold().startswith(stem)]
+        for label in hits:
+            mass[label] += math.exp(logprob) / len(hits)
+    total = sum(mass.values())
+    if not total > 0:
+        return None
+    return {label: round(p / total, 6) for label, p in mass.items()}
+
+
+async def predict_with_llm(
+    client: ChatClient, recent: Sequence[domain.Message], participants: Sequence[str]
+) -> domain.NextSpeakerPrediction:
+    """Ask the model who speaks after ``recent[-1]``: a participant's name or ``anyone``.
+
+    Args:
+        client: the chat client (its model name is recorded as the origin).
+        recent: the last messages, oldest first; only the last 5 are shown. The prediction is for
+            the turn after the last one.
+        participants: every name in the room, the latest speaker included.
+
+    Returns:
+        The prediction; ``probabilities`` covers every participant and ``anyone``. Method
+        ``logprobs`` when the server returned top alternatives for the answer's first token
+        (see :func:`distribution_from_tokens`), else ``parsed`` (probability 1 on the answer).
+        An answer that is not a label counts as ``anyone``.
+
+    Raises:
+        ValueError: ``recent`` is empty.
+        LLMError: the call failed (unreachable, key refused, unreadable answer after a retry...).
+    """
+    if not recent:
+        raise ValueError("a next-speaker prediction needs at least one message")
+    offered = labels(participants)
+    res = await client.chat_json(
+        LABEL,
+        prompt_messages(recent, participants),
+        answer_schema(tuple(offered)),
+        logprobs=True,
+        max_tokens=MAX_TOKENS,
+    )
+    predicted = resolve(str(res.parsed.next_speaker), offered)
+    dist = distribution_from_tokens(res.tokens, offered, predicted) if res.tokens else None
+    method: domain.ScoreMethod = "logprobs"
+    if dist is None:
+        dist = {label: 1.0 if label == predicted else 0.0 for label in offered}
+        method = "parsed"
+    return domain.NextSpeakerPrediction(
+        message_id=recent[-1].id,
+        predicted=predicted,
+        probabilities=dist,
+        method=method,
+        origin=client.model,
+    )
+
+
+# -- the offline predictor --------------------------------------------------------------------
+
+
+def offline_logits(
+    recent: Sequence[domain.Message], participants: Sequence[str]
+) -> dict[str, float]:
+    """The heuristic's score per label before the softmax (see :func:`predict_offline`)."""
+    offered = labels(participants)
+    names = offered[:-1]
+    window = list(recent[-WINDOW:])
+    latest = window[-1]
+    speaker = latest.speaker.casefold()
+    named = set(mind.named_in(latest.text, names, but=latest.speaker))
+    addressed = forming.addressee(latest, names)
+    earlier = {m.speaker.casefold() for m in window[:-1]}
+    partner = next(
+        (m.speaker.casefold() for m in reversed(window[:-1]) if m.speaker.casefold() != speaker),
+        None,
+    )
+    logits: dict[str, float] = {}
+    for name in names:
+        key = name.casefold()
+        if key == speaker:
+            logits[name] = _LATEST_SPEAKER
+            continue
+        score = 0.0
+        if key in earlier:
+            score += _RECENT
+        if key == partner:
+            score += _PARTNER
+        if name in named:
+            score += _NAMED
+        if name == addressed:
+            score += _ADDRESSED
+        logits[name] = score
+    anyone = _ANYONE
+    if addressed is not None:
+        anyone += _ANYONE_IF_ADDRESSED
+    elif named:
+        anyone += _ANYONE_IF_NAMED
+    elif mind.is_question(latest.text):
+        anyone += _OPEN_QUESTION
+    logits[domain.ANYONE] = anyone
+    return logits
+
+
+def predict_offline(
+    recent: Sequence[domain.Message], participants: Sequence[str]
+) -> domain.NextSpeakerPrediction:
+    """The offline engine's next-speaker prediction: a fixed, deterministic rule (no LLM, no dice).
+
+    Each label gets a score from the latest message and the window of the last 5 messages;
+    a softmax turns the scores into probabilities, and the prediction is the most probable label
+    (ties go to the earlier participant in ``participants``, ``anyone`` last):
+
+    * a participant other than the latest speaker starts at 0 and gets
+      +2.0 when the latest message names them (:func:`mind.named_in`),
+      +1.5 more when it hands them the turn (named at its start, with ``@``, or with a question:
+      the offline engine's own turn-type rule, :func:`forming.addressee`),
+      +1.0 when they are the one the latest speaker was answering (the previous other speaker:
+      adjacency pairs tend to come back),
+      +0.5 when they spoke earlier in the window;
+    * the latest speaker gets -1.5 (they may go on, but rarely do);
+    * ``anyone`` gets 2.0, +1.0 after a question that names nobody (a question to the group),
+      -3.0 when the message hands the turn to someone, -1.0 when it only names someone.
+
+    So a plain statement or a question to the group predicts ``anyone``, and a message that
+    calls on someone predicts them, which is the paper's labelling of turn allocation.
+
+    Args:
+        recent: the last messages, oldest first; the prediction is for the turn after the last.
+        participants: every name in the room, the latest speaker included.
+
+    Returns:
+        The prediction, method ``offline-heuristic``, origin ``offline engine``.
+
+    Raises:
+        ValueError: ``recent`` is empty.
+    """
+    if not recent:
+        raise ValueError("a next-speaker prediction needs at least one message")
+    logits = offline_logits(recent, participants)
+    top = max(logits.values())
+    weights = {label: math.exp(score - top) for label, score in logits.items()}
+    total = sum(weights.values())
+    probabilities = {label: round(w / total, 6) for label, w in weights.items()}
+    order = list(logits)
+    predicted = max(order, key=lambda label: (logits[label], -order.index(label)))
+    return domain.NextSpeakerPrediction(
+        message_id=recent[-1].id,
+        predicted=predicted,
+        probabilities=probabilities,
+        method="offline-heuristic",
+        origin=mind.NAME,
+    )

@@ -1,0 +1,282 @@
+"""Reading experiments back: the list, each conversation's run, and the per-condition summary.
+
+The summary is computed from the database alone, so it is the same after a resume, a merge of
+shard databases, or on another machine. Per condition, over its finished conversations:
+
+- **turns per agent**: messages per agent per conversation (the icebreaker counts: it is its
+  initiator's turn);
+- **Gini**: the Gini coefficient of the participants' shares of a conversation's messages
+  (0 = everyone spoke equally, towards 1 = one participant spoke), averaged over conversations;
+- **silent steps**: steps at which nobody spoke (triggers fired minus messages posted by a step);
+- **interruptions**: messages that took a turn allocated to someone else;
+- **System-1 replies**: messages expressing a System-1 thought (Inner Thoughts only);
+- **motivation**: mean motivation score of the thoughts that were expressed (Inner Thoughts
+  only; baselines have no thoughts);
+- **calls / tokens per message**: LLM chat calls and tokens over all messages;
+- **failures**: conversations that failed (their error is in ``experiment_runs.error``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+import sqlite_utils
+from pydantic import BaseModel
+
+from playground import errors
+
+
+class ConditionSummary(BaseModel):
+    condition: str
+    conversations: int
+    failed: int
+    unfinished: int
+    messages: float | None
+    turns_per_agent: float | None
+    gini: float | None
+    silent_steps: float | None
+    interruptions: float | None
+    system1_replies: float | None
+    motivation: float | None
+    calls_per_message: float | None
+    tokens_per_message: float | None
+
+
+def _rows(db: sqlite_utils.Database, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    cur = db.execute(sql, params)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def resolve(db: sqlite_utils.Database, text: str) -> str:
+    """An experiment id from its id, a unique id prefix, or its unique name.
+
+    Raises:
+        PlaygroundError: no such experiment, or an ambiguous prefix or name.
+    """
+    for sql in (
+        "SELECT id FROM experiments WHERE id = ?",
+        "SELECT id FROM experiments WHERE name = ?",
+        "SELECT id FROM experiments WHERE id LIKE ? || '%'",
+    ):
+        found = [r[0] for r in db.execute(sql, [text]).fetchall()]
+        if len(found) == 1:
+            return str(found[0])
+        if len(found) > 1:
+            raise errors.PlaygroundError(
+                f"{text!r} matches several experiments ({', '.join(found)}); use the full id"
+            )
+    raise errors.PlaygroundError(f"no experiment {text!r} in this database")
+
+
+def list_experiments(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    """Every experiment with its protocol and how many of its runs are in each state."""
+    out = []
+    for e in _rows(
+        db, "SELECT id, name, created_at, config FROM experiments ORDER BY created_at", []
+    ):
+        config = json.loads(e["config"] or "{}")
+        protocol = config.get("protocol", {})
+        counts = dict(
+            db.execute(
+                "SELECT status, COUNT(*) FROM experiment_runs WHERE experiment_id = ? GROUP BY status",
+                [e["id"]],
+            ).fetchall()
+        )
+        conditions = protocol.get("conditions") or []
+        planned = len(conditions) * int(protocol.get("conversations") or 0)
+        out.append(
+            {
+                "id": e["id"],
+                "name": e["name"],
+                "created_at": e["created_at"],
+                "conditions": conditions,
+                "conversations": protocol.get("conversations"),
+                "agents": protocol.get("agents"),
+                "turns": protocol.get("turns"),
+                "seed": protocol.get("seed"),
+                "engine": protocol.get("engine"),
+                "model": protocol.get("model"),
+                "planned": planned,
+                "finished": counts.get("finished", 0),
+                "failed": counts.get("failed", 0),
+                "interrupted": counts.get("interrupted", 0),
+                "running": counts.get("running", 0),
+            }
+        )
+    return out
+
+
+def runs(db: sqlite_utils.Database, experiment: str) -> list[dict[str, Any]]:
+    """Each (draw, condition) run: its session, status, attempts, error and message count."""
+    return _rows(
+        db,
+        "SELECT r.draw, r.condition, r.status, r.session_id, r.attempts, r.error, r.updated_at,"
+        " d.participants, d.initiator, d.icebreaker,"
+        " (SELECT COUNT(*) FROM messages m WHERE m.session_id = r.session_id) AS messages"
+        " FROM experiment_runs r LEFT JOIN experiment_draws d"
+        " ON d.experiment_id = r.experiment_id AND d.draw = r.draw"
+        " WHERE r.experiment_id = ? ORDER BY r.draw, r.condition",
+        [experiment],
+    )
+
+
+def gini(counts: list[int]) -> float:
+    """Gini coefficient of turn shares: ``Σᵢ Σⱼ |xᵢ − xⱼ| / (2 n² x̄)``; 0 when nobody spoke."""
+    n = len(counts)
+    total = sum(counts)
+    if n == 0 or total == 0:
+        return 0.0
+    diff = sum(abs(a - b) for a in counts for b in counts)
+    return diff / (2 * n * n * (total / n))
+
+
+def _mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def summarise(db: sqlite_utils.Database, experiment: str) -> list[ConditionSummary]:
+    """The per-condition summary of an experiment (see the module docstring).
+
+    Raises:
+        PlaygroundError: no such experiment.
+    """
+    experiment = resolve(db, experiment)
+    config = json.loads(
+        db.execute("SELECT config FROM experiments WHERE id = ?", [experiment]).fetchone()[0]
+        or "{}"
+    )
+    conditions = list(config.get("protocol", {}).get("conditions") or [])
+    status: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for cond, st, n in db.execute(
+        "SELECT condition, status, COUNT(*) FROM experiment_runs WHERE experiment_id = ?"
+        " GROUP BY condition, status",
+        [experiment],
+    ).fetchall():
+        status[cond][st] = n
+        if cond not in conditions:
+            conditions.append(cond)
+    sessions = _rows(
+        db,
+        "SELECT s.id, s.condition, s.calls, s.prompt_tokens + s.completion_tokens AS tokens"
+        " FROM experiment_runs r JOIN sessions s ON s.id = r.session_id"
+        " WHERE r.experiment_id = ? AND r.status = 'finished'",
+        [experiment],
+    )
+    per: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for s in sessions:
+        sid = s["id"]
+        agents = [
+            r[0]
+            for r in db.execute(
+                "SELECT name FROM participants WHERE session_id = ? AND kind = 'ai'", [sid]
+            ).fetchall()
+        ]
+        turns = dict(
+            db.execute(
+                "SELECT speaker, COUNT(*) FROM messages WHERE session_id = ? GROUP BY speaker",
+                [sid],
+            ).fetchall()
+        )
+        messages = sum(turns.values())
+        triggers = db.execute(
+            "SELECT COUNT(*) FROM events WHERE session_id = ? AND kind = 'trigger_fired'", [sid]
+        ).fetchone()[0]
+        inter, sys1 = db.execute(
+            "SELECT COALESCE(SUM(interruption), 0), COALESCE(SUM(system = 1), 0) FROM messages"
+            " WHERE session_id = ?",
+            [sid],
+        ).fetchone()
+        motivation = [
+            r[0]
+            for r in db.execute(
+                "SELECT score FROM thoughts WHERE session_id = ? AND expressed_in IS NOT NULL"
+                " AND score IS NOT NULL",
+                [sid],
+            ).fetchall()
+        ]
+        by_step = db.execute(
+            "SELECT COUNT(*) FROM messages WHERE session_id = ? AND COALESCE(origin, '') != 'icebreaker'",
+            [sid],
+        ).fetchone()[0]
+        per[s["condition"]].append(
+            {
+                "messages": messages,
+                "turns_per_agent": messages / len(agents) if agents else 0.0,
+                "gini": gini([turns.get(a, 0) for a in agents]),
+                "silent_steps": max(0, triggers - by_step),
+                "interruptions": inter,
+                "system1": sys1,
+                "motivation_sum": sum(motivation),
+                "motivation_n": len(motivation),
+                "calls": s["calls"] or 0,
+                "tokens": s["tokens"] or 0,
+            }
+        )
+    out = []
+    for cond in conditions:
+        rows = per.get(cond, [])
+        msgs = sum(r["messages"] for r in rows)
+        mot_n = sum(r["motivation_n"] for r in rows)
+        st = status.get(cond, {})
+        out.append(
+            ConditionSummary(
+                condition=cond,
+                conversations=len(rows),
+                failed=st.get("failed", 0),
+                unfinished=st.get("interrupted", 0) + st.get("running", 0),
+                messages=_mean([r["messages"] for r in rows]),
+                turns_per_agent=_mean([r["turns_per_agent"] for r in rows]),
+                gini=_mean([r["gini"] for r in rows]),
+                silent_steps=_mean([r["silent_steps"] for r in rows]),
+                interruptions=_mean([r["interruptions"] for r in rows]),
+                system1_replies=_mean([r["system1"] for r in rows]),
+                motivation=sum(r["motivation_sum"] for r in rows) / mot_n if mot_n else None,
+                calls_per_message=sum(r["calls"] for r in rows) / msgs if msgs else None,
+                tokens_per_message=sum(r["tokens"] for r in rows) / msgs if msgs else None,
+            )
+        )
+    return out
+
+
+COLUMNS = [
+    ("condition", "condition"),
+    ("conversations", "done"),
+    ("failed", "failed"),
+    ("messages", "msgs/conv"),
+    ("turns_per_agent", "turns/agent"),
+    ("gini", "Gini"),
+    ("silent_steps", "silent steps"),
+    ("interruptions", "interrupt."),
+    ("system1_replies", "System-1"),
+    ("motivation", "motivation"),
+    ("calls_per_message", "calls/msg"),
+    ("tokens_per_message", "tokens/msg"),
+]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.2f}" if abs(value) < 100 else f"{value:.0f}"
+    return str(value)
+
+
+def format_summary(rows: list[ConditionSummary]) -> str:
+    """A plain-text table, one row per condition; per-conversation means except where noted."""
+    table = [[label for _, label in COLUMNS]]
+    table += [[_cell(getattr(r, key)) for key, _ in COLUMNS] for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
+    lines = []
+    for n, row in enumerate(table):
+        cells = [
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)

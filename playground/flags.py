@@ -1,0 +1,67 @@
+"""Settings from a command's flags, so that an invalid value names the flag the user typed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from playground import errors
+from playground.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from playground.embedding.cache import CachingEmbedder
+
+
+#: The flags every command that talks to a model shares, by the setting each one sets.
+LLM_FLAGS = {
+    "engine": "--engine",
+    "model": "--model",
+    "base_url": "--base-url",
+    "api_key": "--api-key",
+    "timeout": "--timeout",
+    "max_retries": "--max-retries",
+}
+
+
+def local_embedder(settings: Settings) -> CachingEmbedder | None:
+    """The local MiniLM embedder when the settings use it, already loading in its own thread.
+
+    torch and the model load from now on while the rest of the command starts up (the openai
+    import, the server probe): start-up costs the longer of the two. None for remote embeddings.
+    """
+    if settings.engine.engine != "offline" and settings.engine.embeddings != "local":
+        return None
+    from playground.embedding.cache import CachingEmbedder
+    from playground.embedding.minilm import SentenceTransformerEmbedder
+
+    minilm = SentenceTransformerEmbedder()
+    minilm.start_loading()
+    return CachingEmbedder(minilm)
+
+
+def settings_from(
+    args: argparse.Namespace,
+    flags: Mapping[str, str],
+    extra: Mapping[str, object] | None = None,
+) -> Settings:
+    """The settings of a command: its flags (``{setting: "--flag"}``) and ``extra`` over the
+    environment.
+
+    Raises:
+        SettingsError: naming the flag the user typed (``--turns``), or the setting when its value
+            came from the environment.
+    """
+    overrides: dict[str, object] = {
+        name: getattr(args, flag[2:].replace("-", "_"), None) for name, flag in flags.items()
+    }
+    overrides.update(extra or {})
+    try:
+        return load_settings(os.environ, overrides)
+    except errors.SettingsError as exc:
+        if exc.field not in flags or overrides.get(exc.field) is None:
+            raise
+        raise errors.SettingsError(
+            f"{flags[exc.field]}: {exc.reason}", field=exc.field, reason=exc.reason
+        ) from exc

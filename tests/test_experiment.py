@@ -1,0 +1,419 @@
+"""Experiments: paired draws, persona enrichment, resume, shards, the summary, and the baselines'
+turn-taking rules in real rooms (offline engine, real MiniLM, real SQLite files)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from playground import cli, domain, experiment, experiment_report, factory, personas
+from playground.storage import open_database
+from tests.conftest import REPO, offline_settings
+
+
+def protocol(
+    conditions=("inner-thoughts", "next-speaker", "reactive"), n=3, agents=3, turns=5, seed=1
+):
+    lib = personas.load_personas()
+    return experiment.Protocol(
+        conditions=conditions,
+        conversations=n,
+        agents=agents,
+        turns=turns,
+        seed=seed,
+        personas=tuple(experiment.enrich(lib, seed)),
+        icebreakers=tuple(personas.load_icebreakers()),
+        engine="offline",
+        model="offline",
+    )
+
+
+async def run_protocol(db, embedder, proto, **kw) -> experiment.Runner:
+    settings = offline_settings()
+    engine = await factory.build_engine(settings, embedder=embedder)
+    runner = experiment.Runner(db, proto, settings, engine, **kw)
+    await runner.run()
+    return runner
+
+
+def rows(db, sql, params=()):
+    return db.execute(sql, list(params)).fetchall()
+
+
+def transcripts(db, experiment_id):
+    """(draw, condition) → [(speaker, text)] of every finished run."""
+    out = {}
+    for draw, cond, sid in rows(
+        db,
+        "SELECT draw, condition, session_id FROM experiment_runs WHERE experiment_id = ? AND status = 'finished'",
+        [experiment_id],
+    ):
+        out[(draw, cond)] = rows(
+            db, "SELECT speaker, text FROM messages WHERE session_id = ? ORDER BY id", [sid]
+        )
+    return out
+
+
+# -- the design ------------------------------------------------------------------------------
+
+
+def test_enrichment_borrows_two_facts_from_others_and_is_reproducible_by_seed():
+    lib = personas.load_personas()
+    a, b, c = experiment.enrich(lib, 1), experiment.enrich(lib, 1), experiment.enrich(lib, 2)
+    assert a == b and a != c
+    own = {p.name: set(p.facts) for p in lib}
+    for before, after in zip(lib, a, strict=True):
+        assert after.facts[: len(before.facts)] == before.facts
+        borrowed = after.facts[len(before.facts) :]
+        assert len(borrowed) == 2 and len(set(borrowed)) == 2
+        assert all(f not in own[before.name] for f in borrowed)
+        assert all(any(f in own[q.name] for q in lib if q.name != before.name) for f in borrowed)
+
+
+def test_draws_follow_the_protocol_and_depend_only_on_the_seed():
+    p = protocol(n=50, agents=4)
+    d = experiment.draws(p)
+    assert (
+        d
+        == experiment.draws(protocol(n=50, agents=4))
+        != experiment.draws(protocol(n=50, agents=4, seed=2))
+    )
+    names = {q.name for q in p.personas}
+    assert len(d) == 50
+    assert all(len(set(x.participants)) == 4 and set(x.participants) <= names for x in d)
+    assert all(x.initiator in x.participants and x.icebreaker in p.icebreakers for x in d)
+    assert len({x.icebreaker for x in d}) > 5 and len({x.initiator for x in d}) > 4
+
+
+def test_shard_parsing():
+    assert experiment.parse_shard("1/4") == (1, 4)
+    for bad in ("4/4", "x", "1/0", "-1/2"):
+        with pytest.raises(Exception, match="--shard"):
+            experiment.parse_shard(bad)
+
+
+@pytest.mark.asyncio
+async def test_every_condition_runs_on_the_same_draws_and_the_pairs_are_stored(db, embedder):
+    proto = protocol()
+    runner = await run_protocol(db, embedder, proto, concurrency=4)
+    xid = runner.id
+    stored = rows(
+        db,
+        "SELECT draw, seed, participants, initiator, icebreaker FROM experiment_draws WHERE experiment_id = ? ORDER BY draw",
+        [xid],
+    )
+    assert [
+        (d.index, d.seed, list(d.participants), d.initiator, d.icebreaker)
+        for d in experiment.draws(proto)
+    ] == [(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in stored]
+    sessions = rows(db, "SELECT id, condition, draw, seed, experiment_id, status FROM sessions")
+    assert len(sessions) == 9 and {s[5] for s in sessions} == {"finished"}
+    for draw in experiment.draws(proto):
+        pair = [s for s in sessions if s[2] == draw.index]
+        assert sorted(s[1] for s in pair) == sorted(proto.conditions)
+        assert {s[3] for s in pair} == {draw.seed} and {s[4] for s in pair} == {xid}
+        for s in pair:
+            people = rows(
+                db,
+                "SELECT name, policy FROM participants WHERE session_id = ? ORDER BY name",
+                [s[0]],
+            )
+            assert [p[0] for p in people] == sorted(draw.participants)
+            assert {p[1] for p in people} == {s[1]}  # every agent follows the condition
+            first = rows(
+                db, "SELECT speaker, text FROM messages WHERE session_id = ? AND id = 1", [s[0]]
+            )
+            assert first == [(draw.initiator, draw.icebreaker)]
+    # The paper's Inner Thoughts settings were used.
+    config = json.loads(
+        rows(db, "SELECT config FROM sessions WHERE condition = 'inner-thoughts'")[0][0]
+    )
+    assert config["preset"] == "simulation" and config["engine"]["evaluation_mode"] == "per-thought"
+    # Next-speaker predictions are stored with probabilities; decisions name the policy.
+    preds = rows(
+        db,
+        "SELECT p.predicted, p.probabilities, p.method FROM predictions p JOIN sessions s ON s.id = p.session_id WHERE s.condition = 'next-speaker'",
+    )
+    assert preds and all(abs(sum(json.loads(p[1]).values()) - 1) < 1e-4 for p in preds)
+    assert {p[2] for p in preds} == {"offline-heuristic"}
+    assert rows(
+        db,
+        "SELECT DISTINCT policy FROM decisions d JOIN sessions s ON s.id = d.session_id WHERE s.condition = 'reactive'",
+    ) == [("reactive",)]
+
+
+@pytest.mark.asyncio
+async def test_summary_per_condition(db, embedder):
+    runner = await run_protocol(db, embedder, protocol(n=2), concurrency=2)
+    summary = {r.condition: r for r in experiment_report.summarise(db, runner.id)}
+    assert set(summary) == {"inner-thoughts", "next-speaker", "reactive"}
+    it, ns = summary["inner-thoughts"], summary["next-speaker"]
+    assert it.conversations == ns.conversations == 2 and it.failed == 0
+    assert it.motivation is not None and 1 <= it.motivation <= 5.2
+    assert ns.motivation is None and ns.system1_replies == 0
+    # A next-speaker room always has someone to speak: it never goes silent.
+    assert ns.messages == 5 and ns.silent_steps == 0
+    for r in summary.values():
+        assert r.gini is not None and 0 <= r.gini < 1
+        assert r.turns_per_agent == pytest.approx(r.messages / 3)
+        assert r.calls_per_message == 0  # the offline engine makes no LLM calls
+    text = experiment_report.format_summary(list(summary.values()))
+    assert "Gini" in text and "inner-thoughts" in text and "—" in text
+
+
+def test_gini():
+    assert experiment_report.gini([3, 3, 3]) == 0
+    assert experiment_report.gini([0, 0, 6]) == pytest.approx(2 / 3)
+    assert experiment_report.gini([1, 2, 3]) == pytest.approx(2 / 9)
+    assert experiment_report.gini([0, 0]) == 0
+
+
+@pytest.mark.asyncio
+async def test_a_failed_conversation_is_recorded_and_the_batch_goes_on(db, embedder, monkeypatch):
+    proto = protocol(conditions=("next-speaker",), n=3)
+    bad = experiment.draws(proto)[1]
+    original = experiment.Runner._settings_for
+
+    def broken(self, draw):
+        if draw.index == bad.index:
+            raise experiment.errors.PlaygroundError("the test broke this conversation")
+        return original(self, draw)
+
+    monkeypatch.setattr(experiment.Runner, "_settings_for", broken)
+    runner = await run_protocol(db, embedder, proto)
+    status = dict(
+        ((d, s), e) for d, s, e in rows(db, "SELECT draw, status, error FROM experiment_runs")
+    )
+    assert status == {
+        (0, "finished"): None,
+        (1, "failed"): "the test broke this conversation",
+        (2, "finished"): None,
+    }
+    assert runner.progress.conditions["next-speaker"].failed == 1
+    # Rerun: the failed one is redone, the finished ones are not.
+    monkeypatch.setattr(experiment.Runner, "_settings_for", original)
+    before = rows(db, "SELECT id FROM sessions ORDER BY id")
+    again = await run_protocol(db, embedder, proto)
+    assert again.progress.conditions["next-speaker"].skipped == 2
+    after = rows(db, "SELECT id FROM sessions ORDER BY id")
+    assert set(before) < set(after) and len(after) == 3
+    assert rows(db, "SELECT draw, status, attempts FROM experiment_runs ORDER BY draw") == [
+        (0, "finished", 1),
+        (1, "finished", 2),
+        (2, "finished", 1),
+    ]
+
+
+@pytest.mark.asyncio
+async def test_shards_together_equal_an_unsharded_run(tmp_path, embedder):
+    from playground import merge
+
+    proto = protocol(n=4, turns=4)
+    whole = open_database(tmp_path / "whole.db")
+    runner = await run_protocol(whole, embedder, proto, concurrency=3)
+    for k in range(2):
+        shard = open_database(tmp_path / f"shard{k}.db")
+        await run_protocol(shard, embedder, proto, shard=(k, 2), concurrency=2)
+        assert {r[0] % 2 for r in rows(shard, "SELECT draw FROM experiment_runs")} == {k}
+        shard.close()
+    merge.merge(tmp_path / "merged.db", [tmp_path / "shard0.db", tmp_path / "shard1.db"])
+    merged = open_database(tmp_path / "merged.db")
+    a, b = transcripts(whole, runner.id), transcripts(merged, runner.id)
+    assert len(a) == 12 and a == b
+    assert [
+        r.model_dump(exclude={"condition"}) for r in experiment_report.summarise(whole, runner.id)
+    ] == [
+        r.model_dump(exclude={"condition"}) for r in experiment_report.summarise(merged, runner.id)
+    ]
+
+
+# -- resume after a kill, through the command line ----------------------------------------------
+
+
+def test_resume_after_a_batch_killed_midway_loses_nothing_and_runs_nothing_twice(tmp_path):
+    db = tmp_path / "x.db"
+    argv = [
+        sys.executable, "-m", "playground", "experiment", "--engine", "offline",
+        "--conditions", "inner-thoughts,next-speaker", "--conversations", "4", "--agents", "3",
+        "--turns", "6", "--db", str(db), "--concurrency", "2",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    finished: list = []
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.3)
+        if db.exists():
+            try:
+                d = open_database(db, busy_timeout=5)
+                finished = rows(
+                    d,
+                    "SELECT draw, condition, session_id FROM experiment_runs WHERE status = 'finished'",
+                )
+                d.close()
+            except Exception:  # noqa: BLE001 - the file is being created
+                finished = []
+            if len(finished) >= 2:
+                break
+    assert proc.poll() is None, "the batch ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    d = open_database(db)  # marks the killed process's sessions interrupted
+    killed = rows(d, "SELECT draw, condition, session_id, status FROM experiment_runs")
+    assert any(r[3] == "running" for r in killed) and len(finished) >= 2
+    kept = {(r[0], r[1]): r[2] for r in killed if r[3] == "finished"}
+    texts = {
+        sid: rows(d, "SELECT speaker, text FROM messages WHERE session_id = ?", [sid])
+        for sid in kept.values()
+    }
+    d.close()
+    out = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert f"{len(kept)} conversations were already finished and were skipped" in out.stderr
+    d = open_database(db)
+    final = rows(d, "SELECT draw, condition, session_id, status, attempts FROM experiment_runs")
+    assert len(final) == 8 and {r[3] for r in final} == {"finished"}
+    for r in final:
+        if (r[0], r[1]) in kept:  # nothing finished ran twice, and nothing of it was lost
+            assert r[2] == kept[(r[0], r[1])] and r[4] == 1
+            assert (
+                rows(d, "SELECT speaker, text FROM messages WHERE session_id = ?", [r[2]])
+                == texts[r[2]]
+            )
+    # One session per run: the interrupted attempts were replaced, not left next to the new ones.
+    assert rows(d, "SELECT COUNT(*), COUNT(DISTINCT draw || condition) FROM sessions") == [(8, 8)]
+    assert rows(d, "SELECT DISTINCT status FROM sessions") == [("finished",)]
+    d.close()
+
+
+def test_cli_lists_and_summarises_experiments(tmp_path):
+    db = tmp_path / "x.db"
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(
+        ["experiment", "--engine", "offline", "--conditions", "next-speaker,reactive",
+         "--conversations", "2", "--agents", "2", "--turns", "4", "--db", str(db), "--name", "pilot"],
+        out=out, err=err,
+    )  # fmt: skip
+    assert code == 0, err.getvalue()
+    xid = out.getvalue().strip().splitlines()[-1]
+    assert "next-speaker" in out.getvalue() and "Gini" in out.getvalue()
+    listing = io.StringIO()
+    assert cli.main(["experiments", "--db", str(db)], out=listing) == 0
+    assert (
+        xid in listing.getvalue()
+        and "pilot" in listing.getvalue()
+        and "4/4 finished" in listing.getvalue()
+    )
+    detail = io.StringIO()
+    assert (
+        cli.main(
+            ["experiments", "pilot", "--runs", "--format", "json", "--db", str(db)], out=detail
+        )
+        == 0
+    )
+    data = json.loads(detail.getvalue())
+    assert data["experiment"] == xid and len(data["runs"]) == 4
+    # The report and the rating plans pick the experiment up by id.
+    rep = io.StringIO()
+    assert cli.main(["report", "--experiment", xid, "--db", str(db)], out=rep) == 0
+    assert f"experiment {xid!r}" in rep.getvalue() and "(4 sessions)" in rep.getvalue()
+
+
+def test_bad_experiment_options_name_the_flag(tmp_path):
+    for argv, flag in (
+        (["--conditions", "inner-thoughts,telepathy"], "--conditions"),
+        (["--agents", "9"], "--agents"),
+        (["--conversations", "0"], "--conversations"),
+        (["--shard", "3/3"], "--shard"),
+    ):
+        err = io.StringIO()
+        code = cli.main(
+            ["experiment", "--engine", "offline", "--db", str(tmp_path / "x.db"), *argv],
+            out=io.StringIO(),
+            err=err,
+        )
+        assert code == 1 and flag in err.getvalue() and "Traceback" not in err.getvalue()
+
+
+@pytest.mark.asyncio
+async def test_conversations_run_concurrently(db, embedder):
+    """Several conversations are in flight at once (the workers share one event loop)."""
+    proto = protocol(conditions=("next-speaker",), n=4, turns=4)
+    peak = 0
+
+    def seen(p: experiment.Progress) -> None:
+        nonlocal peak
+        peak = max(peak, p.running)
+
+    await run_protocol(db, embedder, proto, concurrency=3, on_progress=seen)
+    assert peak == 3
+
+
+def test_policies_are_known():
+    assert domain.POLICIES == ("inner-thoughts", "next-speaker", "reactive")
+    assert asyncio.iscoroutinefunction(experiment.Runner.run)
+
+
+@pytest.mark.asyncio
+async def test_pairwise_rating_plans_over_an_experiment_compare_the_same_draw(db, embedder):
+    from playground.ratings import RatingStore
+
+    runner = await run_protocol(
+        db, embedder, protocol(conditions=("inner-thoughts", "next-speaker"), n=3, turns=3)
+    )
+    draw = dict(rows(db, "SELECT id, draw FROM sessions"))
+    cond = dict(rows(db, "SELECT id, condition FROM sessions"))
+    plan = RatingStore(db).create_plan("paired", "pairwise", ["r1", "r2"], 3, experiment=runner.id)
+    tasks = rows(db, "SELECT session_a, session_b FROM assignments WHERE plan_id = ?", [plan.id])
+    assert len(tasks) == 6 and plan.source["matched"] is True
+    for a, b in tasks:
+        assert draw[a] == draw[b] and cond[a] != cond[b]
+
+
+@pytest.mark.asyncio
+async def test_export_and_import_carry_predictions_policies_and_draws(db, embedder, tmp_path):
+    from playground import export
+
+    runner = await run_protocol(db, embedder, protocol(conditions=("next-speaker",), n=1, turns=4))
+    sid = rows(db, "SELECT id FROM sessions")[0][0]
+    record = export.session_record(db, sid) if hasattr(export, "session_record") else None
+    path = tmp_path / "x.jsonl"
+    out = io.StringIO()
+    assert (
+        cli.main(
+            ["export", "--experiment", runner.id, "--db", str(db_file(db)), "--output", str(path)],
+            out=out,
+        )
+        == 0
+    )
+    assert record is None or record["predictions"]
+    other = tmp_path / "other.db"
+    assert cli.main(["import", str(path), "--db", str(other)], out=io.StringIO()) == 0
+    o = open_database(other)
+    assert rows(
+        o,
+        "SELECT predicted, probabilities, method, chosen FROM predictions ORDER BY message_id, step",
+    ) == rows(
+        db,
+        "SELECT predicted, probabilities, method, chosen FROM predictions ORDER BY message_id, step",
+    )
+    assert rows(o, "SELECT DISTINCT policy FROM participants") == [("next-speaker",)]
+    assert rows(o, "SELECT experiment_id, draw FROM sessions") == rows(
+        db, "SELECT experiment_id, draw FROM sessions"
+    )
+    o.close()
+
+
+def db_file(db) -> str:
+    from playground.storage.database import database_file
+
+    return database_file(db)

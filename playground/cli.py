@@ -278,14 +278,26 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         f"Session {s['id']} · {s['status']} ({s['end_reason'] or ''}) · engine {s['engine']} · model {s['model']} · seed {s['seed']}",
         file=out,
     )
-    print(f"Participants: {', '.join(p['name'] for p in data['participants'])}", file=out)
+    people = [
+        p["name"]
+        + (f" ({p['policy']})" if p.get("policy", "inner-thoughts") != "inner-thoughts" else "")
+        for p in data["participants"]
+    ]
+    print(f"Participants: {', '.join(people)} · condition {s['condition']}", file=out)
     thoughts = {t["id"]: t for t in data["thoughts"]}
+    turns = {(p["message_id"], p["chosen"]): p for p in data["predictions"] if p["chosen"]}
     for m in data["messages"]:
         tt = f" → {m['addressee']}" if m["turn_type"] == "allocated" else ""
         print(f"\n[{m['id']:>2}] {m['speaker']}{tt}: {m['text']}", file=out)
         if m["interpretation"]:
             print(
                 textwrap.indent(textwrap.fill(f"(read as: {m['interpretation']})", 96), "      "),
+                file=out,
+            )
+        pred = turns.get((m["id"] - 1, m["speaker"]))
+        if pred:
+            print(
+                textwrap.indent(textwrap.fill(f"(next-speaker: {pred['rule']})", 96), "      "),
                 file=out,
             )
         t = thoughts.get(m["thought_id"])

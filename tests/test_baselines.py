@@ -206,3 +206,30 @@ def test_an_experiment_through_the_openai_client_against_the_loopback_server(llm
     asked = [r for r in chats if "next" in json.dumps(r.get("response_format", "")).lower()]
     assert asked
     d.close()
+
+
+@pytest.mark.asyncio
+async def test_a_fork_keeps_each_agents_policy_as_it_stood(embedder, db):
+    from playground import factory, fork
+    from playground.replay import Recording
+
+    people = library(3)
+    policies = {"Ana": "next-speaker", "Ben": "inner-thoughts", "Chloe": "reactive"}
+    room, engine, _ = await build(offline_settings(), embedder, people, db=db, policies=policies)
+    await room.post("Ana", "What did you do last weekend?", origin="icebreaker")
+    await room.step_once()
+    rec = Recording.load(db, room.session_id)
+    at = rec.moments[-1].seq
+    room.set_policy("Ben", "next-speaker")  # after the fork moment: not carried over
+    room.finish("interrupted", "stopped")
+    rec = Recording.load(db, room.session_id)
+    assert fork.state_at(rec, at).policies == policies
+    child, _ = await fork.fork(
+        offline_settings(), engine, recording=rec, seq=at, db=db, bus=events.EventBus()
+    )
+    assert {a.name: a.policy for a in child.agents} == policies
+    assert (
+        db.execute("SELECT condition FROM sessions WHERE id = ?", [child.session_id]).fetchone()[0]
+        == "mixed"
+    )
+    assert factory.condition_of(["reactive", "reactive"]) == "reactive"

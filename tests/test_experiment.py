@@ -322,6 +322,18 @@ def test_cli_lists_and_summarises_experiments(tmp_path):
     )
     data = json.loads(detail.getvalue())
     assert data["experiment"] == xid and len(data["runs"]) == 4
+    # show: who was given each turn and why; --json carries the predictions.
+    sid = next(r["session_id"] for r in data["runs"] if r["condition"] == "next-speaker")
+    text = io.StringIO()
+    assert cli.main(["show", sid, "--db", str(db)], out=text) == 0
+    assert (
+        "(next-speaker: predicted " in text.getvalue()
+        and "condition next-speaker" in text.getvalue()
+    )
+    js = io.StringIO()
+    assert cli.main(["show", sid, "--db", str(db), "--json"], out=js) == 0
+    preds = json.loads(js.getvalue())["predictions"]
+    assert preds and all(abs(sum(p["probabilities"].values()) - 1) < 1e-4 for p in preds)
     # The report and the rating plans pick the experiment up by id.
     rep = io.StringIO()
     assert cli.main(["report", "--experiment", xid, "--db", str(db)], out=rep) == 0

@@ -103,7 +103,7 @@ class SessionReader:
 
     def load(self, session_id: str) -> dict[str, Any]:
         """Everything about one session; keys ``session``, ``participants``, ``memories``, ``messages``,
-        ``thoughts`` (each with its ``evaluations``) and ``decisions``.
+        ``thoughts`` (each with its ``evaluations``), ``decisions`` and ``predictions`` (next-speaker).
 
         Raises:
             SessionNotFound: no such id (a unique prefix of an id is accepted).
@@ -136,4 +136,11 @@ class SessionReader:
             "decisions": self._query(
                 "SELECT * FROM decisions WHERE session_id = ? ORDER BY id", [sid]
             ),
+            "predictions": [
+                {**p, "probabilities": json.loads(p["probabilities"] or "{}")}
+                for p in self._query(
+                    "SELECT * FROM predictions WHERE session_id = ? ORDER BY message_id, step",
+                    [sid],
+                )
+            ],
         }

@@ -12,6 +12,7 @@ import asyncio
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -125,8 +126,74 @@ async def main() -> None:
     print("wrote", ", ".join(str(p.relative_to(ROOT)) for p in sorted(DOCS.glob("*.png"))))
 
 
+async def experiments() -> None:
+    """The Experiments window: an experiment running (1440×900), then finished (1024×700)."""
+    from ui.experiments.launch import Options, plan_new
+
+    tmp = tempfile.mkdtemp()
+    win, controller = build(db_path=f"{tmp}/experiments.db", environ={})
+    win.show()
+    controller.start_loading_embedder()
+    await controller.embedder()
+    view = win.experiments.open_view()
+    view.resize(1440, 900)
+
+    def options(**kw: object) -> Options:
+        base: dict[str, object] = {
+            "conditions": ("inner-thoughts", "next-speaker"),
+            "conversations": 2,
+            "agents": 3,
+            "turns": 6,
+            "seed": 1,
+            "personas_dir": controller.personas_dir,
+            "concurrency": 2,
+            "name": "pilot",
+            "engine": "offline",
+        }
+        return Options(**{**base, **kw})  # type: ignore[arg-type]
+
+    def launch(opts: Options) -> Any:
+        job = view.launch(plan_new(opts, controller.settings, controller.environ))
+        assert job is not None
+        return job
+
+    async def wait(job: Any, finished: int | None = None) -> None:
+        while job.running:
+            if finished is not None and job.progress and job.progress.finished >= finished:
+                return
+            await asyncio.sleep(0.2)
+
+    await wait(launch(options()))  # an earlier pilot, finished
+    await wait(launch(options(name="stopped", seed=2, conversations=3)), finished=2)
+    await view.stop()  # cancelled: its conversations in flight are saved interrupted
+    job = launch(
+        options(
+            name="paper-protocol",
+            conditions=("inner-thoughts", "next-speaker", "reactive"),
+            conversations=6,
+            agents=4,
+            turns=10,
+            seed=7,
+            concurrency=4,
+        )
+    )
+    await wait(job, finished=9)
+    view.runs.selectRow(3)
+    await asyncio.sleep(0.5)  # no processEvents(): the experiment's tasks run meanwhile
+    view.grab().save(str(DOCS / "experiments.png"))
+    await wait(job)
+    view.resize(1024, 700)
+    view.runs.selectRow(4)
+    await asyncio.sleep(0.5)
+    view.grab().save(str(DOCS / "experiments-1024.png"))
+    view.close()
+    await controller.shutdown()
+    print("wrote docs/experiments.png, docs/experiments-1024.png")
+
+
 if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv)
     app.setQuitOnLastWindowClosed(False)
     collector = MainThreadCollector(parent=app)
-    qasync.run(main())
+    # `screenshots.py experiments` renders only the Experiments window's screenshots.
+    qasync.run(experiments() if sys.argv[1:] == ["experiments"] else main())

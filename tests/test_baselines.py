@@ -134,7 +134,7 @@ async def test_a_mixed_room(embedder, db):
     assert db.execute("SELECT condition FROM sessions").fetchone()[0] == "mixed"
     assert dict(db.execute("SELECT name, policy FROM participants").fetchall()) == policies
     await room.post("Dev", "Hey! What did you all do last weekend?", origin="icebreaker")
-    for i in range(5):
+    for _ in range(5):
         await room.step_once(silent_steps=0)
     by_policy = {
         d.decision.agent: d.decision.policy for d in seen if isinstance(d, events.DecisionMade)

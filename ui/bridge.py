@@ -27,6 +27,8 @@ class EngineBridge(QObject):
     message_posted = Signal(object)  # domain.Message
     message_interpreted = Signal(object)  # domain.Interpretation
     turn_type_predicted = Signal(object)  # domain.TurnType
+    next_speaker_predicted = Signal(object)  # events.NextSpeakerPredicted
+    policy_changed = Signal(str, str)  # name, policy
     memories_retrieved = Signal(str, object, int)  # agent, list[domain.Stimulus], step
     memory_changed = Signal(
         str, str, object
@@ -75,6 +77,10 @@ class EngineBridge(QObject):
                 self.message_interpreted.emit(e.interpretation)
             case "turn_type_predicted":
                 self.turn_type_predicted.emit(e.turn_type)
+            case "next_speaker_predicted":
+                self.next_speaker_predicted.emit(e)
+            case "policy_changed":
+                self.policy_changed.emit(e.name, e.policy)
             case "memories_retrieved":
                 self.memories_retrieved.emit(e.agent, e.stimuli, e.step)
             case "memory_changed":

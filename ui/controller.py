@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -185,17 +185,34 @@ class SessionController(QObject):
     # -- sessions ------------------------------------------------------------------------------------
 
     async def new_session(
-        self, people: list[domain.Persona], *, icebreaker: str | None, preset: str | None = None
+        self,
+        people: list[domain.Persona],
+        *,
+        icebreaker: str | None,
+        preset: str | None = None,
+        policies: Mapping[str, domain.Policy] | None = None,
     ) -> Room | None:
+        """Start a session with ``people`` as AI agents, each with its turn-taking policy
+        (``policies`` by persona name; Inner Thoughts when not given). The session's condition
+        is the policy they share, or ``mixed``."""
         return await self.guarded(
-            "New session", lambda: self._new_session(people, icebreaker, preset)
+            "New session", lambda: self._new_session(people, icebreaker, preset, policies)
         )
 
     async def _new_session(
-        self, people: list[domain.Persona], icebreaker: str | None, preset: str | None
+        self,
+        people: list[domain.Persona],
+        icebreaker: str | None,
+        preset: str | None,
+        policies: Mapping[str, domain.Policy] | None = None,
     ) -> Room:
         if not people:
             raise errors.PlaygroundError("choose at least one participant")
+        unknown = sorted({str(p) for p in (policies or {}).values()} - set(domain.POLICIES))
+        if unknown:
+            raise errors.PlaygroundError(
+                f"unknown turn-taking policy {unknown[0]!r}; choose one of {', '.join(domain.POLICIES)}"
+            )
         settings = self.settings.model_copy(update={"preset": preset}) if preset else self.settings
         self.notice.emit(
             "Loading the embedding model…"
@@ -211,7 +228,12 @@ class SessionController(QObject):
         bus = events.EventBus()
         self.bridge.attach(bus)
         room, recorder = await factory.create_room(
-            self.settings, self.engine, db=self.database(), personas=people, bus=bus
+            self.settings,
+            self.engine,
+            db=self.database(),
+            personas=people,
+            bus=bus,
+            policies=dict(policies or {}),
         )
         self._take_over(room, recorder)
         if icebreaker:
@@ -385,12 +407,25 @@ class SessionController(QObject):
 
     # -- participants ------------------------------------------------------------------------------
 
-    async def add_participant(self, persona: domain.Persona, preset: str | None = None) -> None:
+    async def add_participant(
+        self,
+        persona: domain.Persona,
+        preset: str | None = None,
+        policy: domain.Policy = "inner-thoughts",
+    ) -> None:
         async def go() -> None:
             room = self._require_room()
-            await room.add_agent(persona, PRESETS[preset or self.settings.preset])
+            await room.add_agent(persona, PRESETS[preset or self.settings.preset], policy=policy)
 
         await self.guarded("Add participant", go)
+
+    async def set_policy(self, name: str, policy: domain.Policy) -> None:
+        """Change an AI participant's turn-taking policy; it applies from the next trigger."""
+
+        async def go() -> None:
+            self._require_room().set_policy(name, policy)
+
+        await self.guarded("Turn-taking policy", go)
 
     async def remove_participant(self, name: str) -> None:
         async def go() -> None:

@@ -1,8 +1,11 @@
-"""Dialogs: new session, engine settings (with test connection), participant proactivity, joining."""
+"""Dialogs: new session, engine settings (with test connection), participant proactivity and
+turn-taking policy, joining."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
+from typing import cast
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -12,6 +15,8 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QGridLayout,
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -24,8 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import domain
+from playground import domain, factory
 from playground.settings import PRESETS, ProactivitySettings, Settings
+from ui.policies import POLICY_HELP, POLICY_LABELS, policy_combo
 
 PRESET_LABELS = {
     "simulation": "Simulation default (paper)",
@@ -98,15 +104,118 @@ class NewSessionDialog(QDialog):
         self.seed = QSpinBox()
         self.seed.setRange(0, 1_000_000)
         self.seed.setValue(settings.engine.seed)
+        self.preset.setToolTip(
+            "Applies to the Inner Thoughts agents (the baselines have no thoughts)"
+        )
         form.addRow("Icebreaker", self.icebreaker)
         form.addRow("Proactivity preset", self.preset)
         form.addRow("Seed", self.seed)
         lay.addLayout(form)
+        lay.addWidget(self._build_policies())
         self.buttons = ok_cancel(self)
         lay.addWidget(self.buttons)
         self.list.itemChanged.connect(self._validate)
+        self.list.itemChanged.connect(self._refresh_policy_rows)
         self.pick_random()
-        self.resize(560, 520)
+        self.resize(600, 660)
+
+    # -- turn-taking policies (conditions) --------------------------------------------------------
+
+    def _build_policies(self) -> QGroupBox:
+        """One policy per ticked participant, and a quick "All:" choice over them."""
+        box = QGroupBox("Turn-taking (condition)")
+        col = QVBoxLayout(box)
+        top = QHBoxLayout()
+        self.policy_all = QComboBox()
+        for policy, label in POLICY_LABELS.items():
+            self.policy_all.addItem(f"All: {label}", policy)
+        self.policy_all.addItem("Mixed: chosen per participant below", "mixed")
+        self.policy_all.setToolTip("Give every chosen participant the same policy")
+        self.condition = QLabel("")
+        self.condition.setStyleSheet("color:#666;")
+        top.addWidget(self.policy_all)
+        top.addWidget(self.condition, 1)
+        col.addLayout(top)
+        self.policy_grid = QGridLayout()
+        self.policy_grid.setHorizontalSpacing(10)
+        self.policy_grid.setVerticalSpacing(2)
+        col.addLayout(self.policy_grid)
+        #: Each participant's policy, kept by persona id while it is unticked and ticked again.
+        self._policies: dict[str, domain.Policy] = {}
+        #: The combo of each ticked participant, by persona id.
+        self.policy_combos: dict[str, QComboBox] = {}
+        self.policy_all.activated.connect(self._apply_all)
+        return box
+
+    def _apply_all(self) -> None:
+        policy = self.policy_all.currentData()
+        if policy == "mixed":
+            return
+        for pid in self.policy_combos:
+            self._policies[pid] = cast(domain.Policy, policy)
+        self._refresh_policy_rows()
+
+    def set_all_policies(self, policy: domain.Policy) -> None:
+        """Give every chosen participant ``policy`` (the "All:" choice)."""
+        self.policy_all.setCurrentIndex(self.policy_all.findData(policy))
+        self._apply_all()
+
+    def set_policy(self, name: str, policy: domain.Policy) -> None:
+        """Give the ticked participant called ``name`` its own policy.
+
+        Raises:
+            PlaygroundError: nobody of that name is ticked.
+        """
+        from playground import errors
+
+        persona = next((p for p in self.chosen() if p.name == name), None)
+        if persona is None:
+            raise errors.PlaygroundError(f"{name} is not among the chosen participants")
+        self.policy_combos[persona.id].setCurrentIndex(
+            self.policy_combos[persona.id].findData(policy)
+        )
+
+    def _refresh_policy_rows(self) -> None:
+        """Lay out a policy combo for each ticked participant (two per line)."""
+        while self.policy_grid.count():
+            item = self.policy_grid.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self.policy_combos = {}
+        for i, persona in enumerate(self.chosen()):
+            policy = self._policies.get(persona.id, "inner-thoughts")
+            combo = policy_combo(policy)
+            combo.setToolTip(POLICY_HELP[policy])
+            combo.currentIndexChanged.connect(
+                lambda _i=0, pid=persona.id, c=combo: self._policy_picked(pid, c)
+            )
+            label = QLabel(persona.name)
+            label.setBuddy(combo)
+            row, pair = divmod(i, 2)
+            self.policy_grid.addWidget(label, row, pair * 2)
+            self.policy_grid.addWidget(combo, row, pair * 2 + 1)
+            self.policy_combos[persona.id] = combo
+        self.policy_grid.setColumnStretch(1, 1)
+        self.policy_grid.setColumnStretch(3, 1)
+        self._show_condition()
+
+    def _policy_picked(self, pid: str, combo: QComboBox) -> None:
+        self._policies[pid] = cast(domain.Policy, combo.currentData())
+        combo.setToolTip(POLICY_HELP[combo.currentData()])
+        self._show_condition()
+
+    def _show_condition(self) -> None:
+        policies = list(self.policies().values())
+        condition = factory.condition_of(policies) if policies else ""
+        self.policy_all.blockSignals(True)
+        self.policy_all.setCurrentIndex(max(0, self.policy_all.findData(condition or "mixed")))
+        self.policy_all.blockSignals(False)
+        self.condition.setText(f"session condition: {condition}" if condition else "")
+
+    def policies(self) -> dict[str, domain.Policy]:
+        """Each chosen participant's turn-taking policy, by name."""
+        return {p.name: self._policies.get(p.id, "inner-thoughts") for p in self.chosen()}
 
     def current_persona(self) -> domain.Persona | None:
         item = self.list.currentItem() or self.list.item(0)
@@ -154,9 +263,14 @@ class NewSessionDialog(QDialog):
         icebreaker: str | None,
         preset: str | None = None,
         seed: int | None = None,
+        policies: Mapping[str, domain.Policy] | None = None,
     ) -> None:
         """Pre-fill from a saved session: exactly ``people`` ticked, using these persona snapshots
-        (added to the list when the library no longer has them), the icebreaker, preset and seed."""
+        (added to the list when the library no longer has them), the icebreaker, preset, seed and
+        each participant's turn-taking policy (by name; a missing one is Inner Thoughts)."""
+        wanted_policies = dict(policies or {})
+        for persona in people:
+            self._policies[persona.id] = wanted_policies.get(persona.name, "inner-thoughts")
         for persona in people:
             if any(p.id == persona.id for p in self.library):
                 self.replace_persona(persona)
@@ -273,15 +387,32 @@ class EngineSettingsDialog(QDialog):
 
 
 class ParticipantSettingsDialog(QDialog):
-    """A preset, or custom values for the three layers of proactivity and interruption."""
+    """An AI participant's turn-taking policy, and its proactivity: a preset, or custom values
+    for the three layers of proactivity and interruption (used by the Inner Thoughts policy)."""
 
     def __init__(
-        self, name: str, current: ProactivitySettings, parent: QWidget | None = None
+        self,
+        name: str,
+        current: ProactivitySettings,
+        parent: QWidget | None = None,
+        *,
+        policy: domain.Policy = "inner-thoughts",
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Proactivity — {name}")
+        self.setWindowTitle(f"Participant settings — {name}")
         lay = QVBoxLayout(self)
-        form = QFormLayout()
+        top = QFormLayout()
+        self.policy = policy_combo(policy)
+        self.policy.setToolTip("How this participant takes turns; it applies from the next trigger")
+        top.addRow("Turn-taking policy", self.policy)
+        self.policy_help = QLabel("")
+        self.policy_help.setWordWrap(True)
+        self.policy_help.setStyleSheet("color:#666; font-size:11px;")
+        top.addRow(self.policy_help)
+        lay.addLayout(top)
+        self.proactivity_box = QGroupBox("Proactivity (Inner Thoughts)")
+        lay.addWidget(self.proactivity_box)
+        form = QFormLayout(self.proactivity_box)
         match = next((k for k, v in PRESETS.items() if v == current), "custom")
         self.preset = preset_combo(match, custom=True)
         self.system1_prob = self._spin(0, 1, 0.05, current.system1_prob)
@@ -302,10 +433,22 @@ class ParticipantSettingsDialog(QDialog):
         form.addRow("proactiveTone (tonal)", self.proactive_tone)
         form.addRow("System-1 thoughts per trigger", self.system1_count)
         form.addRow("System-2 thoughts per trigger", self.system2_count)
-        lay.addLayout(form)
         buttons = ok_cancel(self)
         lay.addWidget(buttons)
         self.preset.currentIndexChanged.connect(self._apply_preset)
+        self.policy.currentIndexChanged.connect(self._show_policy)
+        self._show_policy()
+
+    def _show_policy(self) -> None:
+        policy = self.policy_value()
+        text = POLICY_HELP[policy]
+        if policy != "inner-thoughts":
+            text += " The proactivity settings below are kept, and apply if it returns to Inner Thoughts."
+        self.policy_help.setText(text)
+
+    def policy_value(self) -> domain.Policy:
+        """The chosen turn-taking policy."""
+        return cast(domain.Policy, self.policy.currentData())
 
     def _with_slider(self, spin: QDoubleSpinBox) -> QWidget:
         """A slider beside the spin box, kept in step with it (hundredths)."""

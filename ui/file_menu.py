@@ -82,7 +82,13 @@ class FileMenu(QObject):
         dlg = w.open_new_session()
         if dlg is None:
             return None
-        dlg.prefill(bp.personas, icebreaker=bp.icebreaker, preset=bp.preset, seed=bp.seed)
+        dlg.prefill(
+            bp.personas,
+            icebreaker=bp.icebreaker,
+            preset=bp.preset,
+            seed=bp.seed,
+            policies=bp.policies,
+        )
         text = f"New session like {session_id}: {len(bp.personas)} participants, seed {bp.seed}."
         if s.engine.engine == "openai" and not (c.api_key or c.environ.get("OPENAI_API_KEY")):
             where = redact(s.llm.base_url or "api.openai.com")  # an older database may hold one

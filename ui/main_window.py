@@ -31,6 +31,7 @@ from ui.dialogs import (
     PersonaEditorDialog,
 )
 from ui.file_menu import FileMenu
+from ui.policies import PolicyMenu
 from ui.replay.fork_dialog import ForkDialog
 from ui.replay.panel import ReplayPanel
 from ui.selection import SelectedParticipant
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         self._build_status()
         self._build_menu()
         self._build_rating_menu()
+        self._build_experiments_menu()
         self._connect()
         self._build_replay()
         self.hint(
@@ -138,8 +140,9 @@ class MainWindow(QMainWindow):
         self.participants_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.participants_menu = QMenu(self)
         self.act_settings = self.participants_menu.addAction(
-            "Proactivity of the selected participant…"
+            "Settings of the selected participant (policy, proactivity)…"
         )
+        self.policy_menu = PolicyMenu(self.participants_menu, self)
         self.add_menu = self.participants_menu.addMenu("Add participant")
         self.act_remove = self.participants_menu.addAction("Remove the selected participant")
         self.participants_button.setMenu(self.participants_menu)
@@ -319,7 +322,10 @@ class MainWindow(QMainWindow):
         self.controller.settings.engine.seed = dlg.seed.value()
         return self.spawn(
             self.controller.new_session(
-                dlg.chosen(), icebreaker=dlg.icebreaker_text(), preset=dlg.preset.currentData()
+                dlg.chosen(),
+                icebreaker=dlg.icebreaker_text(),
+                preset=dlg.preset.currentData(),
+                policies=dlg.policies(),
             )
         )
 
@@ -370,8 +376,15 @@ class MainWindow(QMainWindow):
         if room is None or name not in {a.name for a in room.agents}:
             self.show_error("Select an AI participant first.")
             return None
-        dlg = ParticipantSettingsDialog(name, room.agent(name).proactivity, self)
-        dlg.accepted.connect(lambda: self.spawn(self.controller.set_proactivity(name, dlg.value())))
+        agent = room.agent(name)
+        dlg = ParticipantSettingsDialog(name, agent.proactivity, self, policy=agent.policy)
+
+        def apply() -> None:
+            self.spawn(self.controller.set_proactivity(name, dlg.value()))
+            if dlg.policy_value() != agent.policy:
+                self.spawn(self.controller.set_policy(name, dlg.policy_value()))
+
+        dlg.accepted.connect(apply)
         dlg.open()
         return dlg
 
@@ -432,6 +445,12 @@ class MainWindow(QMainWindow):
         from ui.rating.menu import RatingMenu
 
         self.rating = RatingMenu(self)
+
+    def _build_experiments_menu(self) -> None:
+        """The Experiments menu: launch, watch, cancel and resume batch experiments."""
+        from ui.experiments.menu import ExperimentsMenu
+
+        self.experiments = ExperimentsMenu(self)
 
     # -- closing -----------------------------------------------------------------------------------
 

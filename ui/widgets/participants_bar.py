@@ -1,4 +1,5 @@
-"""The participants bar: colour, avatar initial, kind and live state of everyone in the room."""
+"""The participants bar: colour, avatar initial, kind, turn-taking policy and live state of
+everyone in the room."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLay
 
 from ui import theme
 from ui.bridge import EngineBridge
+from ui.policies import POLICY_HELP, POLICY_LABELS, POLICY_TAGS
 from ui.selection import SelectedParticipant
 
 STATE_TEXT = {
@@ -38,15 +40,38 @@ class ParticipantChip(QFrame):
         row.addWidget(avatar)
         col = QVBoxLayout()
         col.setSpacing(0)
+        self.kind = kind
         self.title = QLabel(
             f"<b>{name}</b> <span style='color:#666'>· {KIND_TEXT.get(kind, kind)}</span>"
         )
         self.state_label = QLabel("idle")
         self.state_label.setStyleSheet("color:#666; font-size:11px;")
-        col.addWidget(self.title)
+        head = QHBoxLayout()
+        head.setSpacing(4)
+        head.addWidget(self.title)
+        #: The AI participant's turn-taking policy as a small tag ("IT", "NS", "R").
+        self.policy_tag = QLabel("")
+        self.policy_tag.setStyleSheet(
+            "color:#444; background:#eceff1; border:1px solid #b0bec5; border-radius:3px;"
+            " font-size:10px; font-weight:bold; padding:0 3px;"
+        )
+        self.policy_tag.setVisible(False)
+        head.addWidget(self.policy_tag)
+        head.addStretch(1)
+        col.addLayout(head)
         col.addWidget(self.state_label)
         row.addLayout(col)
+        self.policy = ""
         self.set_selected(False)
+
+    def set_policy(self, policy: str) -> None:
+        """Show the AI participant's turn-taking policy (a tag, and the chip's tooltip)."""
+        self.policy = policy
+        self.policy_tag.setText(POLICY_TAGS.get(policy, policy))
+        self.policy_tag.setVisible(self.kind == "ai" and bool(policy))
+        tip = f"{self.name} — {POLICY_LABELS.get(policy, policy)}\n{POLICY_HELP.get(policy, '')}"
+        self.setToolTip(tip if self.kind == "ai" else "")
+        self.policy_tag.setToolTip(tip if self.kind == "ai" else "")
 
     def set_state(self, state: str) -> None:
         self.state = state
@@ -92,6 +117,7 @@ class ParticipantsBar(QScrollArea):
         bridge.participant_joined.connect(self._joined)
         bridge.participant_left.connect(self._left)
         bridge.state_changed.connect(self._state)
+        bridge.policy_changed.connect(self._policy)
         selection.changed.connect(self._selected)
 
     def reset(self) -> None:
@@ -112,12 +138,14 @@ class ParticipantsBar(QScrollArea):
     def _joined(self, e) -> None:  # noqa: ANN001
         if e.name in self._stale and e.name in self.chips:
             self._stale.discard(e.name)  # the same participant, seen again by a replay jump
+            self.chips[e.name].set_policy(e.policy)  # as it joined; a later change follows
             return
         color = (
             theme.HUMAN_COLOR if e.participant_kind == "human" else theme.color_for(e.color_index)
         )
         self.colors[e.name] = color
         chip = ParticipantChip(e.name, e.participant_kind, color)
+        chip.set_policy(e.policy)
         chip.clicked.connect(self.selection.select)
         self.chips[e.name] = chip
         self.row.insertWidget(self.row.count() - 1, chip)
@@ -135,6 +163,10 @@ class ParticipantsBar(QScrollArea):
     def _state(self, name: str, state: str) -> None:
         if name in self.chips:
             self.chips[name].set_state(state)
+
+    def _policy(self, name: str, policy: str) -> None:
+        if name in self.chips:
+            self.chips[name].set_policy(policy)
 
     def _selected(self, name: str) -> None:
         for n, chip in self.chips.items():

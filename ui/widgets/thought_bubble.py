@@ -28,6 +28,12 @@ SORT_SCORE = "Highest score"
 NONE_PLACEHOLDER = "Select a participant to see their inner thoughts."
 EMPTY_PLACEHOLDER = "No thoughts yet."
 HUMAN_PLACEHOLDER = "Humans have no inner thoughts in the engine."
+#: For a baseline agent (its policy's label), which takes turns without thinking.
+BASELINE_PLACEHOLDER = (
+    "{} forms no thoughts: it takes turns by the {} policy and answers from its static persona."
+    " The decision strip shows why it spoke or stayed silent."
+)
+POLICY_LABELS = {"next-speaker": "next-speaker prediction", "reactive": "reactive"}
 NO_SCORE = "–"
 LINK_STYLE = "color:#1565c0; text-decoration:none;"
 

@@ -38,9 +38,11 @@ from ui.deferred import Deferred
 from ui.selection import SelectedParticipant
 from ui.widgets.evaluation_popup import EvaluationPopup
 from ui.widgets.thought_bubble import (
+    BASELINE_PLACEHOLDER,
     EMPTY_PLACEHOLDER,
     HUMAN_PLACEHOLDER,
     NONE_PLACEHOLDER,
+    POLICY_LABELS,
     SORT_NEWEST,
     SORT_SCORE,
     STYLE,
@@ -89,6 +91,7 @@ class ThoughtsPane(QWidget):
         self._evaluations: dict[str, dict[int, list[domain.Evaluation]]] = {}
         self._retained: dict[str, dict[int, bool]] = {}
         self._humans: set[str] = set()
+        self._policies: dict[str, str] = {}
         self._ref_texts: dict[str, dict[str, str]] = {}  # agent -> memory ref -> text
         self._messages: dict[int, domain.Message] = {}  # by id, for stimulus tooltips
         self._released: list[tuple[object, ...]] = []  # see _forget
@@ -133,6 +136,7 @@ class ThoughtsPane(QWidget):
         layout.addWidget(self._stack, 1)
 
         bridge.participant_joined.connect(self._on_participant_joined)
+        bridge.policy_changed.connect(self._on_policy_changed)
         bridge.memories_retrieved.connect(self._on_memories_retrieved)
         bridge.memory_changed.connect(self._on_memory_changed)
         bridge.message_posted.connect(self._on_message_posted)
@@ -192,6 +196,7 @@ class ThoughtsPane(QWidget):
         self._evaluations = {}
         self._retained = {}
         self._humans = set()
+        self._policies = {}
         self._ref_texts = {}
         self._messages = {}
 
@@ -252,7 +257,13 @@ class ThoughtsPane(QWidget):
             self._humans.add(e.name)
         else:
             self._humans.discard(e.name)
+            self._policies[e.name] = getattr(e, "policy", "inner-thoughts")
         if e.name == self._agent and not self._rebuilding:
+            self._update_header()
+
+    def _on_policy_changed(self, name: str, policy: str) -> None:
+        self._policies[name] = policy
+        if name == self._agent and not self._rebuilding:
             self._update_header()
 
     def _on_memories_retrieved(self, agent: str, stimuli: list, step: int) -> None:
@@ -418,7 +429,14 @@ class ThoughtsPane(QWidget):
             + (f" · top {shown} shown" if shown < n else "")
         )
         human = name in self._humans and n == 0
-        page.placeholder.setText(HUMAN_PLACEHOLDER if human else EMPTY_PLACEHOLDER)
+        policy = POLICY_LABELS.get(self._policies.get(name, ""))
+        page.placeholder.setText(
+            HUMAN_PLACEHOLDER
+            if human
+            else BASELINE_PLACEHOLDER.format(name, policy)
+            if policy and n == 0
+            else EMPTY_PLACEHOLDER
+        )
 
     # -- user actions --------------------------------------------------------------------------
 

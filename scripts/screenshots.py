@@ -191,9 +191,44 @@ async def experiments() -> None:
     print("wrote docs/experiments.png, docs/experiments-1024.png")
 
 
+async def mixed() -> None:
+    """A mixed room (Inner Thoughts, next-speaker and reactive agents) after 5 steps, with the
+    next-speaker prediction in the decision strip: docs/mixed-room.png (1440×900)."""
+    tmp = tempfile.mkdtemp()
+    win, controller = build(db_path=f"{tmp}/shots.db", environ={})
+    win.resize(1440, 900)
+    win.show()
+    controller.start_loading_embedder()
+    await controller.embedder()
+    people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe", "Dev")]
+    dlg = win.open_new_session()
+    assert dlg is not None
+    dlg.prefill(people, icebreaker="What did you do last weekend?", seed=7)
+    dlg.set_all_policies("next-speaker")
+    dlg.set_policy("Ana", "inner-thoughts")
+    dlg.set_policy("Dev", "reactive")
+    dlg.accept()
+    while controller.room is None:
+        await asyncio.sleep(0.05)
+    room = controller.room
+    for _ in range(5):
+        controller.control.step()
+        controller._ensure_simulation_task(room)
+        while any(s != "idle" for s in room._states.values()) or controller.control._steps:
+            await asyncio.sleep(0.05)
+        await settle(0.2)
+    await settle()
+    win.grab().save(str(DOCS / "mixed-room.png"))
+    await controller.stop()
+    await controller.shutdown()
+    print("wrote docs/mixed-room.png")
+
+
+MODES = {"experiments": experiments, "mixed": mixed}
+
 if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv)
     app.setQuitOnLastWindowClosed(False)
     collector = MainThreadCollector(parent=app)
-    # `screenshots.py experiments` renders only the Experiments window's screenshots.
-    qasync.run(experiments() if sys.argv[1:] == ["experiments"] else main())
+    # `screenshots.py experiments` (or `mixed`) renders only those screenshots.
+    qasync.run(MODES[sys.argv[1]]() if sys.argv[1:] and sys.argv[1] in MODES else main())

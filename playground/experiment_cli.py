@@ -17,6 +17,11 @@ from playground.storage.database import open_for_reading
 SETTING_FLAGS = {**LLM_FLAGS, "embeddings": "--embeddings"}
 
 
+#: The offline engine is CPU-bound: on 2 cores more conversations in flight only add CPU time
+#: (bench/bench_experiment.py: 130, 142 and 156 CPU-seconds for 100 conversations at 1, 2 and 8).
+OFFLINE_CONCURRENCY = 2
+
+
 def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     """The ``experiment`` and ``experiments`` subcommands."""
     x = sub.add_parser(
@@ -41,7 +46,10 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
         "--personas", default=str(personas.DEFAULT_DIR), help="directory of persona files"
     )
     x.add_argument(
-        "--concurrency", type=int, default=8, help="conversations in flight at once (default 8)"
+        "--concurrency",
+        type=int,
+        help="conversations in flight at once (default 8 with a model; 2 offline, where the"
+        " engine is CPU-bound and more only costs CPU time)",
     )
     x.add_argument(
         "--shard", metavar="K/N", help="run every N-th conversation starting at K (0-based)"
@@ -163,6 +171,8 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_of(args)
     protocol = protocol_of(args, settings)
     shard = experiment.parse_shard(args.shard) if args.shard else (0, 1)
+    if args.concurrency is None:
+        args.concurrency = OFFLINE_CONCURRENCY if settings.engine.engine == "offline" else 8
     if args.concurrency < 1:
         raise errors.SettingsError(f"--concurrency: must be at least 1 (got {args.concurrency})")
     embedder = local_embedder(settings)

@@ -178,8 +178,14 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     embedder = local_embedder(settings)
     from playground import factory
 
-    db = open_database(args.db, busy_timeout=args.busy_timeout)
-    engine = await factory.build_engine(settings, embedder=embedder)
+    engine = await factory.build_engine(
+        settings, embedder=embedder
+    )  # an unusable server: stop here
+    try:
+        db = open_database(args.db, busy_timeout=args.busy_timeout)
+    except BaseException:
+        await engine.close()
+        raise
     bar = _Bar(err, enabled=not args.no_progress)
     runner = experiment.Runner(
         db,

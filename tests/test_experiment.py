@@ -428,3 +428,15 @@ def db_file(db) -> str:
     from playground.storage.database import database_file
 
     return database_file(db)
+
+
+def test_an_unreachable_server_stops_the_experiment_before_anything_is_written(tmp_path):
+    err = io.StringIO()
+    db = tmp_path / "x.db"
+    code = cli.main(
+        ["experiment", "--engine", "openai", "--base-url", "http://127.0.0.1:9/v1",
+         "--max-retries", "0", "--conversations", "1", "--db", str(db)],
+        out=io.StringIO(), err=err,
+    )  # fmt: skip
+    assert code == 1 and "cannot reach http://127.0.0.1:9/v1" in err.getvalue()
+    assert "Traceback" not in err.getvalue() and not db.exists()

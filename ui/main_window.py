@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import errors
+from playground import domain, errors
 from playground.replay import Recording
 from ui.bridge import EngineBridge
 from ui.controller import SessionController
@@ -31,7 +31,7 @@ from ui.dialogs import (
     PersonaEditorDialog,
 )
 from ui.file_menu import FileMenu
-from ui.policies import PolicyMenu
+from ui.policies import POLICY_HELP, POLICY_LABELS, PolicyMenu
 from ui.replay.fork_dialog import ForkDialog
 from ui.replay.panel import ReplayPanel
 from ui.selection import SelectedParticipant
@@ -339,11 +339,17 @@ class MainWindow(QMainWindow):
             return
         present = set(room.participants) if room else set()
         for p in library:
-            act = self.add_menu.addAction(p.name)
-            act.setEnabled(room is not None and p.name not in present)
-            act.triggered.connect(
-                lambda _=False, persona=p: self.spawn(self.controller.add_participant(persona))
-            )
+            # One submenu per persona: which turn-taking policy the new participant follows.
+            sub = self.add_menu.addMenu(p.name)
+            sub.setEnabled(room is not None and p.name not in present)
+            for policy in domain.POLICIES:
+                act = sub.addAction(f"as {POLICY_LABELS[policy]}")
+                act.setToolTip(POLICY_HELP[policy])
+                act.triggered.connect(
+                    lambda _=False, persona=p, pol=policy: self.spawn(
+                        self.controller.add_participant(persona, policy=pol)
+                    )
+                )
 
     def open_engine_settings(self) -> EngineSettingsDialog:
         c = self.controller

@@ -228,6 +228,20 @@ async def test_a_policy_change_in_the_dialog_reaches_the_room_and_the_database(w
     await until(lambda: room.agent("Chloe").policy == "reactive", what="the menu's change")
     await until(lambda: _chips(win)["Chloe"] == "R", what="the chip's tag")
 
+    # Participants ▸ Add participant ▸ Dev ▸ as Reactive seats Dev with that policy.
+    win._fill_add_menu()
+    dev = next(a.menu() for a in win.add_menu.actions() if a.text() == "Dev")
+    assert [a.text() for a in dev.actions()] == [
+        "as Inner Thoughts",
+        "as Next-speaker prediction",
+        "as Reactive (answers when addressed)",
+    ]
+    dev.actions()[2].trigger()
+    await until(lambda: "Dev" in room.participants, what="Dev to join")
+    assert room.agent("Dev").policy == "reactive"
+    await until(lambda: _chips(win).get("Dev") == "R", what="Dev's chip")
+    room.remove_participant("Dev")
+
     # From the next trigger, Ben is a next-speaker agent: a prediction appears in the strip.
     await _steps(controller, room, 1)
     assert win.decisions.prediction_line()
@@ -259,7 +273,12 @@ async def test_a_policy_change_in_the_dialog_reaches_the_room_and_the_database(w
         ("Ben", "next-speaker"),
         ("Chloe", "reactive"),
     ]
-    assert policies == {"Ana": "inner-thoughts", "Ben": "next-speaker", "Chloe": "reactive"}
+    assert policies == {
+        "Ana": "inner-thoughts",
+        "Ben": "next-speaker",
+        "Chloe": "reactive",
+        "Dev": "reactive",  # added as reactive, then removed: the row stays, with left_at
+    }
 
 
 @pytest.mark.asyncio

@@ -262,3 +262,72 @@ def outcome(
     ):
         why = f"lost the floor to {winner.agent} on an equal score ({score:.2f}), drawn at random"
     return d.model_copy(update={"action": "silent", "reason": f"{d.reason}; {why}"})
+
+
+def next_speaker_turn(
+    *,
+    trigger: domain.TriggerKind,
+    latest_speaker: str,
+    prediction: domain.NextSpeakerPrediction | None,
+    movers: Sequence[str],
+    participants: Sequence[str],
+    rng: random.Random,
+) -> tuple[str | None, float | None, str]:
+    """Which next-speaker agent gets the turn: (agent or None, probability of the label, why).
+
+    - A predicted name that is a next-speaker agent who did not just speak: that agent.
+    - ``anyone``, a predicted name who just spoke, or a pause: one of the next-speaker agents
+      who did not just speak, drawn uniformly (seeded by session seed and step).
+    - A predicted human or Inner Thoughts agent: nobody; the next-speaker agents wait for them.
+
+    Args:
+        movers: the next-speaker agents in the room.
+        rng: seeded by the room with session seed and step, so a draw is reproducible.
+    """
+    others = [n for n in movers if n != latest_speaker]
+    if trigger == "new_message" and prediction is None:
+        if not others:
+            return None, None, "no prediction (the predictor failed) and no other agent"
+        pick = rng.choice(others)
+        return (
+            pick,
+            None,
+            f"no prediction (the predictor failed; see the error): {pick} drawn uniformly"
+            f" among {', '.join(others)}",
+        )
+    if trigger == "pause" or prediction is None:
+        if not others:
+            return (
+                None,
+                None,
+                "the floor is open after a pause, but no other next-speaker agent",
+            )
+        pick = rng.choice(others)
+        return (
+            pick,
+            None,
+            f"the floor is open after a pause: {pick} drawn uniformly among {', '.join(others)}",
+        )
+    label = prediction.predicted
+    p = prediction.probabilities.get(label)
+    shown = f"predicted {label}" + (f" ({p:.2f})" if p is not None else "")
+    if label != domain.ANYONE and label in movers and label != latest_speaker:
+        return label, p, f"{shown}: {label} takes the turn"
+    if label != domain.ANYONE and label in participants and label != latest_speaker:
+        return None, p, f"{shown}, who is not a next-speaker agent: they wait for {label}"
+    why = "anyone" if label == domain.ANYONE else f"{label}, who just spoke"
+    if not others:
+        return None, p, f"{shown}: no other next-speaker agent to take it"
+    pick = rng.choice(others)
+    if len(others) == 1:
+        return (
+            pick,
+            p,
+            f"{shown}: {why}, so {pick}, the only other next-speaker agent, takes it",
+        )
+    return (
+        pick,
+        p,
+        f"{shown}: {why}, so {pick} was drawn uniformly among {', '.join(others)}"
+        " (the next-speaker agents who did not just speak)",
+    )

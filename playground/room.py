@@ -474,61 +474,14 @@ class Room:
         latest: domain.Message,
         prediction: domain.NextSpeakerPrediction | None,
     ) -> tuple[str | None, float | None, str]:
-        """Which next-speaker agent gets the turn: (agent or None, probability of the label, why).
-
-        - A predicted name that is a next-speaker agent who did not just speak: that agent.
-        - ``anyone``, a predicted name who just spoke, or a pause: one of the next-speaker agents
-          who did not just speak, drawn uniformly (seeded by session seed and step).
-        - A predicted human or Inner Thoughts agent: nobody; the next-speaker agents wait for them.
-        """
-        movers = [a.name for a in self.agents if a.policy == "next-speaker"]
-        others = [n for n in movers if n != latest.speaker]
-        rng = random.Random(f"{self.seed}:{self.step}:anyone")
-        if trigger == "new_message" and prediction is None:
-            if not others:
-                return None, None, "no prediction (the predictor failed) and no other agent"
-            pick = rng.choice(others)
-            return (
-                pick,
-                None,
-                f"no prediction (the predictor failed; see the error): {pick} drawn uniformly"
-                f" among {', '.join(others)}",
-            )
-        if trigger == "pause" or prediction is None:
-            if not others:
-                return (
-                    None,
-                    None,
-                    "the floor is open after a pause, but no other next-speaker agent",
-                )
-            pick = rng.choice(others)
-            return (
-                pick,
-                None,
-                f"the floor is open after a pause: {pick} drawn uniformly among {', '.join(others)}",
-            )
-        label = prediction.predicted
-        p = prediction.probabilities.get(label)
-        shown = f"predicted {label}" + (f" ({p:.2f})" if p is not None else "")
-        if label != domain.ANYONE and label in movers and label != latest.speaker:
-            return label, p, f"{shown}: {label} takes the turn"
-        if label != domain.ANYONE and label in self.participants and label != latest.speaker:
-            return None, p, f"{shown}, who is not a next-speaker agent: they wait for {label}"
-        why = "anyone" if label == domain.ANYONE else f"{label}, who just spoke"
-        if not others:
-            return None, p, f"{shown}: no other next-speaker agent to take it"
-        pick = rng.choice(others)
-        if len(others) == 1:
-            return (
-                pick,
-                p,
-                f"{shown}: {why}, so {pick}, the only other next-speaker agent, takes it",
-            )
-        return (
-            pick,
-            p,
-            f"{shown}: {why}, so {pick} was drawn uniformly among {', '.join(others)}"
-            " (the next-speaker agents who did not just speak)",
+        """Which next-speaker agent gets the turn (see :func:`participation.next_speaker_turn`)."""
+        return participation.next_speaker_turn(
+            trigger=trigger,
+            latest_speaker=latest.speaker,
+            prediction=prediction,
+            movers=[a.name for a in self.agents if a.policy == "next-speaker"],
+            participants=list(self.participants),
+            rng=random.Random(f"{self.seed}:{self.step}:anyone"),
         )
 
     def _message_pool(self) -> Pool:

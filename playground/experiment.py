@@ -18,6 +18,8 @@ with ``i % N == K``, all of a draw's conditions together, so a shard holds whole
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -231,7 +233,8 @@ class Runner:
                 self.db.execute(
                     "UPDATE experiments SET name = ? WHERE id = ?", [self.name, self.id]
                 )
-            for d in draws(p):
+            design = draws(p)
+            for d in design:
                 self.db.execute(
                     "INSERT OR IGNORE INTO experiment_draws (experiment_id, draw, seed, participants, initiator, icebreaker)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
@@ -245,7 +248,7 @@ class Runner:
                     ],
                 )
         k, n = self.shard
-        mine = [d for d in draws(p) if d.index % n == k]
+        mine = [d for d in design if d.index % n == k]
         runs = {
             (r[0], r[1]): (r[2], r[3], r[4])
             for r in self.db.execute(
@@ -407,14 +410,7 @@ class Runner:
         try:
             self._forget_attempt(job)
             settings = self._settings_for(job.draw)
-            conv_engine = factory.Engine(
-                _mind_for(engine, settings),
-                engine.embedder,
-                engine.client,
-                engine.label,
-                engine.model,
-                engine.logprobs_supported,
-            )
+            conv_engine = dataclasses.replace(engine, cognition=_mind_for(engine, settings))
             room, _ = factory.open_room(
                 settings,
                 conv_engine,
@@ -429,7 +425,7 @@ class Runner:
             scope = (
                 engine.client.usage_scope(_both(room.record_usage, self._usage_of(room.session_id)))
                 if engine.client is not None
-                else _nothing()
+                else contextlib.nullcontext()
             )
             with scope:
                 await factory.add_agents(
@@ -487,14 +483,6 @@ def _both(
         b(u)
 
     return call
-
-
-class _nothing:  # noqa: N801 - a context manager that does nothing
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _alive_elsewhere(pid: int | None, host: str | None) -> bool:

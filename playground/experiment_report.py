@@ -165,52 +165,59 @@ def summarise(db: sqlite_utils.Database, experiment: str) -> list[ConditionSumma
         " WHERE r.experiment_id = ? AND r.status = 'finished'",
         [experiment],
     )
+    # Whole-experiment aggregates, a handful of queries whatever the number of sessions: the
+    # Experiments view recomputes the summary each time a conversation starts or ends.
+    finished = (
+        "SELECT session_id FROM experiment_runs WHERE experiment_id = ? AND status = 'finished'"
+    )
+
+    def grouped(sql: str) -> dict[str, tuple[Any, ...]]:
+        return {r[0]: tuple(r[1:]) for r in db.execute(sql.format(finished), [experiment])}
+
+    agents: dict[str, list[str]] = defaultdict(list)
+    for sid, name in db.execute(
+        f"SELECT session_id, name FROM participants WHERE kind = 'ai' AND session_id IN ({finished})",
+        [experiment],
+    ):
+        agents[sid].append(name)
+    turns: dict[str, dict[str, int]] = defaultdict(dict)
+    for sid, speaker, n in db.execute(
+        f"SELECT session_id, speaker, COUNT(*) FROM messages WHERE session_id IN ({finished})"
+        " GROUP BY session_id, speaker",
+        [experiment],
+    ):
+        turns[sid][speaker] = n
+    triggers = grouped(
+        "SELECT session_id, COUNT(*) FROM events WHERE kind = 'trigger_fired'"
+        " AND session_id IN ({}) GROUP BY session_id"
+    )
+    counts = grouped(
+        "SELECT session_id, COALESCE(SUM(interruption), 0), COALESCE(SUM(system = 1), 0),"
+        " SUM(COALESCE(origin, '') != 'icebreaker') FROM messages WHERE session_id IN ({})"
+        " GROUP BY session_id"
+    )
+    motivation = grouped(
+        "SELECT session_id, SUM(score), COUNT(score) FROM thoughts WHERE expressed_in IS NOT NULL"
+        " AND score IS NOT NULL AND session_id IN ({}) GROUP BY session_id"
+    )
     per: dict[str, list[dict[str, float]]] = defaultdict(list)
     for s in sessions:
         sid = s["id"]
-        agents = [
-            r[0]
-            for r in db.execute(
-                "SELECT name FROM participants WHERE session_id = ? AND kind = 'ai'", [sid]
-            ).fetchall()
-        ]
-        turns = dict(
-            db.execute(
-                "SELECT speaker, COUNT(*) FROM messages WHERE session_id = ? GROUP BY speaker",
-                [sid],
-            ).fetchall()
-        )
-        messages = sum(turns.values())
-        triggers = db.execute(
-            "SELECT COUNT(*) FROM events WHERE session_id = ? AND kind = 'trigger_fired'", [sid]
-        ).fetchone()[0]
-        inter, sys1 = db.execute(
-            "SELECT COALESCE(SUM(interruption), 0), COALESCE(SUM(system = 1), 0) FROM messages"
-            " WHERE session_id = ?",
-            [sid],
-        ).fetchone()
-        motivation = [
-            r[0]
-            for r in db.execute(
-                "SELECT score FROM thoughts WHERE session_id = ? AND expressed_in IS NOT NULL"
-                " AND score IS NOT NULL",
-                [sid],
-            ).fetchall()
-        ]
-        by_step = db.execute(
-            "SELECT COUNT(*) FROM messages WHERE session_id = ? AND COALESCE(origin, '') != 'icebreaker'",
-            [sid],
-        ).fetchone()[0]
+        people = agents.get(sid, [])
+        said = turns.get(sid, {})
+        messages = sum(said.values())
+        inter, sys1, by_step = counts.get(sid, (0, 0, 0))
+        mot_sum, mot_n = motivation.get(sid, (0.0, 0))
         per[s["condition"]].append(
             {
                 "messages": messages,
-                "turns_per_agent": messages / len(agents) if agents else 0.0,
-                "gini": gini([turns.get(a, 0) for a in agents]),
-                "silent_steps": max(0, triggers - by_step),
+                "turns_per_agent": messages / len(people) if people else 0.0,
+                "gini": gini([said.get(a, 0) for a in people]),
+                "silent_steps": max(0, triggers.get(sid, (0,))[0] - by_step),
                 "interruptions": inter,
                 "system1": sys1,
-                "motivation_sum": sum(motivation),
-                "motivation_n": len(motivation),
+                "motivation_sum": mot_sum,
+                "motivation_n": mot_n,
                 "calls": s["calls"] or 0,
                 "tokens": s["tokens"] or 0,
             }

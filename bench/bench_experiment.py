@@ -7,11 +7,16 @@ included (imports, the MiniLM load, the server probe), into a fresh database:
    ``--concurrency`` 1, 2 and 8. The offline engine is CPU-bound (MiniLM in a worker thread,
    KeyBERT), so on 2 cores more conversations in flight buy little; the best is printed.
 2. LLM: the same against the loopback OpenAI-compatible server in a process of its own, adding
-   300 ms per call (``tests.support.llm_server --latency 0.3 --faithful``), at ``--concurrency``
+   300 ms per call (``tests.support.llm_server_async --latency 0.3 --faithful``: the test
+   server's answers from one asyncio thread; ``--server threaded`` uses the thread-per-connection
+   test server, whose threads queue for the interpreter lock under load), at ``--concurrency``
    1, 4 and 16 with ``--llm-concurrency 64`` (so that the LLM limiter is not the bottleneck).
    Each run does 4 rounds of its concurrency (``2 × K`` conversations per condition, at least
    2), so that every run has the same share of ramp-up and tail. Scaling efficiency at 16 =
-   rate(16) / (16 × rate(1)); the target is ≥ 0.8.
+   rate(16) / (16 × rate(1)); the target is ≥ 0.8. Next to it, each conversation's own wall
+   time (from its session row) gives the slowdown of one conversation when K run at once, which
+   is the scaling while all K slots are busy, without ramp-up and tail. The server's CPU time
+   is printed too: it shares the 2 cores.
 3. peak memory: the child's ``ru_maxrss`` (``os.wait4`` on its pid), printed for every run;
    the figure asked for is the LLM run at concurrency 16.
 
@@ -23,7 +28,7 @@ run is printed next to it: the machine may be shared, and the figures are only a
 
 Run: .venv/bin/python bench/bench_experiment.py [--parts offline,llm] [--quick]
      [--offline-concurrency 1,2,8] [--llm-concurrency 1,4,16] [--conversations N]
-     [--llm-rounds R] [--turns T]
+     [--llm-rounds R] [--turns T] [--server async|threaded]
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ import contextlib
 import os
 import re
 import shutil
+import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,6 +84,12 @@ class Run:
     load_after: float = float("nan")
     returncode: int = 0
     stderr_tail: list[str] = field(default_factory=list)
+    durations: list[float] = field(default_factory=list)  # each finished conversation, seconds
+    server_cpu: float = float("nan")  # the server process's user + system seconds during the run
+
+    @property
+    def mean_duration(self) -> float:
+        return statistics.fmean(self.durations) if self.durations else float("nan")
 
     @property
     def rate(self) -> float:
@@ -153,15 +166,37 @@ def experiment(
         run.failed = int(m_failed[-1].split()[0])
     if proc.returncode != 0 and not run.stderr_tail:
         run.stderr_tail = [ln for _, ln in lines[-5:]]
+    run.durations = durations(db)
     shutil.rmtree(db.parent, ignore_errors=True)
     return run
 
 
+def durations(db: Path) -> list[float]:
+    """Each finished conversation's wall time, from its session's first to its last write."""
+    if not db.exists():
+        return []
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute(
+            "SELECT (julianday(finished_at) - julianday(created_at)) * 86400 FROM sessions"
+            " WHERE status = 'finished' AND finished_at IS NOT NULL"
+        ).fetchall()
+    return [r[0] for r in rows if r[0] is not None]
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's user + system CPU seconds so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+SERVERS = {"async": "tests.support.llm_server_async", "threaded": "tests.support.llm_server"}
+
+
 @contextlib.contextmanager
-def server(latency: float) -> Iterator[str]:
-    """The loopback server in its own process; yields its base URL."""
+def server(latency: float, kind: str) -> Iterator[tuple[str, int]]:
+    """The loopback server in its own process; yields its base URL and pid."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.llm_server", "--latency", str(latency), "--faithful"],
+        [sys.executable, "-m", SERVERS[kind], "--latency", str(latency), "--faithful"],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,
@@ -169,7 +204,7 @@ def server(latency: float) -> Iterator[str]:
     )
     try:
         assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
+        yield proc.stdout.readline().strip(), proc.pid
     finally:
         proc.kill()
         proc.wait()
@@ -183,7 +218,8 @@ def show(run: Run) -> None:
         f" ({run.failed} failed) in {run.wall:6.1f} s → {run.rate:6.2f}/min"
         f" (steady {run.steady_rate:6.2f}/min); start-up {run.startup:4.1f} s, first finished"
         f" {run.first:5.1f} s; {run.calls} LLM calls, {run.retries} retries, {run.errors} errors;"
-        f" CPU {run.cpu:.0f} s; peak RSS {run.maxrss_mb:.0f} MB; load {run.load}{ok}",
+        f" CPU {run.cpu:.0f} s (server {run.server_cpu:.0f} s); mean conversation"
+        f" {run.mean_duration:.1f} s; peak RSS {run.maxrss_mb:.0f} MB; load {run.load}{ok}",
         flush=True,
     )
 
@@ -220,6 +256,12 @@ def main() -> None:
         help="LLM runs: conversations per condition = max(1, rounds × K / 2) (default 4)",
     )
     ap.add_argument("--turns", type=int, help="turns per conversation (default 15)")
+    ap.add_argument(
+        "--server",
+        choices=sorted(SERVERS),
+        default="async",
+        help="the loopback server: one asyncio thread (default), or a thread per connection",
+    )
     args = ap.parse_args()
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
     unknown = parts - {"offline", "llm"}
@@ -256,16 +298,18 @@ def main() -> None:
         print(
             f"\nLLM engine against a local server adding {LATENCY * 1000:.0f} ms per call:"
             f" {CONDITIONS}, {rounds} rounds of K conversations, {AGENTS} agents, {turns} turns,"
-            f" --llm-concurrency {LLM_CONCURRENCY}",
+            f" --llm-concurrency {LLM_CONCURRENCY}; {args.server} server ({SERVERS[args.server]})",
             flush=True,
         )
         llm: list[Run] = []
-        with server(LATENCY) as url:
+        with server(LATENCY, args.server) as (url, pid):
             for k in llm_ks:
                 n = max(1, rounds * k // 2)
                 extra = ["--engine", "openai", "--base-url", url, "--api-key", "bench"]
                 extra += ["--model", "fake", "--llm-concurrency", str(LLM_CONCURRENCY)]
+                before = cpu_seconds(pid)
                 r = experiment("openai", extra, n, turns, k)
+                r.server_cpu = cpu_seconds(pid) - before
                 show(r)
                 llm.append(r)
         runs += llm
@@ -277,9 +321,12 @@ def main() -> None:
                     continue
                 eff = r.rate / (k * one.rate)
                 eff_steady = r.steady_rate / (k * one.steady_rate)
+                slow = r.mean_duration / one.mean_duration
                 print(
                     f"  scaling at K={k}: {eff:.2f} × linear (whole run), {eff_steady:.2f} ×"
-                    f" linear (steady, start-up excluded); target ≥ 0.8 at 16"
+                    f" linear (steady, start-up excluded); target ≥ 0.8 at 16. A conversation"
+                    f" takes {r.mean_duration:.1f} s on average at K={k}, {one.mean_duration:.1f} s"
+                    f" at K=1 ({slow:.2f} ×): {1 / slow:.2f} × linear while all K slots are busy"
                 )
         top = max(llm, key=lambda r: r.concurrency)
         print(f"  peak memory at K={top.concurrency}: {top.maxrss_mb:.0f} MB (ru_maxrss)")

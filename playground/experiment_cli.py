@@ -66,6 +66,13 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
         type=int,
         help="most LLM calls in flight at once over all conversations (default 32)",
     )
+    x.add_argument(
+        "--http",
+        choices=["auto", "aiohttp", "httpx"],
+        default="auto",
+        help="HTTP library for the model server (default auto: aiohttp, about half the client CPU"
+        " per call; httpx when a proxy variable is set, which aiohttp here ignores)",
+    )
     x.add_argument("--db", default=default_db)
     x.add_argument("--name", help="a label for the experiment")
     x.add_argument("--busy-timeout", type=float, default=busy_timeout, metavar="SECONDS")
@@ -178,9 +185,10 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     embedder = local_embedder(settings)
     from playground import factory
 
+    # an unusable server: stop here
     engine = await factory.build_engine(
-        settings, embedder=embedder
-    )  # an unusable server: stop here
+        settings, embedder=embedder, http=factory.http_library(args.http)
+    )
     try:
         db = open_database(args.db, busy_timeout=args.busy_timeout)
     except BaseException:

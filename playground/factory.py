@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import importlib.util
+import os
 import random
 import secrets
 from collections.abc import Iterable, Mapping
@@ -46,8 +48,17 @@ def local_embedder() -> CachingEmbedder:
     return CachingEmbedder(SentenceTransformerEmbedder())
 
 
-def make_chat_client(settings: Settings) -> ChatClient:
+#: The HTTP libraries the chat client can send with.
+HTTP_LIBRARIES = ("httpx", "aiohttp")
+
+
+def make_chat_client(settings: Settings, *, http: str = "httpx") -> ChatClient:
     """The chat client for the settings' server.
+
+    ``http`` picks the HTTP library under the openai client: ``httpx`` (the SDK's default, on any
+    asyncio loop, the window's qasync loop included) or ``aiohttp`` (the SDK's optional transport:
+    about half the client CPU per call under many concurrent conversations, measured in
+    ``bench/bench_experiment.py``; it ignores proxy variables, see :func:`http_library`).
 
     A user name and password written into the base URL are sent as HTTP Basic authentication (for
     a proxy that asks for them) and never stored or shown: the client names the server by
@@ -70,7 +81,12 @@ def make_chat_client(settings: Settings) -> ChatClient:
             " into it, which are sent instead of the API key, so the key would never reach the"
             " server; put a key in OPENAI_API_KEY or --api-key and leave it out of the URL"
         )
+    if http not in HTTP_LIBRARIES:
+        raise errors.SettingsError(
+            f"HTTP library: {http!r} is not one of {', '.join(HTTP_LIBRARIES)}"
+        )
     client = openai.AsyncOpenAI(
+        http_client=openai.DefaultAioHttpClient() if http == "aiohttp" else None,
         base_url=llm.base_url or None,
         # Local servers (Ollama, llama.cpp, vLLM, LM Studio) need no key, but the client insists on one.
         api_key=llm.api_key.get_secret_value() if llm.api_key else "not-needed",
@@ -80,14 +96,51 @@ def make_chat_client(settings: Settings) -> ChatClient:
     return ChatClient(client, llm)
 
 
+def _coalesce(emb: CachingEmbedder, on: bool) -> None:
+    """Merge concurrent embedding requests into batches for model engines, not offline.
+
+    Merged batches are faster under load (an experiment's conversations), but a vector then
+    differs at the 1e-7 level with its batch: the offline engine keeps its bit-for-bit reruns.
+    The model is shared by the sessions of one window, so the engine built last decides.
+    """
+    if hasattr(emb.inner, "coalesce"):
+        emb.inner.coalesce = on  # type: ignore[attr-defined]
+
+
+def http_library(choice: str = "auto") -> str:
+    """``auto``: aiohttp, unless a proxy variable is set (aiohttp here does not read them, httpx
+    does) or aiohttp is not installed; otherwise the choice as given."""
+    if choice != "auto":
+        return choice
+    proxied = any(
+        os.environ.get(v)
+        for v in (
+            "HTTPS_PROXY",
+            "https_proxy",
+            "HTTP_PROXY",
+            "http_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+        )
+    )
+    if proxied or importlib.util.find_spec("aiohttp") is None:
+        return "httpx"
+    return "aiohttp"
+
+
 async def build_engine(
-    settings: Settings, *, embedder: CachingEmbedder | None = None, probe: bool = True
+    settings: Settings,
+    *,
+    embedder: CachingEmbedder | None = None,
+    probe: bool = True,
+    http: str = "httpx",
 ) -> Engine:
     """Build the configured mind.
 
     Args:
         embedder: reuse an existing local embedder (its cache and loaded model).
         probe: for an OpenAI-compatible server, make one cheap call to learn whether it returns logprobs.
+        http: the HTTP library of the chat client (see :func:`make_chat_client`).
 
     Raises:
         LLMError: the server cannot be used (unreachable, key refused...).
@@ -96,12 +149,13 @@ async def build_engine(
         from playground.cognition.offline import OfflineCognition
 
         emb = embedder or local_embedder()
+        _coalesce(emb, False)
         return Engine(
             OfflineCognition(emb, seed=settings.engine.seed), emb, None, "offline engine", "offline"
         )
     from playground.cognition.llm import LLMCognition
 
-    client = make_chat_client(settings)
+    client = make_chat_client(settings, http=http)
     if settings.engine.embeddings == "remote":
         from playground.embedding.openai_compat import OpenAIEmbedder
 
@@ -113,6 +167,7 @@ async def build_engine(
         start = getattr(emb.inner, "start_loading", None)
         if start is not None:
             start()
+        _coalesce(emb, True)
     engine = Engine(
         LLMCognition(client, evaluation_mode=settings.engine.evaluation_mode),
         emb,

@@ -202,3 +202,86 @@ async def test_factory_builds_a_client_that_never_retries_inside_openai(llm_serv
         assert engine.client is not None and engine.client._client.max_retries == 0
     finally:
         await engine.close()
+
+
+# -- the HTTP library under the openai client ---------------------------------------------------
+
+
+@pytest.mark.parametrize("http", factory.HTTP_LIBRARIES)
+async def test_both_http_libraries_read_answers_retry_and_time_out_alike(llm_server, http):
+    from playground.settings import Settings
+
+    settings = Settings.model_validate(
+        {
+            "engine": {"engine": "openai"},
+            "llm": {
+                "base_url": llm_server.base_url,
+                "api_key": "test-key",
+                "model": "fake-model",
+                "retry_base_delay": 0.0,
+                "timeout": 0.3,
+                "max_retries": 1,
+            },
+        }
+    )
+    c = factory.make_chat_client(settings, http=http)
+    try:
+        res = await c.chat_json("evaluation", MSGS, Rated, logprobs=True)
+        assert isinstance(res.parsed, Rated)
+        assert {t for t, _ in res.rating_alternatives()[0]} == {"1", "2", "3", "4", "5"}
+        llm_server.fail_next(429, retry_after=0)
+        assert await c.chat_text("articulation", MSGS)
+        assert c.retries == 1
+        llm_server.hang_next(2.0, count=2)
+        with pytest.raises(errors.LLMTimeout, match="within 0.3 s"):
+            await c.chat_text("articulation", MSGS)
+        llm_server.fail_next(401)
+        with pytest.raises(errors.LLMAuthError):
+            await c.chat_text("articulation", MSGS)
+    finally:
+        await c.close()
+    assert llm_server.requests[0]["logprobs"] is True
+
+
+async def test_an_unreachable_server_is_named_with_aiohttp_too():
+    from playground.settings import Settings
+
+    settings = Settings.model_validate(
+        {
+            "engine": {"engine": "openai"},
+            "llm": {"base_url": "http://127.0.0.1:9/v1", "max_retries": 0, "model": "m"},
+        }
+    )
+    c = factory.make_chat_client(settings, http="aiohttp")
+    with pytest.raises(errors.LLMUnreachable, match=r"cannot reach http://127.0.0.1:9/v1"):
+        await c.probe()
+    await c.close()
+
+
+async def test_auto_picks_aiohttp_unless_a_proxy_is_set(monkeypatch):
+    for var in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    assert factory.http_library("auto") == "aiohttp"
+    assert factory.http_library("httpx") == "httpx"
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert factory.http_library("auto") == "httpx"  # aiohttp here would ignore the proxy
+
+
+async def test_an_unknown_http_library_is_a_settings_error():
+    from playground.settings import Settings
+
+    with pytest.raises(errors.SettingsError, match="HTTP library: 'curl'"):
+        factory.make_chat_client(Settings(), http="curl")
+
+
+async def test_answers_with_non_standard_json_numbers_still_read():
+    from playground.llm import responses
+
+    body = (
+        b'{"choices": [{"message": {"content": "4"}, "logprobs": {"content": [{"token": "4",'
+        b' "logprob": -0.1, "top_logprobs": [{"token": "4", "logprob": -0.1},'
+        b' {"token": "5", "logprob": -Infinity}]}]}}], "usage": {"prompt_tokens": 3}}'
+    )
+    got = responses.read_completion("srv", "rating", "application/json", body)
+    assert got.text == "4" and got.prompt_tokens == 3
+    assert got.tokens is not None and got.tokens[0].top == [("4", -0.1), ("5", float("-inf"))]

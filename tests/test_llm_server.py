@@ -301,3 +301,38 @@ def test_responder_override_and_seed():
             r = run_with_client(s, lambda c: chat(c, response_format=review_format()))
         outputs.add(r.choices[0].message.content)
     assert len(outputs) > 1
+
+
+def test_the_benchmark_server_serves_the_same_answers_from_one_event_loop():
+    """tests.support.llm_server_async (bench/bench_experiment.py's server): same answers, the
+    latency added once per chat call and overlapping across calls, keep-alive connections."""
+    from tests.support.llm_server_async import serve
+
+    async def main() -> None:
+        server = await serve(FakeLLMServer(), latency=0.2)
+        port = server.sockets[0].getsockname()[1]
+        client = openai.AsyncOpenAI(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key="k", max_retries=0
+        )
+        t0 = time.perf_counter()
+        answers = await asyncio.gather(
+            *(
+                client.chat.completions.create(
+                    model=MODEL, messages=[{"role": "user", "content": PROMPT}], logprobs=True
+                )
+                for _ in range(8)
+            )
+        )
+        elapsed = time.perf_counter() - t0
+        emb = await client.embeddings.create(model="e", input=["a cat", "a dog"])
+        with pytest.raises(openai.NotFoundError):
+            await client.models.retrieve("nope-not-served")
+        await client.close()
+        server.close()
+        await server.wait_closed()
+        assert 0.2 <= elapsed < 1.0  # 8 calls at once: one latency, not eight
+        assert all(a.choices[0].message.content for a in answers)
+        assert answers[0].choices[0].logprobs is not None
+        assert len(emb.data) == 2
+
+    asyncio.run(main())

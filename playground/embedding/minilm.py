@@ -29,9 +29,15 @@ class SentenceTransformerEmbedder:
 
     name = "all-MiniLM-L6-v2 (local)"
 
-    def __init__(self, *, device: str = "cpu", threads: int | None = None) -> None:
+    def __init__(
+        self, *, device: str = "cpu", threads: int | None = None, coalesce: bool = False
+    ) -> None:
         self._device = device
         self._threads = threads
+        #: Merge the requests that wait while an encode runs into one batch (see :meth:`embed`).
+        self.coalesce = coalesce
+        self._queue: list[tuple[list[str], asyncio.Future[np.ndarray]]] = []
+        self._drainer: asyncio.Task[None] | None = None
         self._model: Any = None
         self._loading: Future[Any] | None = None
         self._lock = threading.Lock()
@@ -92,8 +98,49 @@ class SentenceTransformerEmbedder:
         await asyncio.get_running_loop().run_in_executor(self._executor, lambda: None)
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode ``texts`` in the worker thread.
+
+        With :attr:`coalesce`, the requests that arrive while an encode runs (other agents, other
+        conversations of an experiment) wait together and go in as one batch when it ends: one
+        forward pass for many short texts costs little more than one for a single text. A text's
+        vector then depends on which texts shared its batch, at the 1e-7 level (padding changes the
+        matrix shapes), so the offline engine, which promises bit-for-bit reruns, encodes each
+        request on its own; model engines coalesce.
+        """
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        return await asyncio.get_running_loop().run_in_executor(
-            self._executor, self.embed_sync, texts
-        )
+        loop = asyncio.get_running_loop()
+        if not self.coalesce:
+            return await loop.run_in_executor(self._executor, self.embed_sync, texts)
+        fut: asyncio.Future[np.ndarray] = loop.create_future()
+        self._queue.append((list(texts), fut))
+        if self._drainer is None or self._drainer.done() or self._drainer.get_loop() is not loop:
+            self._drainer = loop.create_task(self._drain())
+        return await fut
+
+    async def _drain(self) -> None:
+        """Encode everything queued, one merged batch at a time, until the queue is empty."""
+        loop = asyncio.get_running_loop()
+        batch: list[tuple[list[str], asyncio.Future[np.ndarray]]] = []
+        try:
+            while self._queue:
+                batch, self._queue = [b for b in self._queue if not b[1].done()], []
+                if not batch:
+                    continue
+                flat = [t for texts, _ in batch for t in texts]
+                try:
+                    vecs = await loop.run_in_executor(self._executor, self.embed_sync, flat)
+                except Exception as exc:  # every request of the batch gets the error
+                    for _, fut in batch:
+                        if not fut.done():
+                            fut.set_exception(exc)
+                    continue
+                start = 0
+                for texts, fut in batch:
+                    if not fut.done():  # its caller may have been cancelled meanwhile
+                        fut.set_result(vecs[start : start + len(texts)])
+                    start += len(texts)
+                batch = []
+        finally:  # cancelled (the loop is closing): nobody is left waiting forever
+            for _, fut in batch + self._queue:
+                fut.cancel()

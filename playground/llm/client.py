@@ -54,6 +54,22 @@ class ChatResult:
         return found
 
 
+def _connect_failure(exc: BaseException) -> OSError | None:
+    """The connection error behind a "timeout", if that is what it was.
+
+    openai's aiohttp transport reports a refused connection or an unknown host as a connect
+    *timeout*; the error chain still holds the operating system's error, which is not a timeout.
+    """
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and not isinstance(e, TimeoutError):
+            return e
+        e = e.__cause__ or e.__context__
+    return None
+
+
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema in the strict form OpenAI expects (all properties required, no extras)."""
 
@@ -251,6 +267,11 @@ class ChatClient:
                     c.rate_limit_waits += 1
                     c.rate_limit_seconds += delay
             except openai.APITimeoutError as exc:
+                refused = _connect_failure(exc)
+                if refused is not None and last:
+                    raise errors.LLMUnreachable(
+                        f"cannot reach {self.where} for {what}: {refused}"
+                    ) from exc
                 if last:
                     raise errors.LLMTimeout(
                         f"{self.where} did not answer {what} within {self.settings.timeout:g} s ({attempts} attempts)"

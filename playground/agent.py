@@ -132,8 +132,9 @@ class Agent:
             options = [i for i, r in enumerate(pool.refs) if r not in taken]
             if options:
                 i = rng.choice(options)
+                cosine = float(pool.vectors[i] @ u)
                 sal = scoring.saliency(
-                    float(pool.vectors[i] @ u),
+                    cosine,
                     float(pool.vectors[i] @ u_interp) if u_interp is not None else -1.0,
                     float(pool.weights[i]),
                     t,
@@ -142,7 +143,11 @@ class Agent:
                 )
                 found.append(
                     domain.Stimulus(
-                        ref=pool.refs[i], text=pool.texts[i], saliency=round(sal, 4), random=True
+                        ref=pool.refs[i],
+                        text=pool.texts[i],
+                        saliency=round(sal, 4),
+                        random=True,
+                        cosine=round(cosine, 4),
                     )
                 )
         refs = [st.ref for st in found]

@@ -288,6 +288,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
     turns = {(p["message_id"], p["chosen"]): p for p in data["predictions"] if p["chosen"]}
     for m in data["messages"]:
         tt = f" → {m['addressee']}" if m["turn_type"] == "allocated" else ""
+        tt += " [forced by the user]" if m.get("forced") else ""  # the user clicked the thought
         print(f"\n[{m['id']:>2}] {m['speaker']}{tt}: {m['text']}", file=out)
         if m["interpretation"]:
             print(

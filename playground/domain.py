@@ -85,6 +85,9 @@ class Message(Record):
     system: Literal[1, 2] | None = None
     interruption: bool = False
     origin: str = Field("", description="'offline engine', a model name, or 'human'.")
+    forced: bool = Field(
+        False, description="Said because the user clicked the thought, whatever its score."
+    )
 
     @property
     def ref(self) -> str:
@@ -113,6 +116,11 @@ class Stimulus(Record):
     text: str
     saliency: float
     random: bool = Field(False, description="Pulled in at random ('creativity'), not by saliency.")
+    cosine: float | None = Field(
+        None,
+        description="A random pull's raw cosine to the latest utterance; its saliency is not what"
+        " brought it in, so the window shows this instead.",
+    )
 
 
 class Thought(Record):

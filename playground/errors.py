@@ -109,3 +109,22 @@ class RecordingError(PlaygroundError):
         elif self.marked_failed is False:
             text += "; the session could not be marked failed either (it will read as interrupted)"
         return text
+
+
+class SessionEnded(PlaygroundError):
+    """A command that would change a session that has already ended (finished, interrupted or
+    failed): nothing is posted or recorded after its end.
+
+    Attributes:
+        status: how the session ended (``finished``, ``interrupted``, ``failed``).
+        ended_at: when it ended, ISO 8601 (``""`` when not known).
+    """
+
+    def __init__(self, status: str, ended_at: str = "") -> None:
+        self.status = status
+        self.ended_at = ended_at
+        when = f" at {ended_at[11:19]}" if len(ended_at) >= 19 else ""
+        super().__init__(
+            f"this session has ended ({status}{when}); it can no longer change."
+            " Start a new session like this one, or fork it from a replay, to go on"
+        )

@@ -140,6 +140,14 @@ class ThoughtDeleted(BaseEvent):
     thought_id: int
 
 
+class ThoughtRestored(BaseEvent):
+    """A deleted thought is back (the user undid the deletion): as it was when deleted."""
+
+    kind: Literal["thought_restored"] = "thought_restored"
+    agent: str
+    thought: domain.Thought
+
+
 class DecisionMade(BaseEvent):
     kind: Literal["decision_made"] = "decision_made"
     decision: domain.Decision
@@ -214,6 +222,7 @@ Event = Annotated[
     | ThoughtEvaluated
     | ThoughtExpressed
     | ThoughtDeleted
+    | ThoughtRestored
     | DecisionMade
     | ParticipantStateChanged
     | UsageRecorded

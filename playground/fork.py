@@ -81,8 +81,10 @@ def state_at(recording: Recording, seq: int) -> ForkState:
                         update={"expressed_in": e.message_id}
                     )
             case "thought_deleted":
+                # Its latest evaluation stays (read only for thoughts present): an undo needs it.
                 st.thoughts.pop(e.thought_id, None)
-                st.evaluations.pop(e.thought_id, None)
+            case "thought_restored":
+                st.thoughts[e.thought.id] = e.thought
             case "message_posted":
                 st.messages.append(e.message)
     return st
@@ -171,11 +173,14 @@ async def fork(
             interruption=m.interruption,
             origin=m.origin,
             notify=False,
+            forced=m.forced,  # a message the user forced stays marked in the fork
         )
         if said is not None and said.agent in st.agents:
             room.agent(said.agent).expressed(said.id, msg.id, m.step)
             room.emit(
-                events.ThoughtExpressed(agent=said.agent, thought_id=said.id, message_id=msg.id)
+                events.ThoughtExpressed(
+                    agent=said.agent, thought_id=said.id, message_id=msg.id, forced=m.forced
+                )
             )
     room.step = st.step
     return room, recorder

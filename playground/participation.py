@@ -168,16 +168,27 @@ def arbitrate(
        goes after them instead: it speaks only when no Inner Thoughts agent wants an open turn.
     4. Otherwise (an open turn) the highest score.
 
-    Equal scores are broken by a draw from ``rng`` (the room seeds it by session seed and step,
-    so runs stay reproducible), rather than by who joined the room first.
+    Scores are compared as they are shown (:func:`shown`, 2 decimals): scores that read the same
+    are a tie, broken by a draw from ``rng`` (the room seeds it by session seed and step, so runs
+    stay reproducible), rather than by who joined the room first.
     """
     if not wanting:
         return None
     first = min(_tier(d, prediction_first) for d in wanting)
     group = [d for d in wanting if _tier(d, prediction_first) == first]
-    top = max(d.score or 0.0 for d in group)
-    tied = [d for d in group if (d.score or 0.0) == top]
+    top = max(shown(d.score) for d in group)
+    tied = [d for d in group if shown(d.score) == top]
     return rng.choice(tied) if len(tied) > 1 else tied[0]
+
+
+#: Decimals a motivation score is shown and compared with (window, transcript, decision reasons).
+SCORE_DECIMALS = 2
+
+
+def shown(score: float | None) -> float:
+    """A score as the user reads it: rounded to :data:`SCORE_DECIMALS`; two agents whose scores
+    read the same are tied (a score that differs only past the second decimal wins nothing)."""
+    return round(score or 0.0, SCORE_DECIMALS)
 
 
 def baseline(
@@ -256,11 +267,11 @@ def outcome(
     else:
         why = f"lost the floor to {winner.agent}, who scored higher ({score:.2f})"
     if (
-        (d.score or 0.0) == score
+        shown(d.score) == shown(score)
         and winner.turn_type == d.turn_type
         and winner.policy == d.policy == "inner-thoughts"
     ):
-        why = f"lost the floor to {winner.agent} on an equal score ({score:.2f}), drawn at random"
+        why = f"tied with {winner.agent} at {score:.2f}; {winner.agent} won the seeded draw"
     return d.model_copy(update={"action": "silent", "reason": f"{d.reason}; {why}"})
 
 

@@ -172,6 +172,59 @@ class Recording:
         rec._ledgers = [ThoughtLedger()]
         return rec
 
+    def refresh(self) -> int:
+        """Take in the events written since the index was read (a session still being
+        recorded: the database is in WAL mode, so reading never waits for the recorder).
+
+        Returns:
+            How many events were added.
+
+        Raises:
+            PlaygroundError: a new ``message_posted`` event has no message.
+            sqlite3.DatabaseError: the database cannot be read.
+        """
+        sid = self.session["id"]
+        after = self.seqs[-1]
+        rows = self.db.execute(
+            "SELECT seq, kind, step FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
+            [sid, after],
+        ).fetchall()
+        if not rows:
+            return 0
+        self.seqs.extend(r[0] for r in rows)
+        self.kinds.extend(r[1] for r in rows)
+        self.steps.extend(r[2] for r in rows)
+        for seq, mid in self.db.execute(
+            "SELECT seq, json_extract(data, '$.message.id') FROM events"
+            " WHERE session_id = ? AND kind = 'message_posted' AND seq > ?",
+            [sid, after],
+        ).fetchall():
+            if mid is None:
+                raise errors.PlaygroundError(
+                    f"event {seq} (message_posted) of session {sid} cannot be read: it has no message"
+                )
+            self.message_seq[int(mid)] = seq
+        messages = self.db.execute(
+            "SELECT id, speaker_kind, interruption, system, text, step FROM messages"
+            " WHERE session_id = ? ORDER BY id",
+            [sid],
+        ).fetchall()
+        self.message_text = {m[0]: m[4] for m in messages}
+        self.retrieval_agent.update(
+            self.db.execute(
+                "SELECT seq, json_extract(data, '$.agent') FROM events"
+                " WHERE session_id = ? AND kind = 'memories_retrieved' AND seq > ?",
+                [sid, after],
+            ).fetchall()
+        )
+        self.session = SessionReader(self.db).session_row(sid)
+        self.moments = self._find_moments(self.message_seq)
+        self._moment_seqs = [m.seq for m in self.moments]
+        self._message_seqs = sorted(self.message_seq.values())
+        self.marks = self._find_marks(messages, self.message_seq)
+        self._thought_seqs.extend(r[0] for r in rows if r[1] in THOUGHT_KINDS)
+        return len(rows)
+
     def _find_moments(self, message_seq: dict[int, int]) -> list[Moment]:
         by_seq = {seq: mid for mid, seq in message_seq.items()}
         out: list[Moment] = []

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from playground import domain, events
+from playground import domain, errors, events
 from playground.memory import Pool
 
 
@@ -22,6 +22,8 @@ class ThoughtReservoir:
         self._emit = emit
         self.thoughts: dict[int, domain.Thought] = {}
         self._vec: dict[int, np.ndarray] = {}
+        #: Deleted thoughts and their vectors, kept for an undo.
+        self._deleted: dict[int, tuple[domain.Thought, np.ndarray]] = {}
 
     def __contains__(self, thought_id: int) -> bool:
         return thought_id in self.thoughts
@@ -41,10 +43,34 @@ class ThoughtReservoir:
         self.thoughts[thought.id] = thought
 
     def delete(self, thought_id: int) -> None:
-        self.get(thought_id)
+        """Remove a thought; it is kept aside so :meth:`restore` can bring it back (undo).
+
+        Raises:
+            KeyError: the agent has no such thought.
+        """
+        thought = self.get(thought_id)
+        self._deleted[thought_id] = (thought, self._vec.pop(thought_id))
         del self.thoughts[thought_id]
-        del self._vec[thought_id]
         self._emit(events.ThoughtDeleted(agent=self.agent, thought_id=thought_id))
+
+    def restore(self, thought_id: int) -> domain.Thought:
+        """Bring back a deleted thought as it was when deleted (its vector too).
+
+        Raises:
+            PlaygroundError: the thought was never deleted, or is already back.
+        """
+        try:
+            thought, vector = self._deleted.pop(thought_id)
+        except KeyError:
+            raise errors.PlaygroundError(
+                f"{self.agent} has no deleted thought {thought_id} to restore"
+            ) from None
+        self.thoughts[thought_id] = thought
+        self._vec[thought_id] = vector
+        for tid in sorted(self.thoughts):  # back in its place: pools list thoughts by id
+            self.thoughts[tid] = self.thoughts.pop(tid)
+        self._emit(events.ThoughtRestored(agent=self.agent, thought=thought))
+        return thought
 
     def unexpressed(self) -> list[domain.Thought]:
         return [t for t in self.thoughts.values() if t.expressed_in is None]

@@ -10,6 +10,7 @@ one step at a time; the loops that drive it (simulation, real time) are in
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import random
 from collections.abc import Awaitable, Callable
@@ -34,6 +35,8 @@ async def _none() -> None:
 
 
 RECENT = 8
+#: The statuses of a session that has ended: nothing is posted or recorded after them.
+ENDED = ("finished", "interrupted", "failed")
 #: Messages the next-speaker predictor reads (SPEC.md §1: the last 5).
 PREDICTOR_WINDOW = 5
 FATAL = (
@@ -110,12 +113,17 @@ class Room:
         self._states: dict[str, str] = {}
         self._stopped = False
         self._colors = itertools.count()
+        #: When the session ended (the SessionFinished event's time), or "" while it is open.
+        self.ended_at = ""
 
     # -- events ----------------------------------------------------------------------------------
 
     def emit(self, event: events.BaseEvent) -> None:
         """Stamp an event with session, sequence, step and time, then publish it."""
-        stamped = event.model_copy(
+        self.bus.publish(self._stamp(event))
+
+    def _stamp(self, event: events.BaseEvent) -> events.BaseEvent:
+        return event.model_copy(
             update={
                 "session_id": self.session_id,
                 "seq": next(self._seq),
@@ -123,7 +131,20 @@ class Room:
                 "at": self.clock.now_iso(),
             }
         )
-        self.bus.publish(stamped)
+
+    @property
+    def ended(self) -> bool:
+        """True once the session has finished, been interrupted or failed."""
+        return self.status in ENDED
+
+    def require_open(self) -> None:
+        """Refuse a change to a session that has ended.
+
+        Raises:
+            SessionEnded: the session has ended; the message says how and when.
+        """
+        if self.ended:
+            raise errors.SessionEnded(self.status, self.ended_at)
 
     def reserve_ids(self, *, memories: int = 0, thoughts: int = 0) -> None:
         """Make the next memory and thought ids greater than these (a fork carries ids over)."""
@@ -194,6 +215,7 @@ class Room:
         they were added, so ids do not depend on timing) and the first retrieval waits for them:
         the command line seats the agents and posts the icebreaker while the model still loads.
         """
+        self.require_open()
         if persona.name in self.participants:
             raise errors.PlaygroundError(
                 f"a participant named {persona.name!r} is already in the room"
@@ -253,6 +275,13 @@ class Room:
             self._msg_vec_pending.pop(mid, None)
 
     def add_human(self, name: str) -> Human:
+        """A person joins.
+
+        Raises:
+            SessionEnded: the session has ended.
+            PlaygroundError: the name is empty or already taken.
+        """
+        self.require_open()
         if not name.strip() or name in self.participants:
             raise errors.PlaygroundError(
                 f"cannot join as {name!r}: the name is empty or already taken"
@@ -267,6 +296,12 @@ class Room:
         return human
 
     def remove_participant(self, name: str) -> None:
+        """A participant leaves.
+
+        Raises:
+            SessionEnded: the session has ended.
+        """
+        self.require_open()
         if self.participants.pop(name, None) is not None:
             if participation.relation(self._pending, name) == "allocated-self":
                 self._pending = None  # the addressee left: nobody is owed the turn
@@ -284,8 +319,16 @@ class Room:
         interruption: bool = False,
         origin: str = "",
         notify: bool = True,
+        forced: bool = False,
     ) -> domain.Message:
-        """Append a message to the transcript and publish it."""
+        """Append a message to the transcript and publish it.
+
+        Raises:
+            SessionEnded: the session has ended (also when it ended while this message was being
+                worded: a reply that was in flight at Stop is dropped).
+            PlaygroundError: the speaker is not in the room, or the text is empty.
+        """
+        self.require_open()
         p = self.participants.get(speaker)
         if p is None:
             raise errors.PlaygroundError(f"{speaker!r} is not in the room")
@@ -303,6 +346,7 @@ class Room:
             system=thought.system if thought else None,
             interruption=interruption,
             origin=origin or ("human" if p.kind == "human" else self.cognition.name),
+            forced=forced,
         )
         self.messages.append(msg)
         # Embedded in the background (the model may still be loading); retrieval awaits it.
@@ -318,24 +362,40 @@ class Room:
         return msg
 
     async def post_human_message(self, name: str, text: str) -> domain.Message:
-        """A human speaks: any work on older triggers becomes stale."""
+        """A human speaks: any work on older triggers becomes stale.
+
+        Raises:
+            SessionEnded: the session has ended.
+            PlaygroundError: ``name`` has not joined as a human.
+        """
+        self.require_open()
         if not isinstance(self.participants.get(name), Human):
             raise errors.PlaygroundError(f"{name!r} has not joined as a human participant")
         self.generation += 1
         return await self.post(name, text)
 
     async def force_express(self, agent_name: str, thought_id: int) -> domain.Message:
-        """Make an agent say one of its thoughts now, whatever its score."""
+        """Make an agent say one of its thoughts now, whatever its score.
+
+        The message is marked ``forced``. If the session ends while the thought is being worded
+        (Stop pressed right after the click), nothing is posted.
+
+        Raises:
+            SessionEnded: the session has ended, before or while the thought was being worded.
+            KeyError: no such agent or thought.
+        """
+        self.require_open()
         agent = self.agent(agent_name)
         thought = agent.reservoir.get(thought_id)
         self.generation += 1
-        ctx = self._context(
-            agent, self.messages[-1] if self.messages else None, "new_message", None
+        ctx = dataclasses.replace(
+            self._context(agent, self.messages[-1] if self.messages else None, "new_message", None),
+            forced=True,  # the articulation must say this thought, not the one it would choose
         )
         self._set_state(agent.name, "speaking")
         try:
             text = await agent.articulate(ctx, thought)
-            msg = await self.post(agent.name, text, thought=thought)
+            msg = await self.post(agent.name, text, thought=thought, forced=True)
             agent.expressed(thought.id, msg.id, self.step)
             self.emit(
                 events.ThoughtExpressed(
@@ -347,11 +407,34 @@ class Room:
         return msg
 
     def delete_thought(self, agent_name: str, thought_id: int) -> None:
+        """Delete a thought from an agent's reservoir.
+
+        Raises:
+            SessionEnded: the session has ended.
+        """
+        self.require_open()
         self.agent(agent_name).reservoir.delete(thought_id)
+
+    def restore_thought(self, agent_name: str, thought_id: int) -> domain.Thought:
+        """Undo the deletion of a thought: it is back in the agent's reservoir, as it was.
+
+        Raises:
+            SessionEnded: the session has ended.
+            PlaygroundError: the thought was not deleted (or is already back).
+        """
+        self.require_open()
+        return self.agent(agent_name).reservoir.restore(thought_id)
 
     async def add_memory(
         self, agent_name: str, kind: domain.MemoryKind, text: str, weight: float = 1.0
     ) -> domain.MemoryItem:
+        """Add a long-term memory to an agent.
+
+        Raises:
+            SessionEnded: the session has ended.
+            PlaygroundError: the text is empty.
+        """
+        self.require_open()
         if not text.strip():
             raise errors.PlaygroundError("a memory needs some text")
         return await self.agent(agent_name).memory.add(
@@ -367,14 +450,32 @@ class Room:
         text: str | None = None,
         weight: float | None = None,
     ) -> domain.MemoryItem:
+        """Change a memory's kind, text or weight.
+
+        Raises:
+            SessionEnded: the session has ended.
+        """
+        self.require_open()
         return await self.agent(agent_name).memory.edit(
             memory_id, kind=kind, text=text, weight=weight
         )
 
     def delete_memory(self, agent_name: str, memory_id: int) -> None:
+        """Delete a memory.
+
+        Raises:
+            SessionEnded: the session has ended.
+        """
+        self.require_open()
         self.agent(agent_name).memory.delete(memory_id)
 
     def set_proactivity(self, agent_name: str, proactivity: ProactivitySettings) -> None:
+        """Change an agent's proactivity settings.
+
+        Raises:
+            SessionEnded: the session has ended.
+        """
+        self.require_open()
         agent = self.agent(agent_name)
         agent.proactivity = proactivity
         self.emit(events.ProactivityChanged(name=agent.name, proactivity=proactivity.model_dump()))
@@ -383,8 +484,10 @@ class Room:
         """Change how an agent takes turns; it applies from the next trigger.
 
         Raises:
+            SessionEnded: the session has ended.
             PlaygroundError: an unknown policy.
         """
+        self.require_open()
         if policy not in domain.POLICIES:
             raise errors.PlaygroundError(
                 f"unknown turn-taking policy {policy!r}; choose one of {', '.join(domain.POLICIES)}"
@@ -397,6 +500,11 @@ class Room:
         """A human's private note: a *reason* on their own message, a *reaction* on anyone else's.
 
         Notes are recorded and shown only to their author; no agent prompt ever includes them.
+        A note is a judgment on what was said, not a change to the conversation: it is taken
+        also after the session ended (an answer given just before Stop is not lost).
+
+        Raises:
+            PlaygroundError: not a human, no such message, or an empty note.
         """
         if not isinstance(self.participants.get(author), Human):
             raise errors.PlaygroundError(
@@ -414,7 +522,12 @@ class Room:
         return event
 
     def record_label(self, author: str, message_id: int, question: str, answer: str) -> None:
-        """A one-click answer to an in-the-moment question about a message."""
+        """A one-click answer to an in-the-moment question about a message (taken also after the
+        session ended, like :meth:`annotate`).
+
+        Raises:
+            PlaygroundError: the author is not a human participant.
+        """
         if not isinstance(self.participants.get(author), Human):
             raise errors.PlaygroundError(
                 f"only a human participant can answer questions ({author!r} is not one)"
@@ -754,10 +867,12 @@ class Room:
     # -- the end of a run (the loops that drive the room are in playground.loops) ----------------
 
     def finish(self, status: str, reason: str) -> None:
-        if self.status in ("finished", "interrupted", "failed"):
+        if self.status in ENDED:
             return
         self.status = status
-        self.emit(events.SessionFinished(status=status, reason=reason))  # type: ignore[arg-type]
+        ended = self._stamp(events.SessionFinished(status=status, reason=reason))  # type: ignore[arg-type]
+        self.ended_at = ended.at  # what a refusal names ("interrupted at 11:39:26")
+        self.bus.publish(ended)
 
     def stop(self) -> None:
         """Ask the running loop to end; the next run starts afresh."""

@@ -18,9 +18,14 @@ class RunControl:
         self.on_auto_pause: Callable[[], None] | None = (
             None  # told when a single step used up its permission
         )
+        #: True while the loop waits for permission: no step is in flight.
+        self.parked = False
+        #: Told when the loop starts waiting for permission (a pause took effect, a step ended).
+        self.on_parked: Callable[[], None] | None = None
 
     def play(self) -> None:
         self._steps = None
+        self.parked = False
         self._go.set()
 
     def pause(self) -> None:
@@ -28,10 +33,12 @@ class RunControl:
 
     def step(self) -> None:
         self._steps = 1
+        self.parked = False
         self._go.set()
 
     def stop(self) -> None:
         self.stopped = True
+        self.parked = False
         self._go.set()
 
     def hand_over(self) -> None:
@@ -44,8 +51,16 @@ class RunControl:
         return not self._go.is_set()
 
     async def wait_for_step_permission(self) -> bool:
-        """Wait until the next step may run; False once stopped."""
+        """Wait until the next step may run; False once stopped.
+
+        While it waits, ``parked`` is True and ``on_parked`` was told: the step before has ended.
+        """
+        if not self._go.is_set():
+            self.parked = True
+            if self.on_parked is not None:
+                self.on_parked()
         await self._go.wait()
+        self.parked = False
         if self.stopped:
             return False
         if self._steps is not None:

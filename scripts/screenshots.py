@@ -224,11 +224,51 @@ async def mixed() -> None:
     print("wrote docs/mixed-room.png")
 
 
-MODES = {"experiments": experiments, "mixed": mixed}
+async def layout() -> None:
+    """The playground at the three window sizes the layout is made for: docs/layout-1024.png
+    (1024×700), docs/layout-1440.png (1440×900) and docs/layout-1920.png (1920×1080). A person
+    has joined, so the one-click question card and the "✎ note" buttons are on screen, and the
+    thoughts are sorted by score (latest step first)."""
+    tmp = tempfile.mkdtemp()
+    win, controller = build(db_path=f"{tmp}/shots.db", environ={})
+    win.resize(1024, 700)
+    win.show()
+    controller.start_loading_embedder()
+    await controller.embedder()
+    people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe", "Dev")]
+    controller.settings.engine.seed = 7
+    await controller.new_session(people, icebreaker="What did you do last weekend?")
+    room = controller.room
+    for _ in range(6):
+        controller.control.step()
+        controller._ensure_simulation_task(room)
+        while any(s != "idle" for s in room._states.values()) or controller.control._steps:
+            await asyncio.sleep(0.05)
+        await settle(0.2)
+    win.thoughts.sort_combo.setCurrentIndex(1)
+    await controller.join_as_human("Maya")
+    await controller.send("Hi all! Ben, you walk a lot — any tips for a first hike in the Dales?")
+    while not win.conversation.card.isVisible():  # an agent answers: the question card
+        await asyncio.sleep(0.1)
+    controller.set_pace("fast")
+    await controller.stop()  # hold the frame
+    await settle(0.5)
+    for w, h in ((1024, 700), (1440, 900), (1920, 1080)):
+        win.resize(w, h)
+        await settle(0.5)
+        win.conversation.list.scrollToBottom()
+        await settle()
+        assert win.width() == w, f"the window was pushed to {win.width()} px"
+        win.grab().save(str(DOCS / f"layout-{w}.png"))
+    await controller.shutdown()
+    print("wrote docs/layout-1024.png, docs/layout-1440.png, docs/layout-1920.png")
+
+
+MODES = {"experiments": experiments, "mixed": mixed, "layout": layout}
 
 if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv)
     app.setQuitOnLastWindowClosed(False)
     collector = MainThreadCollector(parent=app)
-    # `screenshots.py experiments` (or `mixed`) renders only those screenshots.
+    # `screenshots.py experiments` (or `mixed`, or `layout`) renders only those screenshots.
     qasync.run(MODES[sys.argv[1]]() if sys.argv[1:] and sys.argv[1] in MODES else main())

@@ -184,6 +184,23 @@ def test_arbitration_ties_are_drawn_by_the_seeded_rng_not_by_join_order():
     assert len(set(again)) == 1  # the same seed draws the same agent
 
 
+def test_scores_that_read_the_same_are_a_tie_drawn_by_seed_and_said_to_be_tied():
+    # 4.084 and 4.079 both read 4.08: neither "scored higher" (issue 10)
+    winners = {
+        _arbitrate(_d("Ana", 4.084), _d("Grace", 4.079), seed=s).agent for s in range(40)
+    }
+    assert winners == {"Ana", "Grace"}, "a tie as shown is drawn, not won by the third decimal"
+    grace, ana = _d("Grace", 4.079), _d("Ana", 4.084)
+    for loser, winner in ((ana, grace), (grace, ana)):
+        reason = participation.outcome(loser, winner, OPEN).reason
+        assert f"tied with {winner.agent} at 4.08; {winner.agent} won the seeded draw" in reason
+        assert "scored higher" not in reason
+    # one hundredth apart is not a tie, and the text shows the two different numbers' winner
+    beaten = participation.outcome(_d("Ana", 4.07), _d("Grace", 4.08), OPEN).reason
+    assert "who scored higher (4.08)" in beaten and "tied" not in beaten
+    assert _arbitrate(_d("Ana", 4.07), _d("Grace", 4.08), seed=3).agent == "Grace"
+
+
 def test_outcome_explains_both_sides_of_an_interruption():
     ana = _d("Ana", 2.0, "allocated-self")
     ben = _d("Ben", 4.9, "allocated-other", 4.8)
@@ -208,7 +225,7 @@ def test_outcome_on_an_open_or_allocated_turn():
         in participation.outcome(_d("Ben", 4.9, "open"), addressed, TO_ANA).reason
     )
     tie = participation.outcome(_d("Ana", 4.5), ben, OPEN)
-    assert "on an equal score (4.50), drawn at random" in tie.reason
+    assert "tied with Ben at 4.50; Ben won the seeded draw" in tie.reason
     silent = domain.Decision(agent="Cy", step=1, trigger="pause", action="silent", reason="quiet")
     assert participation.outcome(silent, ben, OPEN) is silent
 

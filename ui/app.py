@@ -59,6 +59,17 @@ def open_library_at_start(window: MainWindow) -> SessionLibraryDialog | None:
     return window.open_library(str(path)) if count else None
 
 
+def start(window: MainWindow, controller: SessionController) -> SessionLibraryDialog | None:
+    """Show the window, offer the saved sessions, and start loading the embedding model at once,
+    in the background (its own worker thread; the window stays responsive): by the time the user
+    has chosen a first session's participants the wait is usually over. A set-up that still has
+    to wait says so over the conversation pane."""
+    window.show()
+    dialog = open_library_at_start(window)
+    controller.start_loading_embedder()
+    return dialog
+
+
 def run(argv: list[str] | None = None) -> int:
     """Open the playground window; returns when it is closed."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -90,9 +101,7 @@ def run(argv: list[str] | None = None) -> int:
         wake = QTimer(app)
         wake.timeout.connect(lambda: None)
         wake.start(200)
-        window.show()
-        open_library_at_start(window)
-        controller.start_loading_embedder()  # after the first paint: imports take seconds
+        start(window, controller)
         await closed.wait()
         await controller.shutdown()
         wake.stop()

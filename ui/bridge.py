@@ -29,6 +29,7 @@ class EngineBridge(QObject):
     turn_type_predicted = Signal(object)  # domain.TurnType
     next_speaker_predicted = Signal(object)  # events.NextSpeakerPredicted
     policy_changed = Signal(str, str)  # name, policy
+    proactivity_changed = Signal(str, object)  # name, proactivity settings (dict)
     memories_retrieved = Signal(str, object, int)  # agent, list[domain.Stimulus], step
     memory_changed = Signal(
         str, str, object
@@ -37,6 +38,7 @@ class EngineBridge(QObject):
     thought_evaluated = Signal(str, object, bool)  # agent, domain.Evaluation, retained
     thought_expressed = Signal(str, int, int, bool)  # agent, thought id, message id, forced
     thought_deleted = Signal(str, int)  # agent, thought id
+    thought_restored = Signal(str, object)  # agent, domain.Thought (an undone deletion)
     decision_made = Signal(object)  # domain.Decision
     usage_recorded = Signal(object)  # domain.Usage
     error_occurred = Signal(str, str)  # where, message
@@ -81,6 +83,8 @@ class EngineBridge(QObject):
                 self.next_speaker_predicted.emit(e)
             case "policy_changed":
                 self.policy_changed.emit(e.name, e.policy)
+            case "proactivity_changed":
+                self.proactivity_changed.emit(e.name, e.proactivity)
             case "memories_retrieved":
                 self.memories_retrieved.emit(e.agent, e.stimuli, e.step)
             case "memory_changed":
@@ -93,6 +97,8 @@ class EngineBridge(QObject):
                 self.thought_expressed.emit(e.agent, e.thought_id, e.message_id, e.forced)
             case "thought_deleted":
                 self.thought_deleted.emit(e.agent, e.thought_id)
+            case "thought_restored":
+                self.thought_restored.emit(e.agent, e.thought)
             case "decision_made":
                 self.decision_made.emit(e.decision)
             case "usage_recorded":

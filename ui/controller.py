@@ -8,7 +8,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -23,6 +23,7 @@ from playground.urls import redact
 from ui.bridge import EngineBridge
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class SessionController(QObject):
@@ -41,6 +42,9 @@ class SessionController(QObject):
     embedder_ready = Signal()
     pace_changed = Signal(str)  # "fast" | "typing"
     about_to_start = Signal()  # a new session replaces the current one: views start afresh
+    busy_changed = Signal(str)  # what a session's set-up waits for ("" once it waits no more)
+    thought_deleted_by_user = Signal(str, int)  # agent, thought id: the window offers an undo
+    session_refused = Signal(str)  # a change to this ended session was refused (session id)
 
     def __init__(
         self,
@@ -70,6 +74,12 @@ class SessionController(QObject):
         self._embedder: CachingEmbedder | None = None
         self._embedder_task: asyncio.Task[Any] | None = None
         self._other_dbs: dict[str, Any] = {}
+        #: Done when the set-up of a new session (or fork) in progress ends: Run and Step wait for it.
+        self._setup: asyncio.Future[None] | None = None
+        self.stepping = False  # a Step's trigger is in flight (see ui.run_state)
+        #: The engine and model of the session on screen (None: no session): what the status
+        #: bar names, whatever the Engine dialog has set for the next session since.
+        self.session_engine: str | None = None
 
     # -- boundary ----------------------------------------------------------------------------------
 
@@ -80,6 +90,10 @@ class SessionController(QObject):
         except errors.RecordingError as exc:
             await self._stop_unsaved(exc)
             self.error.emit(f"{what}: {exc}")
+        except errors.SessionEnded as exc:
+            self.error.emit(f"{what}: {exc}")
+            if self.room is not None:
+                self.session_refused.emit(self.room.session_id)  # the window offers a way on
         except errors.PlaygroundError as exc:
             self.error.emit(f"{what}: {exc}")
         except Exception as exc:
@@ -145,7 +159,12 @@ class SessionController(QObject):
         await asyncio.shield(self._embedder_task)
         return self._embedder
 
+    def status_engine_label(self) -> str:
+        """What the status bar names: the session on screen's engine, else the next session's."""
+        return self.session_engine or self.engine_label()
+
     def engine_label(self) -> str:
+        """The engine and model the next new session will use (the Engine dialog's settings)."""
         s = self.settings
         if s.engine.engine == "offline":
             return "offline engine (no language model)"
@@ -163,7 +182,7 @@ class SessionController(QObject):
         merged = {k: v for k, v in overrides.items() if k != "api_key"}
         merged["api_key"] = self.api_key
         self.settings = load_settings(self.environ, merged)
-        self.engine_changed.emit(self.engine_label())
+        self.engine_changed.emit(self.status_engine_label())  # a live session keeps its engine
         return self.settings
 
     async def test_connection(self, overrides: dict[str, Any]) -> str:
@@ -195,9 +214,48 @@ class SessionController(QObject):
         """Start a session with ``people`` as AI agents, each with its turn-taking policy
         (``policies`` by persona name; Inner Thoughts when not given). The session's condition
         is the policy they share, or ``mixed``."""
-        return await self.guarded(
-            "New session", lambda: self._new_session(people, icebreaker, preset, policies)
+        return await self._setting_up(
+            self.guarded(
+                "New session", lambda: self._new_session(people, icebreaker, preset, policies)
+            )
         )
+
+    @property
+    def setting_up(self) -> bool:
+        """True while a new session (or fork) is being set up."""
+        return self._setup is not None
+
+    def run_state(self) -> str:
+        """What the session on screen is doing (see :mod:`ui.run_state`)."""
+        from ui.run_state import state_of
+
+        return state_of(self)
+
+    async def _setting_up(self, work: Awaitable[T]) -> T:
+        """Run a set-up: the run controls wait for it, and Run or Step asked meanwhile apply to
+        the new session once it is ready (never to the one it replaces, never half set up)."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._setup = done
+        self.running_changed.emit(False)
+        try:
+            return await work
+        finally:
+            if self._setup is done:
+                self._setup = None
+            done.set_result(None)
+            self.busy_changed.emit("")
+            self.running_changed.emit(False)
+
+    async def _after_setup(self) -> None:
+        """Wait for a set-up in progress (Run or Step pressed while a new session is set up)."""
+        while self._setup is not None:
+            await asyncio.shield(self._setup)
+
+    def _busy_loading_model(self) -> None:
+        """Say in the conversation pane what the set-up waits for, while it waits."""
+        if self._embedder_task is None or not self._embedder_task.done():
+            name = getattr(getattr(self._embedder, "inner", None), "name", "all-MiniLM-L6-v2")
+            self.busy_changed.emit(f"Loading the embedding model ({name.split(' (')[0]})…")
 
     async def _new_session(
         self,
@@ -219,7 +277,10 @@ class SessionController(QObject):
             if self._embedder_task is None or not self._embedder_task.done()
             else "Starting…"
         )
+        self.start_loading_embedder()
+        self._busy_loading_model()
         embedder = await self.embedder()
+        self.busy_changed.emit(f"Setting up the session: seating {len(people)} participants…")
         # Connect first: if the server cannot be used, the current session carries on untouched.
         engine = await factory.build_engine(settings, embedder=embedder)
         await self._end_current("a new session was started")
@@ -250,8 +311,8 @@ class SessionController(QObject):
         human: str | None = None,
     ) -> Room | None:
         """Continue a replayed session live from position ``seq`` (saved as a new, linked session)."""
-        return await self.guarded(
-            "Fork", lambda: self._fork(recording, seq, preset, more_messages, human)
+        return await self._setting_up(
+            self.guarded("Fork", lambda: self._fork(recording, seq, preset, more_messages, human))
         )
 
     async def _fork(
@@ -265,7 +326,9 @@ class SessionController(QObject):
                 "room": self.settings.room.model_copy(update={"max_turns": shown + max(1, more)})
             }
         )
+        self._busy_loading_model()
         embedder = await self.embedder()
+        self.busy_changed.emit("Setting up the fork…")
         engine = await factory.build_engine(settings, embedder=embedder)
         await self._end_current("a replay was forked")
         self.settings, self.engine = settings, engine
@@ -290,13 +353,15 @@ class SessionController(QObject):
         """Make a new, paused session the window's current one."""
         self.room, self.recorder = room, recorder
         self.control = RunControl()
-        self.control.on_auto_pause = lambda: self.running_changed.emit(False)
+        self.control.on_parked = self._on_parked
         self.control.pause()
+        self.stepping = False
         self.mode = "simulation"
         self.human = None
         self.session_changed.emit(room.session_id)
         self.mode_changed.emit(self.mode)
-        self.engine_changed.emit(self.engine_label())
+        self.session_engine = self.engine_label()  # self.settings are this session's here
+        self.engine_changed.emit(self.session_engine)
 
     def _initiator(self) -> str:
         import random
@@ -348,17 +413,21 @@ class SessionController(QObject):
         return self.room
 
     def _require_live_room(self) -> Room:
+        """The session on screen, if it has not ended.
+
+        Raises:
+            PlaygroundError: there is no session.
+            SessionEnded: it has ended (the message says how and when).
+        """
         room = self._require_room()
-        if room.status != "running":
-            raise errors.PlaygroundError(
-                f"this session has ended ({room.status}); start a new session to go on"
-            )
+        room.require_open()
         return room
 
     async def run(self) -> None:
         await self.guarded("Run", self._run)
 
     async def _run(self) -> None:
+        await self._after_setup()
         room = self._require_live_room()
         if self.mode == "realtime":
             raise errors.PlaygroundError("a human has joined: the conversation runs in real time")
@@ -369,14 +438,25 @@ class SessionController(QObject):
         await self.guarded("Step", self._step)
 
     async def _step(self) -> None:
+        await self._after_setup()
         room = self._require_live_room()
         if self.mode == "realtime":
             raise errors.PlaygroundError("a human has joined: the conversation runs in real time")
+        if self.run_state() in ("stepping", "running", "pausing"):
+            return  # a step is in flight: Run and Step wait for it (the buttons are disabled)
+        self.stepping = True
         self.control.step()
         self._ensure_simulation_task(room)
 
     def pause(self) -> None:
+        """Pause: a step in flight finishes (its message is posted), then the run state is
+        ``paused`` (``pausing`` until then; see :mod:`ui.run_state`)."""
         self.control.pause()
+        self.running_changed.emit(False)
+
+    def _on_parked(self) -> None:
+        """The simulation loop waits for permission: the step before has ended."""
+        self.stepping = False
         self.running_changed.emit(False)
 
     async def stop(self) -> None:
@@ -435,7 +515,12 @@ class SessionController(QObject):
 
     async def set_proactivity(self, name: str, proactivity: ProactivitySettings) -> None:
         async def go() -> None:
+            from ui.proactivity_text import summary
+
             self._require_room().set_proactivity(name, proactivity)
+            self.notice.emit(
+                f"{name}'s proactivity is now {summary(proactivity)}; it applies from the next trigger."
+            )
 
         await self.guarded("Participant settings", go)
 
@@ -501,8 +586,18 @@ class SessionController(QObject):
     async def delete_thought(self, agent: str, thought_id: int) -> None:
         async def go() -> None:
             self._require_room().delete_thought(agent, thought_id)
+            self.thought_deleted_by_user.emit(agent, thought_id)
 
         await self.guarded("Delete thought", go)
+
+    async def restore_thought(self, agent: str, thought_id: int) -> bool:
+        """Undo the deletion of a thought (Ctrl+Z, or Undo in the status bar); True when it is back."""
+
+        async def go() -> bool:
+            self._require_room().restore_thought(agent, thought_id)
+            return True
+
+        return bool(await self.guarded("Undo delete", go))
 
     async def add_memory(self, agent: str, kind: str, text: str, weight: float) -> None:
         await self.guarded(

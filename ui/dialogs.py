@@ -345,6 +345,13 @@ class EngineSettingsDialog(QDialog):
         form.addRow("Pause trigger after", self.pause_seconds)
         form.addRow("Max turns", self.max_turns)
         lay.addLayout(form)
+        self.applies_note = QLabel(
+            "Changes apply to the next new session. The session on screen keeps the engine it"
+            " started with (the status bar names it)."
+        )
+        self.applies_note.setWordWrap(True)
+        self.applies_note.setStyleSheet("color:#8a4b00;")
+        lay.addWidget(self.applies_note)
         row = QHBoxLayout()
         self.test_button = QPushButton("Test connection")
         self.test_button.clicked.connect(lambda: self.test_requested.emit(self.overrides()))

@@ -34,13 +34,19 @@ from ui.file_menu import FileMenu
 from ui.policies import POLICY_HELP, POLICY_LABELS, PolicyMenu
 from ui.replay.fork_dialog import ForkDialog
 from ui.replay.panel import ReplayPanel
+from ui.run_state import LIVE
+from ui.run_state import describe as describe_run_state
 from ui.selection import SelectedParticipant
+from ui.shortcuts import WindowKeys
+from ui.widgets.busy_overlay import BusyOverlay
 from ui.widgets.conversation_pane import ConversationPane
 from ui.widgets.decision_strip import DecisionStrip
+from ui.widgets.elided_label import ElidedLabel
 from ui.widgets.memory_pane import MemoryPane
 from ui.widgets.participants_bar import ParticipantsBar
 from ui.widgets.session_library import SessionLibraryDialog
 from ui.widgets.thoughts_pane import ThoughtsPane
+from ui.window_layout import fit_panes
 
 
 class MainWindow(QMainWindow):
@@ -84,12 +90,11 @@ class MainWindow(QMainWindow):
         cl.addWidget(self.conversation, 1)
         cl.addWidget(self.decisions)
 
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.memory)
         splitter.addWidget(center)
         splitter.addWidget(self.thoughts)
-        splitter.setSizes([360, 680, 400])
-        splitter.setChildrenCollapsible(False)
+        fit_panes(splitter, self.memory, center, self.thoughts)
 
         root = QWidget()
         rl = QVBoxLayout(root)
@@ -102,8 +107,21 @@ class MainWindow(QMainWindow):
         self._build_menu()
         self._build_rating_menu()
         self._build_experiments_menu()
+        self.keys.add_help_menu()  # last on the menu bar
         self._connect()
         self._build_replay()
+        from ui.thought_undo import ThoughtUndo
+
+        self.undo = ThoughtUndo(self)  # ✕ on a bubble can be undone: Ctrl+Z, status-bar Undo
+        self.act_undo = self.undo.action
+        self.busy = BusyOverlay(self.conversation)  # what a session's set-up waits for
+        self.controller.busy_changed.connect(self.busy.show_text)
+        from ui.history import HistoryView
+
+        self.history = HistoryView(self)  # a click on a message shows the trigger behind it
+        from ui.ended_offer import EndedSessionOffer
+
+        self.ended_offer = EndedSessionOffer(self)  # an ended session: ways to go on
         self.hint(
             "Choose “New session” to start: a random 4 of 8 personas with an icebreaker, or pick your own."
         )
@@ -148,13 +166,16 @@ class MainWindow(QMainWindow):
         self.participants_button.setMenu(self.participants_menu)
         tb.addWidget(self.participants_button)
         tb.addAction(self.act_engine)
+        self.run_label = QLabel("")  # the run state, at the status bar's right (_set_running)
+        self.run_label.setObjectName("runState")
+        self.statusBar().addPermanentWidget(self.run_label)
         self._set_running(False)
 
     def _build_status(self) -> None:
         sb = self.statusBar()
         self.engine_label = QLabel(self.controller.engine_label())
         self.usage_label = QLabel("0 LLM calls · 0 tokens")
-        self.status_label = QLabel("")
+        self.status_label = ElidedLabel("", mode=Qt.TextElideMode.ElideRight)  # tooltip: all
         sb.addWidget(self.engine_label)
         sb.addWidget(QLabel("|"))
         sb.addWidget(self.usage_label)
@@ -245,15 +266,17 @@ class MainWindow(QMainWindow):
             f"{u.calls} LLM calls · {u.prompt_tokens + u.completion_tokens:,} tokens{retried}"
         )
 
-    def _set_running(self, running: bool) -> None:
-        realtime = self.controller.mode == "realtime"
-        room = self.controller.room
-        has_room = room is not None and room.status == "running"
-        self.act_run.setEnabled(has_room and not running and not realtime)
-        self.act_step.setEnabled(has_room and not running and not realtime)
-        self.act_pause.setEnabled(has_room and running and not realtime)
+    def _set_running(self, _running: object = None) -> None:
+        """Follow the run state (:mod:`ui.run_state`; the argument is not trusted): Run and
+        Step only while paused (never during a step or a set-up), Pause only while running."""
+        state = self.controller.run_state()
+        has_room = state in LIVE
+        self.act_run.setEnabled(state == "paused")
+        self.act_step.setEnabled(state == "paused")
+        self.act_pause.setEnabled(state == "running")
         self.act_stop.setEnabled(has_room)
         self.act_join.setEnabled(has_room and not self.controller.human)
+        self.run_label.setText(describe_run_state(self.controller))
         can_type = has_room and bool(self.controller.human)  # nobody types into an ended session
         self.conversation.composer.setEnabled(can_type)
         self.conversation.send_button.setEnabled(can_type)
@@ -429,6 +452,8 @@ class MainWindow(QMainWindow):
         self.file_menu = FileMenu(self)
         self.act_open_session = self.file_menu.act_open_session
         self.act_open_database = self.file_menu.act_open_database
+        # Session (every toolbar action), View (F6) and Help menus; the window's shortcuts.
+        self.keys = WindowKeys(self)
 
     @property
     def library_dialog(self) -> SessionLibraryDialog | None:

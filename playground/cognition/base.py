@@ -24,6 +24,8 @@ class Context:
     own_turns: int = 0
     total_turns: int = 0
     silent_steps: int = 0
+    #: The user clicked the thought to be said: articulation must say that thought.
+    forced: bool = False
 
 
 @dataclass(frozen=True)

@@ -234,8 +234,8 @@ class SessionRecorder:
     def _on_message_posted(self, e: events.MessagePosted) -> None:
         m = e.message
         self._x(
-            "INSERT INTO messages (session_id, id, step, speaker, speaker_kind, text, thought_id, system, interruption, origin, posted_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO messages (session_id, id, step, speaker, speaker_kind, text, thought_id, system, interruption, origin, posted_at, forced)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 e.session_id,
                 m.id,
@@ -248,6 +248,7 @@ class SessionRecorder:
                 int(m.interruption),
                 m.origin,
                 m.at,
+                int(m.forced),
             ],
         )
         self._touch(e)
@@ -336,6 +337,12 @@ class SessionRecorder:
         self._x(
             "UPDATE thoughts SET deleted = 1 WHERE session_id = ? AND id = ?",
             [e.session_id, e.thought_id],
+        )
+
+    def _on_thought_restored(self, e: events.ThoughtRestored) -> None:
+        self._x(
+            "UPDATE thoughts SET deleted = 0 WHERE session_id = ? AND id = ?",
+            [e.session_id, e.thought.id],
         )
 
     def _on_decision_made(self, e: events.DecisionMade) -> None:

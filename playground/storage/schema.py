@@ -289,4 +289,15 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX sessions_draw ON sessions(experiment_id, draw);
     """,
+    # 6: a message said because the user clicked the thought ("forced by you"), in its own row;
+    # sessions recorded before are read from their event log
+    """
+    ALTER TABLE messages ADD COLUMN forced INTEGER NOT NULL DEFAULT 0;
+    UPDATE messages SET forced = 1 WHERE EXISTS (
+        SELECT 1 FROM events e
+        WHERE e.session_id = messages.session_id AND e.kind = 'thought_expressed'
+            AND json_extract(e.data, '$.forced') = 1
+            AND json_extract(e.data, '$.message_id') = messages.id
+    );
+    """,
 ]

@@ -50,7 +50,7 @@ async def test_a_failed_write_stops_the_run_with_a_banner_and_the_window_stays_u
         lock.close()
         lock = None
         await controller.run()  # a failed session cannot be run on
-        assert "has ended (failed)" in win.banner.text()
+        assert "has ended (failed at " in win.banner.text()
         with closing(sqlite3.connect(path)) as check:
             assert check.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 1
     finally:

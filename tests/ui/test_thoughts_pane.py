@@ -12,6 +12,7 @@ from playground import domain, events  # noqa: E402
 from ui.bridge import EngineBridge  # noqa: E402
 from ui.selection import SelectedParticipant  # noqa: E402
 from ui.widgets.evaluation_popup import EvaluationPopup  # noqa: E402
+from ui.widgets.thought_bubble import SORT_SCORE  # noqa: E402
 from ui.widgets.thoughts_pane import ThoughtsPane  # noqa: E402
 
 
@@ -97,15 +98,16 @@ def test_score_badge_updates_and_sort_by_score(setup) -> None:  # type: ignore[n
     scores = {b.thought_id: b.score_text() for b in pane.bubbles()}
     assert scores == {1: "4.12", 2: "2.50", 3: "–"}
 
-    pane.sort_combo.setCurrentText("Highest score")
+    pane.sort_combo.setCurrentText(SORT_SCORE)
     assert ids(pane) == [1, 2, 3]  # unevaluated last
     evaluate(bridge, "Ana", evaluation(3, 4.5, step=2))
     assert ids(pane) == [3, 1, 2]
     evaluate(bridge, "Ana", evaluation(1, 1.0, step=3), retained=True)
-    assert ids(pane) == [3, 2, 1]
-    assert pane.bubbles()[2]._retained_tag.isVisibleTo(pane.bubbles()[2])
+    # Scores of the latest step come first: 1 was re-scored at step 3, the others are older.
+    assert ids(pane) == [1, 3, 2]
+    assert pane.bubbles()[0]._retained_tag.isVisibleTo(pane.bubbles()[0])
     form(bridge, thought(4))
-    assert ids(pane) == [3, 2, 1, 4]
+    assert ids(pane) == [1, 3, 2, 4]
 
     pane.sort_combo.setCurrentText("Newest first")
     assert ids(pane) == [4, 3, 2, 1]
@@ -245,7 +247,7 @@ def test_hidden_pages_stay_live_and_follow_the_sort_order(setup) -> None:  # typ
     form(bridge, thought(3))  # Ana's page is hidden but kept up to date
     evaluate(bridge, "Ana", evaluation(1, 4.9))
     bridge.dispatch(events.ThoughtDeleted(agent="Ana", thought_id=2))
-    pane.sort_combo.setCurrentText("Highest score")
+    pane.sort_combo.setCurrentText(SORT_SCORE)
     selection.select("Ana")
     assert ids(pane) == [1, 3]
     assert pane.bubbles()[0].score_text() == "4.90"
@@ -288,7 +290,7 @@ def test_a_replay_jump_keeps_the_bubbles_of_thoughts_still_shown(setup, monkeypa
     tops = [b.y() for b in pane.bubbles()]
     assert tops == sorted(tops) and len(set(tops)) == 12, "laid out in that order"
     # Sorted by score, where a jump reorders the thoughts that stay: all in the new order.
-    pane.sort_combo.setCurrentText("Highest score")
+    pane.sort_combo.setCurrentText(SORT_SCORE)
     scored = [(thought(t), evaluation(t, 1 + t / 10)) for t in range(1, 13)]
     _rebuild(pane, [t for t, _ in scored], scored)
     assert ids(pane) == list(range(12, 0, -1))

@@ -67,7 +67,7 @@ async def test_a_four_agent_offline_simulation_fills_the_panes(window):
     await until(lambda: room.status == "interrupted", what="stop")
     assert not win.act_run.isEnabled() and not win.act_step.isEnabled()
     await controller.run()
-    assert "has ended (interrupted)" in win.banner.text()
+    assert "has ended (interrupted at " in win.banner.text()
     await controller.shutdown()
 
 

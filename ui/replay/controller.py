@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from playground import domain, errors, events
+from playground import domain, errors, events, history
 from playground.replay import Recording
 from playground.thought_ledger import ThoughtLedger
 from ui.bridge import EngineBridge
@@ -203,8 +203,8 @@ class ReplayController(QObject):
         # A thought's own events only concern the thoughts pane: their fold is handed over in
         # one go, from the recording's nearest kept ledger. So are the messages (most of what
         # is left of a long session's log): published one by one, each would cost two signals.
-        events_ = rec.rebuild(seq, thoughts=False)
-        ledger = rec.thought_ledger(seq)
+        state = history.state_at(rec, seq)  # the engine's read side, as the history view's
+        events_, ledger = list(state.events), state.thoughts
         messages: list[domain.Message] = []
         if self._load_messages is not None:
             messages = [e.message for e in events_ if e.kind == "message_posted"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import heapq
 from operator import attrgetter
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -23,6 +23,7 @@ from playground import domain
 from ui.bridge import EngineBridge
 from ui.deferred import Deferred
 from ui.selection import SelectedParticipant
+from ui.widgets.flow_layout import FlowLayout
 from ui.widgets.message_widget import Composer, MessageList, MessageWidget, fitted_size
 
 QUESTION = "How did you take {speaker}'s message?"
@@ -54,6 +55,7 @@ class ConversationPane(QWidget):
     send_requested = Signal(str)
     note_requested = Signal(int, str)  # message id, text
     label_requested = Signal(int, str, str)  # message id, question, answer
+    message_clicked = Signal(int)  # message id (the window shows the trigger that produced it)
 
     def __init__(
         self,
@@ -86,6 +88,8 @@ class ConversationPane(QWidget):
         #: the human's own.
         self.all_notes = False
         self._focused: int | None = None
+        #: Scroll to each new message; off while the user looks at an earlier one (history).
+        self.follow_latest = True
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.title = QLabel("<b>Conversation</b>")
@@ -97,26 +101,35 @@ class ConversationPane(QWidget):
         self.thinking_label = QLabel("")
         self.thinking_label.setStyleSheet("color:#b26a00; font-style:italic;")
         lay.addWidget(self.thinking_label)
+        # The one-click question: inside the conversation column, its answers wrapping to
+        # more rows when the column is narrow (it never widens the column, or the window).
         self.card = QFrame()
+        self.card.setObjectName("questionCard")
         self.card.setStyleSheet(
-            "QFrame { background:#f3f0ff; border:1px solid #d1c4e9; border-radius:6px; }"
+            "#questionCard { background:#f3f0ff; border:1px solid #d1c4e9; border-radius:6px; }"
         )
         card_lay = QHBoxLayout(self.card)
-        card_lay.setContentsMargins(8, 4, 8, 4)
+        card_lay.setContentsMargins(8, 4, 4, 4)
+        answers = QWidget()
+        flow = FlowLayout(answers, spacing=6)
         self.card_label = QLabel()
-        card_lay.addWidget(self.card_label)
+        self.card_label.setMinimumHeight(24)
+        flow.addWidget(self.card_label)
         self.card_buttons: list[QPushButton] = []
         for answer in ANSWERS:
             b = QPushButton(answer)
             b.setFlat(False)
             b.clicked.connect(lambda _=False, a=answer: self._answer(a))
-            card_lay.addWidget(b)
+            flow.addWidget(b)
             self.card_buttons.append(b)
+        card_lay.addWidget(answers, 1)
         close = QToolButton()
         close.setText("✕")
+        close.setToolTip("Close the question without answering")
         close.setAutoRaise(True)
         close.clicked.connect(self.card.hide)
-        card_lay.addWidget(close)
+        card_lay.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.card_close = close
         self.card.hide()
         self._card_message: int | None = None
         lay.addWidget(self.card)
@@ -179,6 +192,9 @@ class ConversationPane(QWidget):
                 w.enable_notes(name)
             else:
                 w.note_button.setVisible(False)
+        # The "✎ note" buttons change the header rows: every row is measured again.
+        self._unfitted.update(self._widgets)
+        self._schedule_fit()
         if not name:
             self.card.hide()
 
@@ -400,6 +416,8 @@ class ConversationPane(QWidget):
     def _new_row(self, msg, color: str) -> tuple[QListWidgetItem, MessageWidget]:  # noqa: ANN001
         w = MessageWidget(msg, color)
         w.note_submitted.connect(self.note_requested)
+        for part in (w, w.header, w.body):  # a click anywhere on the message but its buttons
+            part.installEventFilter(self)
         item = QListWidgetItem()
         self.list.addItem(item)
         self.list.setItemWidget(item, w)
@@ -421,7 +439,19 @@ class ConversationPane(QWidget):
             if mid in self.items:
                 self._measure(mid)
         self._unfitted.clear()
-        self.list.scrollToBottom()
+        if self.follow_latest:
+            self.list.scrollToBottom()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.MouseButtonPress and getattr(event, "button", None):
+            w = watched if isinstance(watched, MessageWidget) else watched.parent()
+            if (
+                isinstance(w, MessageWidget)
+                and w.msg.id
+                and event.button() == Qt.MouseButton.LeftButton  # type: ignore[attr-defined]
+            ):
+                self.message_clicked.emit(w.msg.id)
+        return super().eventFilter(watched, event)
 
     def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
         super().resizeEvent(event)

@@ -1,25 +1,34 @@
 """The decision strip: for the latest trigger, each agent's policy, its decision and why; for an
 Inner Thoughts agent its best score against its thresholds, for a next-speaker agent the
-predictor's probability, and above the table the next-speaker prediction itself."""
+predictor's probability, and above the table the next-speaker prediction itself.
+
+The strip can also show an earlier trigger (the window's history view, :mod:`ui.history`):
+◀ / ▶ (or ← / → while the strip has the focus) ask for the previous or next trigger, and the
+title says plainly which trigger is shown, with a "Back to live" button. Live triggers that
+arrive meanwhile are kept and shown again on the way back."""
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPushButton,
     QTableWidget,
     QTableWidgetItem,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from playground import domain, events
 from ui.bridge import EngineBridge
-from ui.policies import POLICY_HELP
+from ui.policies import POLICY_HELP, POLICY_TAGS
 
 #: Logical columns (``rows()`` keeps this order); the policy column is shown second.
 AGENT, DECISION, BEST, WHY, POLICY = range(5)
@@ -44,16 +53,72 @@ def prediction_text(e: events.NextSpeakerPredicted) -> str:
     )
 
 
+WAITING = "<b>Decisions</b> — waiting for the first trigger"
+PAST_STYLE = (
+    "background:#fff3e0; border:1px solid #ffb74d; border-radius:3px; padding:2px 4px;"
+    " color:#4e342e;"
+)
+
+
 class DecisionStrip(QWidget):
     """Why each agent spoke or stayed silent at the latest trigger (Algorithm 1 and the
-    baselines, made visible)."""
+    baselines, made visible), or at an earlier one (see the module docstring).
+
+    Attributes:
+        looking_back: an earlier trigger is shown (live updates are kept, not shown).
+    """
+
+    step_requested = Signal(int)  # -1: the previous trigger, +1: the next one
+    live_requested = Signal()
 
     def __init__(self, bridge: EngineBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        self.title = QLabel("<b>Decisions</b> — waiting for the first trigger")
+        self.looking_back = False
+        # The latest trigger as it arrives, shown again on the way back from history.
+        self._live_title = WAITING
+        self._live_prediction: events.NextSpeakerPredicted | None = None
+        self._live_decisions: list[domain.Decision] = []
+        self.title = QLabel(WAITING)
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
+        self.back_button = QToolButton()
+        self.back_button.setText("◀")
+        self.back_button.setToolTip("The previous trigger's decisions (←)")
+        self.back_button.clicked.connect(lambda: self.step_requested.emit(-1))
+        self.forward_button = QToolButton()
+        self.forward_button.setText("▶")
+        self.forward_button.setToolTip("The next trigger's decisions (→); after the latest: live")
+        self.forward_button.clicked.connect(lambda: self.step_requested.emit(1))
+        self.live_button = QPushButton("Back to live")
+        self.live_button.setToolTip("Show the latest trigger again and follow the run")
+        self.live_button.clicked.connect(self.live_requested)
+        self.live_button.hide()
+        #: While looking back: what happened live meanwhile ("2 new messages since").
+        self.past_note = QLabel("")
+        self.past_note.setStyleSheet("color:#8d6e63;")
+        self.past_note.hide()
+        head = QHBoxLayout()
+        head.setSpacing(4)
+        head.addWidget(self.back_button)
+        head.addWidget(self.forward_button)
+        head.addWidget(self.title, 1)
+        # While looking back, a second line: what happened live meanwhile, and the way back.
+        self.past_row = QWidget()
+        past = QHBoxLayout(self.past_row)
+        past.setContentsMargins(0, 0, 0, 0)
+        past.addStretch(1)
+        past.addWidget(self.past_note)
+        past.addWidget(self.live_button)
+        self.past_row.hide()
+        self._keys: list[QShortcut] = []
+        for key, direction in (("Left", -1), ("Right", 1)):
+            sc = QShortcut(QKeySequence(key), self)
+            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            sc.activated.connect(lambda d=direction: self.step_requested.emit(d))
+            self._keys.append(sc)
         #: The next-speaker predictor's answer at this trigger (shown when a next-speaker agent
         #: is in the room).
         self.prediction = QLabel("")
@@ -64,9 +129,7 @@ class DecisionStrip(QWidget):
         self.prediction.hide()
         self._prediction: events.NextSpeakerPredicted | None = None
         self.table = QTableWidget(0, 5)
-        self.table.setHorizontalHeaderLabels(
-            ["Agent", "Decision", "Best / threshold", "Why", "Policy"]
-        )
+        self.table.setHorizontalHeaderLabels(["Agent", "Decision", "Best / thr.", "Why", "Policy"])
         header = self.table.horizontalHeaderItem(BEST)
         assert header is not None  # set just above
         header.setToolTip(
@@ -84,8 +147,12 @@ class DecisionStrip(QWidget):
         # A narrower window wraps the reasons onto more lines rather than cutting them off.
         h.sectionResized.connect(lambda *_: self.table.resizeRowsToContents())
         self.table.setWordWrap(True)
+        # The Why column stretches with the window, and Qt does not report that as a section
+        # resize: a narrower window would keep rows one line high and cut the reasons short.
+        self.table.viewport().installEventFilter(self)
         self.table.setMaximumHeight(150)
-        lay.addWidget(self.title)
+        lay.addLayout(head)
+        lay.addWidget(self.past_row)
         lay.addWidget(self.prediction)
         lay.addWidget(self.table)
         bridge.trigger_fired.connect(self._trigger)
@@ -93,9 +160,64 @@ class DecisionStrip(QWidget):
         bridge.next_speaker_predicted.connect(self._predicted)
 
     def reset(self) -> None:
+        self._live_title = WAITING
+        self._live_prediction = None
+        self._live_decisions = []
+        if not self.looking_back:
+            self.table.setRowCount(0)
+            self.title.setText(WAITING)
+            self._show_prediction(None)
+
+    def set_navigation(self, enabled: bool) -> None:
+        """Offer ◀ / ▶ and ← / → (not while a replay has its own stepping)."""
+        for w in (self.back_button, self.forward_button):
+            w.setVisible(enabled)
+        for sc in self._keys:
+            sc.setEnabled(enabled)
+
+    def show_past(
+        self,
+        title: str,
+        prediction: events.NextSpeakerPredicted | None,
+        decisions: list[domain.Decision] | tuple[domain.Decision, ...],
+    ) -> None:
+        """Show an earlier trigger (``title`` is plain text saying which); live updates are kept
+        until :meth:`show_live`."""
+        self.looking_back = True
+        self.title.setText(f"<b>Decisions</b> — {html.escape(title)}")
+        self.title.setStyleSheet(PAST_STYLE)
+        self.live_button.show()
+        self.past_row.show()
+        self._render(prediction, decisions)
+
+    def show_live(self) -> None:
+        """Show the latest trigger again, and follow the run."""
+        self.looking_back = False
+        self.title.setStyleSheet("")
+        self.title.setText(self._live_title)
+        self.live_button.hide()
+        self.past_note.hide()
+        self.past_row.hide()
+        self._render(self._live_prediction, self._live_decisions)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self.table.resizeRowsToContents)  # after the columns follow
+        return super().eventFilter(watched, event)
+
+    def set_past_note(self, text: str) -> None:
+        self.past_note.setText(text)
+        self.past_note.setVisible(bool(text) and self.looking_back)
+
+    def _render(
+        self,
+        prediction: events.NextSpeakerPredicted | None,
+        decisions: list[domain.Decision] | tuple[domain.Decision, ...],
+    ) -> None:
         self.table.setRowCount(0)
-        self.title.setText("<b>Decisions</b> — waiting for the first trigger")
-        self._show_prediction(None)
+        self._show_prediction(prediction)
+        for d in decisions:
+            self._add_row(d)
 
     def rows(self) -> list[list[str]]:
         """The table as text, one list per agent: agent, decision, best / threshold, why, policy
@@ -103,7 +225,7 @@ class DecisionStrip(QWidget):
         out = []
         for r in range(self.table.rowCount()):
             cells = [self.table.item(r, c) for c in range(self.table.columnCount())]
-            out.append([c.text() if c is not None else "" for c in cells])
+            out.append([_full_text(c) for c in cells])
         return out
 
     def prediction_line(self) -> str:
@@ -111,12 +233,20 @@ class DecisionStrip(QWidget):
         return prediction_text(self._prediction) if self._prediction is not None else ""
 
     def _trigger(self, e) -> None:  # noqa: ANN001
+        what = f"new message #{e.message_id}" if e.trigger == "new_message" else "pause (silence)"
+        self._live_title = f"<b>Decisions</b> — step {e.step}, trigger: {what}"
+        self._live_prediction = None
+        self._live_decisions = []
+        if self.looking_back:
+            return
         self.table.setRowCount(0)
         self._show_prediction(None)
-        what = f"new message #{e.message_id}" if e.trigger == "new_message" else "pause (silence)"
-        self.title.setText(f"<b>Decisions</b> — step {e.step}, trigger: {what}")
+        self.title.setText(self._live_title)
 
     def _predicted(self, e: events.NextSpeakerPredicted) -> None:
+        self._live_prediction = e
+        if self.looking_back:
+            return
         self._show_prediction(e)
         # The room predicts before the decisions; rows already in (a recording that says
         # otherwise) take their probability from it too.
@@ -124,7 +254,7 @@ class DecisionStrip(QWidget):
             policy, agent, best = (self.table.item(r, c) for c in (POLICY, AGENT, BEST))
             if policy is None or agent is None or best is None:
                 continue
-            if policy.text() == "next-speaker":
+            if _full_text(policy) == "next-speaker":
                 best.setText(self._probability(agent.text()))
 
     def _show_prediction(self, e: events.NextSpeakerPredicted | None) -> None:
@@ -158,6 +288,11 @@ class DecisionStrip(QWidget):
         return "–" if p is None else f"p {p:.2f}"
 
     def _decision(self, d: domain.Decision) -> None:
+        self._live_decisions.append(d)
+        if not self.looking_back:
+            self._add_row(d)
+
+    def _add_row(self, d: domain.Decision) -> None:
         r = self.table.rowCount()
         self.table.insertRow(r)
         if d.policy == "next-speaker":
@@ -175,9 +310,24 @@ class DecisionStrip(QWidget):
             action = "speaks"
         cells = {AGENT: d.agent, DECISION: action, BEST: best, WHY: d.reason, POLICY: d.policy}
         for c, text in cells.items():
-            item = QTableWidgetItem(text)
-            item.setToolTip(POLICY_HELP.get(d.policy, "") if c == POLICY else d.reason)
+            # The policy shows as its tag (IT, NS, R, as on the chips): at 1024 px its full name
+            # took the width the reasons need. The full name stays in the item for rows().
+            item = QTableWidgetItem(POLICY_TAGS.get(text, text) if c == POLICY else text)
+            if c == POLICY:
+                item.setData(Qt.ItemDataRole.UserRole, text)
+                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+            item.setToolTip(
+                f"{d.policy}: {POLICY_HELP.get(d.policy, '')}" if c == POLICY else d.reason
+            )
             if d.action == "speak":
                 item.setBackground(QColor("#e8f5e9"))
             self.table.setItem(r, c, item)
         self.table.resizeRowsToContents()
+
+
+def _full_text(item: QTableWidgetItem | None) -> str:
+    """An item's text, or the full value behind a shortened one (the policy tags)."""
+    if item is None:
+        return ""
+    full = item.data(Qt.ItemDataRole.UserRole)
+    return full if isinstance(full, str) else item.text()

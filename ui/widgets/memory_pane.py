@@ -1,7 +1,7 @@
 """Memory pane: the selected participant's long-term memory, with add/edit/delete and retrieval highlights.
 
 Each memory is shown with its kind and weight. Memories retrieved at the participant's latest trigger
-are tinted pale yellow, carry their saliency ("random" when pulled in at random) and are sorted
+are tinted pale yellow, carry their saliency (a random pull: "random" and its raw cosine) and are sorted
 first; the rest follow by id. A stimulus focused elsewhere in the UI ("memory:N") is highlighted
 more strongly and scrolled into view. The pane never changes memory itself: it emits
 ``add_requested`` / ``edit_requested`` / ``delete_requested`` for whoever owns the engine.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -36,6 +36,7 @@ from playground import domain
 from ui import theme
 from ui.bridge import EngineBridge
 from ui.selection import SelectedParticipant
+from ui.widgets.elided_label import ElidedLabel
 
 EDITABLE_KINDS = ("fact", "objective", "interest", "knowledge", "experience")
 RETRIEVED_BG = "#fff3c4"
@@ -52,6 +53,8 @@ _ALIGN = {
 }
 
 SortKey = tuple[int, float, int]
+#: Narrowest the memory text column may get before the Weight column is hidden (px).
+MIN_TEXT_WIDTH = 120
 
 
 class MemoryEditDialog(QDialog):
@@ -140,7 +143,8 @@ class MemoryPane(QWidget):
         self._selection = selection
         self._memories: dict[str, dict[int, domain.MemoryItem]] = {}
         # agent -> memory id -> (saliency, random) at that agent's latest retrieval
-        self._retrieved: dict[str, dict[int, tuple[float, bool]]] = {}
+        # (saliency, pulled in at random, a random pull's raw cosine to the latest utterance)
+        self._retrieved: dict[str, dict[int, tuple[float, bool, float | None]]] = {}
         self._retrieved_step: dict[str, int] = {}
         self._humans: set[str] = set()
         self._agent = selection.name
@@ -164,11 +168,10 @@ class MemoryPane(QWidget):
     # ----------------------------------------------------------------------------- construction
 
     def _build(self) -> None:
-        self.title_label = QLabel()
+        self.title_label = ElidedLabel()  # one line; elided, with a tooltip, when narrow
         font = self.title_label.font()
         font.setBold(True)
         self.title_label.setFont(font)
-        self.title_label.setWordWrap(True)
         self.count_label = QLabel()
         self.count_label.setStyleSheet("color: #666666;")
         self.count_label.setWordWrap(True)
@@ -192,16 +195,21 @@ class MemoryPane(QWidget):
         metrics = self.table.fontMetrics()
         pad = 12  # cell margins and the header's own padding
         widest = {
-            COL_KIND: max(
-                EDITABLE_KINDS + ("utterance", "thought", "Kind"), key=metrics.horizontalAdvance
-            ),
-            COL_WEIGHT: "Weight",
-            COL_SALIENCY: "Saliency",
+            COL_KIND: EDITABLE_KINDS + ("utterance", "thought", "Kind"),
+            COL_WEIGHT: ("Weight", "1.00"),
+            COL_SALIENCY: ("Saliency", "random", "cos -0.00", "0.00"),
         }
-        for col, text in widest.items():
+        for col, texts in widest.items():
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
-            header.resizeSection(col, metrics.horizontalAdvance(text) + pad)
+            header.resizeSection(col, max(map(metrics.horizontalAdvance, texts)) + pad)
+        # The memory text takes every spare pixel; see _fit_columns for narrow panes.
         header.setSectionResizeMode(COL_TEXT, QHeaderView.ResizeMode.Stretch)
+        for col, tip in (
+            (COL_WEIGHT, "How much the memory counts in retrieval (0–1)"),
+            (COL_SALIENCY, "Saliency at the participant's latest retrieval"),
+        ):
+            self.table.horizontalHeaderItem(col).setToolTip(tip)  # type: ignore[union-attr]
+        self.table.installEventFilter(self)
         self._relayout_timer = QTimer(self)
         self._relayout_timer.setSingleShot(True)
         self._relayout_timer.setInterval(30)
@@ -240,6 +248,25 @@ class MemoryPane(QWidget):
         layout.addWidget(self.count_label)
         layout.addWidget(self.stack, 1)
         layout.addLayout(buttons)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if watched is self.table and event.type() == QEvent.Type.Resize:
+            self._fit_columns()
+        return super().eventFilter(watched, event)
+
+    def _fit_columns(self) -> None:
+        """In a narrow pane the Weight column gives its width to the memory text (each row's
+        tooltip still says the weight), so the text never shrinks to a word per line."""
+        header = self.table.horizontalHeader()
+        fixed = sum(header.sectionSize(c) for c in (COL_KIND, COL_WEIGHT, COL_SALIENCY))
+        width = self.table.width() - 2 * self.table.frameWidth()
+        width -= self.table.verticalScrollBar().sizeHint().width()  # room for it, always
+        narrow = width - fixed < MIN_TEXT_WIDTH
+        if self.table.isColumnHidden(COL_WEIGHT) != narrow:
+            self.table.setColumnHidden(COL_WEIGHT, narrow)
+            self.table.horizontalHeaderItem(COL_TEXT).setToolTip(  # type: ignore[union-attr]
+                "The pane is narrow: each row's tooltip gives the memory's weight" if narrow else ""
+            )
 
     # ----------------------------------------------------------------------------------- public
 
@@ -377,7 +404,7 @@ class MemoryPane(QWidget):
 
     def _on_memories_retrieved(self, agent: str, stimuli: list, step: int) -> None:
         previous = self._retrieved.get(agent, {})
-        current: dict[int, tuple[float, bool]] = {}
+        current: dict[int, tuple[float, bool, float | None]] = {}
         for s in stimuli:
             ref = getattr(s, "ref", "")
             if not ref.startswith("memory:"):
@@ -388,7 +415,11 @@ class MemoryPane(QWidget):
                 continue
             if mid in current and current[mid][0] >= s.saliency:
                 continue
-            current[mid] = (float(s.saliency), bool(getattr(s, "random", False)))
+            current[mid] = (
+                float(s.saliency),
+                bool(getattr(s, "random", False)),
+                getattr(s, "cosine", None),
+            )
         self._retrieved[agent] = current
         self._retrieved_step[agent] = step
         if agent != self._agent or agent in self._humans or self._rebuilding:
@@ -502,13 +533,18 @@ class MemoryPane(QWidget):
         hit = self._retrieved.get(self._agent, {}).get(memory.id)
         if hit is None:
             saliency = ""
-        elif hit[1]:
-            saliency = f"{hit[0]:.2f}\nrandom"
+        elif hit[1]:  # not salient: pulled in at random; its saliency would read as a score
+            saliency = "random" if hit[2] is None else f"random\ncos {hit[2]:.2f}"
         else:
             saliency = f"{hit[0]:.2f}"
         tip = f"memory:{memory.id} · {memory.kind} · weight {memory.weight:.2f}"
         if hit is not None:
-            tip += f" · saliency {hit[0]:.2f}" + (" (pulled in at random)" if hit[1] else "")
+            tip += (
+                " · pulled in at random, not by saliency"
+                + ("" if hit[2] is None else f" (cosine to the latest utterance {hit[2]:.2f})")
+                if hit[1]
+                else f" · saliency {hit[0]:.2f}"
+            )
         tip += (
             f"\ncreated at step {memory.created_step}, last accessed at step {memory.last_access}"
         )

@@ -80,6 +80,9 @@ class MessageWidget(QFrame):
         self.note_button = QToolButton()
         self.note_button.setText("✎ note")
         self.note_button.setAutoRaise(True)
+        # No taller than the header's line: showing it must not open a gap above the text.
+        self.note_button.setStyleSheet("QToolButton { padding: 0px 3px; }")
+        self.note_button.setFixedHeight(self.fontMetrics().height() + 2)
         self.note_button.setVisible(False)
         self.note_button.clicked.connect(self.open_note)
         self.header.width_given_while_hidden = self.note_button
@@ -114,6 +117,8 @@ class MessageWidget(QFrame):
             marks.append(f"<span style='color:#888'>thought #{msg.thought_id}</span>")
         if msg.origin == "icebreaker":
             marks.append("<span style='color:#888'>icebreaker</span>")
+        if getattr(msg, "forced", False):  # the user clicked the thought bubble
+            marks.append("<span style='color:#e65100; font-weight:bold'>forced by you</span>")
         time = msg.at[11:19] if len(msg.at) >= 19 else msg.at
         self.header.setText(
             f"<span style='color:{color}; font-weight:bold'>{html.escape(msg.speaker)}</span> "

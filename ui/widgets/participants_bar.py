@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLay
 from ui import theme
 from ui.bridge import EngineBridge
 from ui.policies import POLICY_HELP, POLICY_LABELS, POLICY_TAGS
+from ui.proactivity_text import preset_of, thresholds
 from ui.selection import SelectedParticipant
 
 STATE_TEXT = {
@@ -59,9 +60,19 @@ class ParticipantChip(QFrame):
         head.addWidget(self.policy_tag)
         head.addStretch(1)
         col.addLayout(head)
-        col.addWidget(self.state_label)
+        foot = QHBoxLayout()
+        foot.setSpacing(6)
+        foot.addWidget(self.state_label)
+        #: The AI participant's proactivity preset, or "custom" (thresholds in the tooltip).
+        self.preset_label = QLabel("")
+        self.preset_label.setStyleSheet("color:#78909c; font-size:10px;")
+        self.preset_label.setVisible(False)
+        foot.addWidget(self.preset_label)
+        foot.addStretch(1)
+        col.addLayout(foot)
         row.addLayout(col)
         self.policy = ""
+        self.proactivity: dict[str, object] = {}
         self.set_selected(False)
 
     def set_policy(self, policy: str) -> None:
@@ -69,9 +80,29 @@ class ParticipantChip(QFrame):
         self.policy = policy
         self.policy_tag.setText(POLICY_TAGS.get(policy, policy))
         self.policy_tag.setVisible(self.kind == "ai" and bool(policy))
+        self._update_tip()
+
+    def set_proactivity(self, proactivity: dict[str, object]) -> None:
+        """Show the AI participant's proactivity: preset (or custom) on the chip, thresholds in
+        the tooltip."""
+        self.proactivity = dict(proactivity)
+        self.preset_label.setText(preset_of(proactivity) if proactivity else "")
+        self.preset_label.setVisible(self.kind == "ai" and bool(proactivity))
+        self._update_tip()
+
+    def _update_tip(self) -> None:
+        policy = self.policy
         tip = f"{self.name} — {POLICY_LABELS.get(policy, policy)}\n{POLICY_HELP.get(policy, '')}"
+        if self.proactivity:
+            name = preset_of(self.proactivity)
+            unused = "" if policy in ("", "inner-thoughts") else " (not used by this policy)"
+            tip += (
+                f"\nProactivity{unused}: {'custom' if name == 'custom' else name + ' preset'}"
+                f"\n{thresholds(self.proactivity)}"
+            )
         self.setToolTip(tip if self.kind == "ai" else "")
         self.policy_tag.setToolTip(tip if self.kind == "ai" else "")
+        self.preset_label.setToolTip(tip if self.kind == "ai" else "")
 
     def set_state(self, state: str) -> None:
         self.state = state
@@ -118,6 +149,7 @@ class ParticipantsBar(QScrollArea):
         bridge.participant_left.connect(self._left)
         bridge.state_changed.connect(self._state)
         bridge.policy_changed.connect(self._policy)
+        bridge.proactivity_changed.connect(self._proactivity)
         selection.changed.connect(self._selected)
 
     def reset(self) -> None:
@@ -139,6 +171,7 @@ class ParticipantsBar(QScrollArea):
         if e.name in self._stale and e.name in self.chips:
             self._stale.discard(e.name)  # the same participant, seen again by a replay jump
             self.chips[e.name].set_policy(e.policy)  # as it joined; a later change follows
+            self.chips[e.name].set_proactivity(e.proactivity or {})
             return
         color = (
             theme.HUMAN_COLOR if e.participant_kind == "human" else theme.color_for(e.color_index)
@@ -146,6 +179,7 @@ class ParticipantsBar(QScrollArea):
         self.colors[e.name] = color
         chip = ParticipantChip(e.name, e.participant_kind, color)
         chip.set_policy(e.policy)
+        chip.set_proactivity(e.proactivity or {})
         chip.clicked.connect(self.selection.select)
         self.chips[e.name] = chip
         self.row.insertWidget(self.row.count() - 1, chip)
@@ -167,6 +201,10 @@ class ParticipantsBar(QScrollArea):
     def _policy(self, name: str, policy: str) -> None:
         if name in self.chips:
             self.chips[name].set_policy(policy)
+
+    def _proactivity(self, name: str, proactivity: dict[str, object]) -> None:
+        if name in self.chips:
+            self.chips[name].set_proactivity(proactivity)
 
     def _selected(self, name: str) -> None:
         for n, chip in self.chips.items():

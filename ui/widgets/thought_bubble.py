@@ -24,7 +24,15 @@ from ui.widgets.evaluation_popup import EvaluationPopup, breakable
 from ui.widgets.fitted_label import FittedLabel
 
 SORT_NEWEST = "Newest first"
-SORT_SCORE = "Highest score"
+#: Sorting by score puts the scores of the participant's latest evaluation step first: a score
+#: from an earlier step was given in another moment of the conversation, so it is not ranked as
+#: if it were current (each bubble says the step it was scored at).
+SORT_SCORE = "Score, latest step first"
+SORT_SCORE_HELP = (
+    "Score, latest step first: the thoughts scored at the participant's latest evaluation step,"
+    " highest score first; then the thoughts last scored at an earlier step, by score; then"
+    " those not scored yet."
+)
 NONE_PLACEHOLDER = "Select a participant to see their inner thoughts."
 EMPTY_PLACEHOLDER = "No thoughts yet."
 HUMAN_PLACEHOLDER = "Humans have no inner thoughts in the engine."
@@ -87,7 +95,7 @@ QLabel#tagRetained {{
 QLabel#thoughtText {{
     color: #212121;
 }}
-QLabel#stimuli, QLabel#saidIn {{
+QLabel#stimuli, QLabel#saidIn, QLabel#scoredAt {{
     color: #607d8b;
 }}
 QToolButton#deleteButton {{
@@ -194,13 +202,9 @@ class ThoughtBubble(QFrame):
         self._system_tag = _badge("", "tagSystem", self)
         self._retained_tag = _badge("retained", "tagRetained", self)
         self._retained_tag.setToolTip("Re-scored: this older thought became salient again")
-        for w in (
-            self._id_badge,
-            self._saliency_badge,
-            self._score_badge,
-            self._system_tag,
-            self._retained_tag,
-        ):
+        # The top row stays narrow enough for the pane's minimum width, so ✕ is always in view;
+        # the "retained" tag goes to the bottom row, beside the step the score is from.
+        for w in (self._id_badge, self._saliency_badge, self._score_badge, self._system_tag):
             top.addWidget(w)
         top.addStretch(1)
         self.delete_button = QToolButton(self)
@@ -234,7 +238,15 @@ class ThoughtBubble(QFrame):
         self.said_label.setObjectName("saidIn")
         self.said_label.setWordWrap(False)
         self.said_label.linkActivated.connect(self._on_said_link)
-        outer.addWidget(self.said_label)
+        self.scored_label = _badge("", "scoredAt", self)
+        self.scored_label.setToolTip("The step of the conversation this score was given at")
+        bottom = QHBoxLayout()
+        bottom.setSpacing(6)
+        bottom.addWidget(self.said_label)
+        bottom.addWidget(self._retained_tag)
+        bottom.addStretch(1)
+        bottom.addWidget(self.scored_label)
+        outer.addLayout(bottom)
 
         self.set_thought(thought)
         self.set_evaluation(retained)
@@ -316,6 +328,14 @@ class ThoughtBubble(QFrame):
         """The thought text."""
         return self.thought.text
 
+    def scored_step(self) -> int | None:
+        """The step of the latest evaluation (None before any)."""
+        return self._evaluations[-1].step if self._evaluations else None
+
+    def scored_text(self) -> str:
+        """What the bubble says about its score's age: e.g. ``"scored at step 7"``, or ``""``."""
+        return self.scored_label.text() if self.scored_label.isVisibleTo(self) else ""
+
     def score_text(self) -> str:
         """The score badge's text: e.g. ``"4.12"``, or ``"–"`` before any evaluation."""
         return self._score_badge.text()
@@ -325,6 +345,11 @@ class ThoughtBubble(QFrame):
         text = NO_SCORE if score is None else f"{score:.2f}"
         if self._score_badge.text() != text:
             self._score_badge.setText(text)
+        step = self.scored_step()
+        scored = "" if step is None else f"scored at step {step}"
+        if self.scored_label.text() != scored:
+            self.scored_label.setText(scored)
+        self.scored_label.setVisible(bool(scored))
 
     def _apply_expressed(self) -> None:
         mid = self.thought.expressed_in

@@ -155,9 +155,20 @@ class AgentPage(QScrollArea):
 
     def sort_key(self, tid: int) -> SortKey:
         if self.by_score:
-            score = self.bubbles[tid].score()
-            return (0.0, -score, -tid) if score is not None else (1.0, 0.0, -tid)
+            bubble = self.bubbles[tid]
+            return score_key(
+                bubble.score(), bubble.scored_step(), self._pane.scored_step(self.agent), tid
+            )
         return (-tid,)
+
+    def reorder(self) -> None:
+        """Sort again after every key changed at once (the participant was scored at a new
+        step: the scores of the step before are no longer current). Only bubbles out of place
+        move, and the scroll position stays."""
+        before = [self.bubbles[t] for t in self.order]
+        self.order.sort(key=self.sort_key)
+        with self.held():
+            _arrange(self.list, before, [self.bubbles[t] for t in self.order])
 
     def build(self, thoughts: list[domain.Thought], by_score: bool) -> None:
         """Create every bubble at once (first selection of the participant)."""
@@ -290,6 +301,15 @@ class _Content(QWidget):
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
         lay = self.layout()
         return lay.sizeHint() if lay is not None else super().sizeHint()
+
+
+def score_key(score: float | None, step: int | None, latest: int | None, tid: int) -> SortKey:
+    """A thought's place when sorted by score: first the thoughts scored at the participant's
+    latest evaluation step (``latest``), highest score first; then those last scored at an
+    earlier step, by score; then those never scored, newest first."""
+    if score is None:
+        return (2.0, 0.0, -tid)
+    return (0.0 if step is not None and step == latest else 1.0, -score, -tid)
 
 
 def placeholder_label(text: str, parent: QWidget | None = None) -> QLabel:

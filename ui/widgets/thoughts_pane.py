@@ -36,6 +36,7 @@ from playground.thought_ledger import ThoughtLedger
 from ui.bridge import EngineBridge
 from ui.deferred import Deferred
 from ui.selection import SelectedParticipant
+from ui.widgets.elided_label import ElidedLabel
 from ui.widgets.evaluation_popup import EvaluationPopup
 from ui.widgets.thought_bubble import (
     BASELINE_PLACEHOLDER,
@@ -45,11 +46,12 @@ from ui.widgets.thought_bubble import (
     POLICY_LABELS,
     SORT_NEWEST,
     SORT_SCORE,
+    SORT_SCORE_HELP,
     STYLE,
     SortKey,
     ThoughtBubble,
 )
-from ui.widgets.thought_page import MAX_BUBBLES, AgentPage, placeholder_label
+from ui.widgets.thought_page import MAX_BUBBLES, AgentPage, placeholder_label, score_key
 
 
 def _thought_id(ref: str) -> int | None:
@@ -94,6 +96,7 @@ class ThoughtsPane(QWidget):
         self._policies: dict[str, str] = {}
         self._ref_texts: dict[str, dict[str, str]] = {}  # agent -> memory ref -> text
         self._messages: dict[int, domain.Message] = {}  # by id, for stimulus tooltips
+        self._scored_steps: dict[str, int | None] = {}  # agent -> latest step it scored at
         self._released: list[tuple[object, ...]] = []  # see _forget
         # What is on screen.
         self._agent = ""
@@ -105,21 +108,26 @@ class ThoughtsPane(QWidget):
         self._scroll_on_focus = True
         self._fill = Deferred(self._fill_pages, self)
 
-        self._title = QLabel(self)
+        # The title has the pane's whole width (elided, with a tooltip, when narrow); the count
+        # and the sort share the line below.
+        self._title = ElidedLabel("", self)
         font = self._title.font()
         font.setBold(True)
         font.setPointSizeF(font.pointSizeF() * 1.1)
         self._title.setFont(font)
-        self._title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._count = QLabel(self)
         self._count.setStyleSheet("color: #607d8b;")
+        self._count.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._count.setWordWrap(True)  # beside the sort menu: wraps rather than being cut
         self.sort_combo = QComboBox(self)
         self.sort_combo.addItems([SORT_NEWEST, SORT_SCORE])
-        self.sort_combo.setToolTip("Order of the thoughts")
+        self.sort_combo.setItemData(0, "Newest thought first", Qt.ItemDataRole.ToolTipRole)
+        self.sort_combo.setItemData(1, SORT_SCORE_HELP, Qt.ItemDataRole.ToolTipRole)
+        self.sort_combo.setToolTip(f"Order of the thoughts.\n{SORT_NEWEST}; or\n{SORT_SCORE_HELP}")
         self.sort_combo.currentIndexChanged.connect(self._on_sort_changed)
 
         header = QHBoxLayout()
-        header.addWidget(self._title, 1)
+        header.addWidget(self._count, 1)
         header.addWidget(self.sort_combo)
 
         self._stack = QStackedWidget(self)
@@ -131,8 +139,8 @@ class ThoughtsPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
+        layout.addWidget(self._title)
         layout.addLayout(header)
-        layout.addWidget(self._count)
         layout.addWidget(self._stack, 1)
 
         bridge.participant_joined.connect(self._on_participant_joined)
@@ -145,6 +153,9 @@ class ThoughtsPane(QWidget):
         bridge.any_event.connect(self._on_event)
         bridge.thought_expressed.connect(self._on_thought_expressed)
         bridge.thought_deleted.connect(self._on_thought_deleted)
+        # What a deleted thought had, for an undo: (agent, id) -> (evaluations, retained).
+        self._deleted_data: dict[tuple[str, int], tuple[object, object]] = {}
+        bridge.thought_restored.connect(self._on_thought_restored)
         selection.changed.connect(self._show_agent)
         selection.stimulus_focused.connect(self._on_stimulus_focused)
 
@@ -199,6 +210,7 @@ class ThoughtsPane(QWidget):
         self._policies = {}
         self._ref_texts = {}
         self._messages = {}
+        self._scored_steps = {}
 
     def load_thoughts(self, ledger: ThoughtLedger) -> None:
         """During a rebuild, take every participant's thoughts at the new moment in one go (the
@@ -206,6 +218,7 @@ class ThoughtsPane(QWidget):
         self._thoughts = ledger.thoughts
         self._evaluations = ledger.evaluations
         self._retained = ledger.retained
+        self._scored_steps = {}
 
     def load_messages(self, messages: list[domain.Message]) -> None:
         """During a rebuild, take the messages up to the new moment in one go (the texts that
@@ -304,6 +317,10 @@ class ThoughtsPane(QWidget):
     def _on_thought_evaluated(self, agent: str, ev: domain.Evaluation, retained: bool) -> None:
         self._evaluations_of(agent, ev.thought_id).append(ev)
         self._retained.setdefault(agent, {})[ev.thought_id] = retained
+        latest = self.scored_step(agent)
+        new_step = latest is None or ev.step > latest
+        if new_step:
+            self._scored_steps[agent] = ev.step
         if self._rebuilding:
             return
         self.settle()
@@ -311,7 +328,10 @@ class ThoughtsPane(QWidget):
         bubble = page.bubbles.get(ev.thought_id) if page is not None else None
         if page is not None and bubble is not None:
             bubble.set_evaluation(retained)
-            page.reposition(ev.thought_id)
+            if new_step and page.by_score:
+                page.reorder()  # the scores of earlier steps are no longer current
+            else:
+                page.reposition(ev.thought_id)
 
     def _on_event(self, e: object) -> None:
         """A re-scored thought may have a new saliency: keep its badge current."""
@@ -343,14 +363,28 @@ class ThoughtsPane(QWidget):
 
     def _on_thought_deleted(self, agent: str, tid: int) -> None:
         self._thoughts.get(agent, {}).pop(tid, None)
-        self._evaluations.get(agent, {}).pop(tid, None)
-        self._retained.get(agent, {}).pop(tid, None)
+        evs = self._evaluations.get(agent, {}).pop(tid, None)
+        kept = self._retained.get(agent, {}).pop(tid, None)
+        self._deleted_data[(agent, tid)] = (evs, kept)  # for an undo (thought_restored)
+        latest = self._scored_steps.pop(agent, None)  # worked out again from what is left
         self.settle()
         page = self._pages.get(agent)
         if page is not None:
             page.remove(tid)
+            if page.by_score and self.scored_step(agent) != latest:
+                page.reorder()
         if agent == self._agent:
             self._update_header()
+
+    def _on_thought_restored(self, agent: str, thought: domain.Thought) -> None:
+        """An undone deletion: the bubble is back, with the evaluations it had."""
+        evs, kept = self._deleted_data.pop((agent, thought.id), (None, None))
+        if isinstance(evs, list):
+            self._evaluations.setdefault(agent, {})[thought.id] = evs
+        if isinstance(kept, bool):
+            self._retained.setdefault(agent, {})[thought.id] = kept
+        self._scored_steps.pop(agent, None)  # worked out again, its evaluations back
+        self._on_thought_formed(thought)
 
     def _top(self, agent: str, by_score: bool) -> list[int]:
         """The ids of ``agent``'s first :data:`MAX_BUBBLES` thoughts in the sort, in order."""
@@ -367,8 +401,16 @@ class ThoughtsPane(QWidget):
             evs = self._evaluations.get(agent, {}).get(tid)
             thought = self._thoughts.get(agent, {}).get(tid)
             score = evs[-1].score if evs else (thought.score if thought else None)
-            return (0.0, -score, -tid) if score is not None else (1.0, 0.0, -tid)
+            step = evs[-1].step if evs else None
+            return score_key(score, step, self.scored_step(agent), tid)
         return (-tid,)
+
+    def scored_step(self, agent: str) -> int | None:
+        """The latest step at which ``agent`` scored any thought (None before any)."""
+        if agent not in self._scored_steps:
+            steps = [evs[-1].step for evs in self._evaluations.get(agent, {}).values() if evs]
+            self._scored_steps[agent] = max(steps, default=None)
+        return self._scored_steps[agent]
 
     def _evaluations_of(self, agent: str, tid: int) -> list[domain.Evaluation]:
         return self._evaluations.setdefault(agent, {}).setdefault(tid, [])

@@ -22,6 +22,7 @@ from playground import domain
 from playground.cognition.base import Context
 from playground.cognition.offline.forming import addressee, fact_of
 from playground.cognition.offline.mind import NAME, Mind, is_greeting, is_question, named_in
+from playground.cognition.offline.spoken import say_thought
 
 #: The issue's bound: at most a quarter of the offline engine's messages name someone.
 MAX_ADDRESSING_SHARE = 0.25
@@ -216,9 +217,13 @@ async def articulate(
     *,
     proactive_tone: bool,
 ) -> str:
-    """The thought as an utterance that repeats nothing said in the conversation."""
+    """The thought as an utterance that repeats nothing said in the conversation; a thought the
+    user forced is said in its own words (see ``spoken``)."""
     mind.see_context(ctx)
     tone = mind.rng(ctx.agent, ctx.step, thought.id, "tone")
+    if ctx.forced:
+        lead = tone.choice(ASSERTIVE) if proactive_tone else None
+        return await say_thought(mind, ctx, thought, stimuli, assertive_lead=lead)
     first: tuple[str, str] | None = None
     for family in await _candidates(mind, ctx, thought, stimuli):
         texts = [r.say(tone.choice(ASSERTIVE) if proactive_tone else None) for r in family]

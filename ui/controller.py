@@ -8,7 +8,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
@@ -16,17 +16,18 @@ from playground import domain, errors, events, factory, loops, personas
 from playground.embedding.cache import CachingEmbedder
 from playground.room import Room
 from playground.run_control import RunControl
-from playground.settings import PRESETS, ProactivitySettings, Settings, load_settings
+from playground.settings import PRESETS, Settings, load_settings
 from playground.storage import open_database
 from playground.storage.database import DEFAULT_DB
 from playground.urls import redact
 from ui.bridge import EngineBridge
+from ui.room_commands import RoomCommands
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class SessionController(QObject):
+class SessionController(QObject, RoomCommands):
     """Owns the current session: settings, engine, room, recorder and the running task.
 
     Every command is an ``async`` method; failures become ``error`` signals with a message that
@@ -485,45 +486,6 @@ class SessionController(QObject):
             self.settings.room.pace = pace  # type: ignore[assignment]
             self.pace_changed.emit(pace)
 
-    # -- participants ------------------------------------------------------------------------------
-
-    async def add_participant(
-        self,
-        persona: domain.Persona,
-        preset: str | None = None,
-        policy: domain.Policy = "inner-thoughts",
-    ) -> None:
-        async def go() -> None:
-            room = self._require_room()
-            await room.add_agent(persona, PRESETS[preset or self.settings.preset], policy=policy)
-
-        await self.guarded("Add participant", go)
-
-    async def set_policy(self, name: str, policy: domain.Policy) -> None:
-        """Change an AI participant's turn-taking policy; it applies from the next trigger."""
-
-        async def go() -> None:
-            self._require_room().set_policy(name, policy)
-
-        await self.guarded("Turn-taking policy", go)
-
-    async def remove_participant(self, name: str) -> None:
-        async def go() -> None:
-            self._require_room().remove_participant(name)
-
-        await self.guarded("Remove participant", go)
-
-    async def set_proactivity(self, name: str, proactivity: ProactivitySettings) -> None:
-        async def go() -> None:
-            from ui.proactivity_text import summary
-
-            self._require_room().set_proactivity(name, proactivity)
-            self.notice.emit(
-                f"{name}'s proactivity is now {summary(proactivity)}; it applies from the next trigger."
-            )
-
-        await self.guarded("Participant settings", go)
-
     # -- the human participant -----------------------------------------------------------------------
 
     async def join_as_human(self, name: str) -> None:
@@ -575,53 +537,6 @@ class SessionController(QObject):
                 self._require_room().record_label(self.human, message_id, question, answer)
 
         await self.guarded("Answer", go)
-
-    # -- minds ------------------------------------------------------------------------------------
-
-    async def force_express(self, agent: str, thought_id: int) -> None:
-        await self.guarded(
-            "Express thought", lambda: self._require_room().force_express(agent, thought_id)
-        )
-
-    async def delete_thought(self, agent: str, thought_id: int) -> None:
-        async def go() -> None:
-            self._require_room().delete_thought(agent, thought_id)
-            self.thought_deleted_by_user.emit(agent, thought_id)
-
-        await self.guarded("Delete thought", go)
-
-    async def restore_thought(self, agent: str, thought_id: int) -> bool:
-        """Undo the deletion of a thought (Ctrl+Z, or Undo in the status bar); True when it is back."""
-
-        async def go() -> bool:
-            self._require_room().restore_thought(agent, thought_id)
-            return True
-
-        return bool(await self.guarded("Undo delete", go))
-
-    async def add_memory(self, agent: str, kind: str, text: str, weight: float) -> None:
-        await self.guarded(
-            "Add memory",
-            lambda: self._require_room().add_memory(
-                agent, cast(domain.MemoryKind, kind), text, weight
-            ),
-        )  # type: ignore[arg-type]
-
-    async def edit_memory(
-        self, agent: str, memory_id: int, kind: str, text: str, weight: float
-    ) -> None:
-        await self.guarded(
-            "Edit memory",
-            lambda: self._require_room().edit_memory(
-                agent, memory_id, kind=cast(domain.MemoryKind, kind), text=text, weight=weight
-            ),
-        )  # type: ignore[arg-type]
-
-    async def delete_memory(self, agent: str, memory_id: int) -> None:
-        async def go() -> None:
-            self._require_room().delete_memory(agent, memory_id)
-
-        await self.guarded("Delete memory", go)
 
     # -- shutdown -----------------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ run is printed next to it: the machine may be shared, and the figures are only a
 
 Run: .venv/bin/python bench/bench_experiment.py [--parts offline,llm] [--quick]
      [--offline-concurrency 1,2,8] [--llm-concurrency 1,4,16] [--conversations N]
-     [--llm-rounds R] [--turns T] [--server async|threaded]
+     [--llm-rounds R] [--turns T] [--server async|threaded] [--latency S]
 """
 
 from __future__ import annotations
@@ -257,6 +257,12 @@ def main() -> None:
     )
     ap.add_argument("--turns", type=int, help="turns per conversation (default 15)")
     ap.add_argument(
+        "--latency",
+        type=float,
+        default=LATENCY,
+        help="seconds the server adds per call (default 0.3; 0 measures the CPU-bound floor)",
+    )
+    ap.add_argument(
         "--server",
         choices=sorted(SERVERS),
         default="async",
@@ -296,13 +302,13 @@ def main() -> None:
 
     if "llm" in parts:
         print(
-            f"\nLLM engine against a local server adding {LATENCY * 1000:.0f} ms per call:"
+            f"\nLLM engine against a local server adding {args.latency * 1000:.0f} ms per call:"
             f" {CONDITIONS}, {rounds} rounds of K conversations, {AGENTS} agents, {turns} turns,"
             f" --llm-concurrency {LLM_CONCURRENCY}; {args.server} server ({SERVERS[args.server]})",
             flush=True,
         )
         llm: list[Run] = []
-        with server(LATENCY, args.server) as (url, pid):
+        with server(args.latency, args.server) as (url, pid):
             for k in llm_ks:
                 n = max(1, rounds * k // 2)
                 extra = ["--engine", "openai", "--base-url", url, "--api-key", "bench"]

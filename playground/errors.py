@@ -38,6 +38,11 @@ class PersonaError(PlaygroundError):
         super().__init__(f"{where}: {message}")
 
 
+class ProfileError(PersonaError):
+    """A simulated user's profile file is missing, unreadable or invalid (same attributes as
+    :class:`PersonaError`: the file, the dotted field, the reason)."""
+
+
 class SessionNotFound(PlaygroundError):
     """No session with that id in the database."""
 

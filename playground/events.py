@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from playground import domain
+from playground.storm.model import HiddenState, UserProfile
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,8 @@ class ParticipantJoined(BaseEvent):
     proactivity: dict[str, Any] = {}
     color_index: int = 0
     policy: domain.Policy = "inner-thoughts"
+    #: A simulated user's private profile (``participant_kind == "simulated"``), snapshotted.
+    profile: UserProfile | None = None
 
 
 class ParticipantLeft(BaseEvent):
@@ -200,6 +203,21 @@ class ProactivityChanged(BaseEvent):
     proactivity: dict[str, Any]
 
 
+class HiddenStateRecorded(BaseEvent):
+    """A simulated user's hidden state at the turn that posted ``message_id`` (SPEC.md §2).
+
+    For the researcher only: the recorder stores it and the window shows it; nothing puts it in
+    another participant's prompt. ``turn`` counts the simulated user's own messages from 0.
+    """
+
+    kind: Literal["hidden_state_recorded"] = "hidden_state_recorded"
+    participant: str
+    message_id: int
+    turn: int
+    state: HiddenState
+    origin: str = ""
+
+
 class SessionFinished(BaseEvent):
     kind: Literal["session_finished"] = "session_finished"
     status: Literal["finished", "interrupted", "failed"]
@@ -230,6 +248,7 @@ Event = Annotated[
     | AnnotationAdded
     | LabelRecorded
     | ProactivityChanged
+    | HiddenStateRecorded
     | SessionFinished,
     Field(discriminator="kind"),
 ]

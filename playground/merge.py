@@ -52,6 +52,9 @@ SESSION_ROWS = (
     "predictions",
     "annotations",
     "labels",
+    "hidden_states",
+    "storm_dialogues",
+    "storm_judgements",
 )
 #: Tables merged row by row on a natural key (``None``: the whole row but its surrogate id), in an
 #: order that puts every referenced table before the tables that refer to it.

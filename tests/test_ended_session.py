@@ -173,7 +173,7 @@ async def test_migration_6_marks_the_forced_messages_of_older_sessions_from_thei
     try:
         got = db.execute("SELECT id, forced FROM messages ORDER BY id").fetchall()
         assert got == [(1, 0), (2, 1)]
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 6
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     finally:
         db.close()
 

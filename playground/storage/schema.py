@@ -300,4 +300,57 @@ MIGRATIONS: list[str] = [
             AND json_extract(e.data, '$.message_id') = messages.id
     );
     """,
+    # 7: STORM simulated users: the profile snapshot, the hidden state of every turn, the dyadic
+    # runs' design, and a judge's turn-pair analysis (SPEC.md §2)
+    """
+    ALTER TABLE participants ADD COLUMN profile TEXT;
+    CREATE TABLE hidden_states (
+        session_id TEXT NOT NULL,
+        message_id INTEGER NOT NULL,
+        participant TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        inner_thoughts TEXT NOT NULL DEFAULT '',
+        satisfaction REAL NOT NULL CHECK (satisfaction BETWEEN 0 AND 1),
+        satisfaction_explanation TEXT NOT NULL DEFAULT '',
+        satisfaction_missing INTEGER NOT NULL DEFAULT 0,
+        clarity REAL NOT NULL CHECK (clarity BETWEEN 0 AND 1),
+        clarity_explanation TEXT NOT NULL DEFAULT '',
+        emotion TEXT NOT NULL DEFAULT '',
+        intent TEXT NOT NULL DEFAULT '',
+        emotion_source TEXT NOT NULL DEFAULT 'model',
+        intent_source TEXT NOT NULL DEFAULT 'model',
+        format TEXT NOT NULL,
+        origin TEXT NOT NULL DEFAULT '',
+        recorded_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, message_id),
+        FOREIGN KEY (session_id, message_id) REFERENCES messages(session_id, id) ON DELETE CASCADE
+    );
+    CREATE INDEX hidden_states_participant ON hidden_states(session_id, participant, turn);
+    CREATE TABLE storm_dialogues (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        experiment_id TEXT REFERENCES experiments(id) ON DELETE SET NULL,
+        user_name TEXT NOT NULL,
+        profile_id TEXT NOT NULL,
+        category TEXT NOT NULL,
+        task TEXT NOT NULL,
+        difficulty INTEGER NOT NULL,
+        uncertainty INTEGER NOT NULL,
+        profile_access INTEGER NOT NULL,
+        assistant TEXT NOT NULL,
+        assistant_model TEXT NOT NULL,
+        user_model TEXT NOT NULL
+    );
+    CREATE INDEX storm_dialogues_experiment ON storm_dialogues(experiment_id);
+    CREATE TABLE storm_judgements (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        judge TEXT NOT NULL,
+        pair INTEGER NOT NULL,
+        clarity_change TEXT NOT NULL CHECK (clarity_change IN ('improve', 'not change', 'decrease')),
+        satisfaction_change TEXT NOT NULL CHECK (satisfaction_change IN ('improve', 'not change', 'decrease')),
+        explanation TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, judge, pair)
+    );
+    """,
 ]

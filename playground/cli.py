@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--experiment", help="only the sessions of this experiment")
     rep.add_argument("--format", choices=["table", "csv", "json"], default="table")
     rep.add_argument("--plots", metavar="DIR", help="also write the plots as PNG files here")
+    from playground.storm import report_cli as storm_report_cli
+
+    storm_report_cli.add_arguments(rep)
 
     exp = sub.add_parser("export", help="write sessions (with their ratings) to a file")
     exp.add_argument("ids", nargs="*", metavar="ID", help="session ids (or unique prefixes)")
@@ -120,6 +123,15 @@ def build_parser() -> argparse.ArgumentParser:
     from playground import experiment_cli
 
     experiment_cli.add_parsers(sub, str(DEFAULT_DB), DEFAULT_BUSY_TIMEOUT)
+    from playground.storm import cli as storm_cli
+
+    storm_cli.add_parser(sub, str(DEFAULT_DB), DEFAULT_BUSY_TIMEOUT)
+    from playground.storm import judge_cli
+
+    judge_cli.add_parsers(sub, str(DEFAULT_DB), DEFAULT_BUSY_TIMEOUT)
+    from playground.storm import profiles_cli
+
+    profiles_cli.add_parsers(sub)
 
     mg = sub.add_parser(
         "merge", help="combine session databases (e.g. an experiment's shards) into one"
@@ -353,9 +365,21 @@ def main(
         if args.command == "show":
             return show(args, out)
         if args.command == "report":
+            if args.storm:
+                from playground.storm import report_cli as storm_report_cli
+
+                return storm_report_cli.cli(args, out, err)
             from playground import report
 
             return report.cli(args, out)
+        if args.command == "profiles":
+            from playground.storm import profiles_cli
+
+            return profiles_cli.cli(args, out, err)
+        if args.command == "storm-judge":
+            from playground.storm import judge_cli
+
+            return judge_cli.cli(args, out, err)
         if args.command == "export":
             from playground import export
 
@@ -368,6 +392,10 @@ def main(
             from playground import experiment_cli
 
             return interrupts.run_interruptible(experiment_cli.run(args, out, err), err)
+        if args.command == "storm":
+            from playground.storm import cli as storm_cli
+
+            return storm_cli.main(args, out, err)
         if args.command == "experiments":
             from playground import experiment_cli
 

@@ -22,6 +22,9 @@ ScoreMethod = Literal["logprobs", "parsed", "offline-heuristic"]
 #: chosen agent answers from its static persona) or ``reactive`` (answers only when addressed).
 Policy = Literal["inner-thoughts", "next-speaker", "reactive"]
 POLICIES: tuple[Policy, ...] = ("inner-thoughts", "next-speaker", "reactive")
+#: Who made a decision: an AI participant's policy, or a simulated user (``simulated``: it
+#: answers when addressed, else speaks with a probability; see :mod:`playground.storm.participant`).
+DecisionPolicy = Literal["inner-thoughts", "next-speaker", "reactive", "simulated"]
 #: The label of the next-speaker scheme for "whoever self-selects".
 ANYONE = "anyone"
 HEURISTICS = (
@@ -172,8 +175,9 @@ class Decision(Record):
     reason: str
     threshold: float | None = None
     #: The turn-taking policy that made the decision (baselines have no motivation score).
-    policy: Policy = "inner-thoughts"
-    #: Next-speaker policy: the predictor's probability for the label that gave this agent the turn.
+    policy: DecisionPolicy = "inner-thoughts"
+    #: Next-speaker policy: the predictor's probability for the label that gave this agent the turn;
+    #: a simulated user: its probability of speaking unaddressed.
     probability: float | None = None
 
 

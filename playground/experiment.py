@@ -164,7 +164,8 @@ class Progress:
 @dataclass(frozen=True)
 class Job:
     draw: Draw
-    condition: domain.Policy
+    #: A turn-taking policy here; another design's label in a subclass (e.g. STORM runs).
+    condition: str
 
 
 class Runner:
@@ -213,15 +214,27 @@ class Runner:
 
     # -- the plan in the database ----------------------------------------------------------------
 
-    def prepare(self) -> list[Job]:
-        """Store the experiment and its draws (once) and return the jobs this run must do."""
-        p = self.protocol
-        config = {
-            "protocol": p.model_dump(mode="json"),
+    def config(self) -> dict[str, Any]:
+        """What ``experiments.config`` holds: the protocol and the settings it ran with."""
+        return {
+            "protocol": self.protocol.model_dump(mode="json"),
             "settings": self.settings.snapshot(),
             "preset": PRESET,
             "evaluation_mode": EVALUATION_MODE,
         }
+
+    def design(self) -> list[Draw]:
+        """Every draw of the experiment (a subclass running another design overrides it)."""
+        return draws(self.protocol)
+
+    def conditions(self) -> tuple[str, ...]:
+        """The conditions every draw runs under, in their order."""
+        return self.protocol.conditions
+
+    def prepare(self) -> list[Job]:
+        """Store the experiment and its draws (once) and return the jobs this run must do."""
+        config = self.config()
+        conditions = self.conditions()
         with self.db.atomic():
             row = self.db.execute("SELECT name FROM experiments WHERE id = ?", [self.id]).fetchone()
             if row is None:
@@ -233,7 +246,7 @@ class Runner:
                 self.db.execute(
                     "UPDATE experiments SET name = ? WHERE id = ?", [self.name, self.id]
                 )
-            design = draws(p)
+            design = self.design()
             for d in design:
                 self.db.execute(
                     "INSERT OR IGNORE INTO experiment_draws (experiment_id, draw, seed, participants, initiator, icebreaker)"
@@ -258,7 +271,7 @@ class Runner:
             ).fetchall()
         }
         jobs: list[Job] = []
-        for cond in p.conditions:
+        for cond in conditions:
             prog = self.progress.conditions.setdefault(cond, ConditionProgress())
             for d in mine:
                 prog.total += 1
@@ -274,7 +287,7 @@ class Runner:
                 else:
                     jobs.append(Job(d, cond))
         # Pairs together: draw by draw, each draw's conditions one after another.
-        jobs.sort(key=lambda j: (j.draw.index, p.conditions.index(j.condition)))
+        jobs.sort(key=lambda j: (j.draw.index, conditions.index(j.condition)))
         return jobs
 
     # -- running -----------------------------------------------------------------------------
@@ -393,6 +406,10 @@ class Runner:
 
         return seen
 
+    def _policy(self, job: Job) -> domain.Policy:
+        """The turn-taking policy a job's condition names."""
+        return next(c for c in self.protocol.conditions if c == job.condition)
+
     async def _one(self, job: Job) -> None:
         from playground import factory
 
@@ -432,7 +449,7 @@ class Runner:
                     room,
                     settings,
                     [personas[n] for n in job.draw.participants],
-                    policies=dict.fromkeys(job.draw.participants, job.condition),
+                    policies=dict.fromkeys(job.draw.participants, self._policy(job)),
                 )
                 await loops.run_simulation(
                     room, icebreaker=job.draw.icebreaker, initiator=job.draw.initiator

@@ -29,7 +29,7 @@ ExportFormat = Literal["jsonl", "json", "csv"]
 JSON_COLUMNS: dict[str, frozenset[str]] = {
     "sessions": frozenset({"config"}),
     "experiments": frozenset({"config"}),
-    "participants": frozenset({"persona", "proactivity"}),
+    "participants": frozenset({"persona", "proactivity", "profile"}),
     "thoughts": frozenset(
         {"stimuli", "distribution", "reasons_for", "reasons_against", "heuristics"}
     ),
@@ -191,6 +191,9 @@ def export_record(db: sqlite_utils.Database, session_id: str) -> dict[str, Any]:
         "thoughts": thoughts,
         "decisions": _rows(db, "decisions", "session_id = ?", one, "id"),
         "predictions": _rows(db, "predictions", "session_id = ?", one, "message_id, step"),
+        "hidden_states": _rows(db, "hidden_states", "session_id = ?", one, "message_id"),
+        "storm_dialogues": _rows(db, "storm_dialogues", "session_id = ?", one, "session_id"),
+        "storm_judgements": _rows(db, "storm_judgements", "session_id = ?", one, "judge, pair"),
         "ratings": _rows(db, "ratings", "session_id = ?", one, "id"),
         "turn_marks": _rows(db, "turn_marks", "session_id = ?", one, "message_id, id"),
         "preferences": preferences,

@@ -24,6 +24,7 @@ from playground.llm.client import ChatClient
 from playground.room import Room
 from playground.settings import PRESETS, Settings
 from playground.storage.recorder import SessionRecorder
+from playground.storm.user import LLMUserSimulator, OfflineUserSimulator, UserSimulator
 
 
 @dataclass
@@ -182,6 +183,29 @@ async def build_engine(
             await client.close()
             raise
     return engine
+
+
+def user_simulator(
+    engine: Engine, *, seed: int = 0, short_messages: str = "keep"
+) -> UserSimulator:
+    """The simulated-user mind for an engine: the model behind its client, else the offline one.
+
+    Args:
+        engine: the room's engine (its client, or its embedder for the offline simulator).
+        seed: the session seed (the offline simulator's draws depend on it).
+        short_messages: ``keep`` or ``retry`` a model's message under 20 characters (the room
+            setting ``simulated_short_messages``).
+
+    Raises:
+        SettingsError: an unknown ``short_messages``.
+    """
+    if engine.client is None:
+        return OfflineUserSimulator(engine.embedder, seed)
+    if short_messages not in ("keep", "retry"):
+        raise errors.SettingsError(
+            f"simulated_short_messages: {short_messages!r} is not 'keep' or 'retry'"
+        )
+    return LLMUserSimulator(engine.client, short_messages=short_messages)  # type: ignore[arg-type]
 
 
 def new_session_id(clock_iso: str | None = None) -> str:

@@ -9,6 +9,8 @@ The next step is the trigger for the last carried-over message.
 
 from __future__ import annotations
 
+import bisect
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +21,8 @@ from playground.replay import Recording
 from playground.room import Room
 from playground.settings import ProactivitySettings, Settings
 from playground.storage.recorder import SessionRecorder
+from playground.storm import participant as simulated
+from playground.storm.model import HiddenState, UserProfile
 
 
 @dataclass
@@ -34,6 +38,10 @@ class ForkState:
     evaluations: dict[int, events.ThoughtEvaluated] = field(default_factory=dict)
     messages: list[domain.Message] = field(default_factory=list)
     step: int = 0
+    #: Simulated users: their profile and seating options (``speak_probability``).
+    simulated: dict[str, tuple[UserProfile, dict[str, Any]]] = field(default_factory=dict)
+    #: Their hidden states by the message they were recorded with: (user, state, origin).
+    hidden: dict[int, tuple[str, HiddenState, str]] = field(default_factory=dict)
 
 
 def state_at(recording: Recording, seq: int) -> ForkState:
@@ -46,10 +54,15 @@ def state_at(recording: Recording, seq: int) -> ForkState:
                 if e.participant_kind == "ai" and e.persona is not None:
                     st.agents[e.name] = (e.persona, dict(e.proactivity))
                     st.policies[e.name] = e.policy
+                elif e.participant_kind == "simulated" and e.profile is not None:
+                    st.simulated[e.name] = (e.profile, dict(e.proactivity))
                 elif e.name not in st.humans:
                     st.humans.append(e.name)
             case "participant_left":
                 st.agents.pop(e.name, None)
+                st.simulated.pop(e.name, None)
+            case "hidden_state_recorded":
+                st.hidden[e.message_id] = (e.participant, e.state, e.origin)
             case "policy_changed":
                 if e.name in st.agents:
                     st.policies[e.name] = e.policy
@@ -87,6 +100,16 @@ def state_at(recording: Recording, seq: int) -> ForkState:
                 st.thoughts[e.thought.id] = e.thought
             case "message_posted":
                 st.messages.append(e.message)
+    # A simulated user's hidden state is recorded just after its message: a fork at that message
+    # takes the state along (it belongs to the message, not to what came after it).
+    if st.messages and recording.seqs:
+        i = bisect.bisect_right(recording.seqs, seq)
+        ahead = recording.seqs[min(i + 8, len(recording.seqs) - 1)]
+        for e in recording.events_between(seq, ahead):
+            if e.kind == "hidden_state_recorded" and e.message_id <= st.messages[-1].id:
+                st.hidden.setdefault(e.message_id, (e.participant, e.state, e.origin))
+            elif e.kind in ("message_posted", "trigger_fired"):
+                break
     return st
 
 
@@ -141,6 +164,16 @@ async def fork(
                 await agent.memory.put(item)
     for human in st.humans:
         room.add_human(human)
+    if st.simulated:
+        mind = factory.user_simulator(
+            engine,
+            seed=settings.engine.seed,
+            short_messages=settings.room.simulated_short_messages,
+        )
+        for name, (profile, seating) in st.simulated.items():
+            room.add_simulated_user(
+                profile, mind, name=name, speak_probability=seating.get("speak_probability")
+            )
     everything = [m for mems in st.memories.values() for m in mems]
     room.reserve_ids(memories=max(everything, default=0))
     # The reservoirs: every thought, with its latest evaluation; "expressed" once its message is in.
@@ -180,6 +213,20 @@ async def fork(
             room.emit(
                 events.ThoughtExpressed(
                     agent=said.agent, thought_id=said.id, message_id=msg.id, forced=m.forced
+                )
+            )
+        hidden = st.hidden.get(m.id)
+        user = room.participants.get(m.speaker)
+        if hidden is not None and isinstance(user, simulated.SimulatedUser):
+            # A simulated user's hidden state goes with its message into the fork.
+            user.states.append(hidden[1])
+            room.emit(
+                events.HiddenStateRecorded(
+                    participant=m.speaker,
+                    message_id=msg.id,
+                    turn=len(user.states) - 1,
+                    state=hidden[1],
+                    origin=hidden[2],
                 )
             )
     room.step = st.step

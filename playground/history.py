@@ -26,7 +26,7 @@ from playground.replay import Recording
 from playground.thought_ledger import ThoughtLedger
 
 #: How a message came to be posted.
-Origin = Literal["trigger", "icebreaker", "human", "forced", "unknown"]
+Origin = Literal["trigger", "icebreaker", "human", "forced", "opening", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -135,6 +135,11 @@ class Snapshot:
             )
         if self.origin == "forced":
             return f"Message #{mid} was forced by you: no decision of the engine produced it"
+        if self.origin == "opening":
+            return (
+                f"Message #{mid} is {self.speaker}'s opening turn (a simulated user asked to"
+                " speak first, as a STORM dialogue starts): no trigger produced it"
+            )
         if t is None:
             return f"No recorded trigger of this session produced message #{mid}"
         if t.produced is not None:
@@ -261,11 +266,12 @@ class SessionHistory:
                     "decided": False,
                 }
             elif current is None or current["produced"] is not None:
-                # After the message it produced, only the thought marked as said in it (the
-                # very next event) still belongs to the trigger's picture.
+                # After the message it produced, only the thought marked as said in it, or a
+                # simulated user's hidden state behind it (the very next event), still belongs to
+                # the trigger's picture.
                 if (
                     current is not None
-                    and kind == "thought_expressed"
+                    and kind in ("thought_expressed", "hidden_state_recorded")
                     and previous == current["shown"] == rec.message_seq.get(current["produced"])
                 ):
                     current["shown"] = seq
@@ -316,7 +322,9 @@ class SessionHistory:
             return "human"
         if message_id in self._forced:
             return "forced"
-        return "trigger" if self.trigger_of(message_id) is not None else "unknown"
+        if self.trigger_of(message_id) is not None:
+            return "trigger"
+        return "opening" if kind == "simulated" else "unknown"
 
     def at_message(self, message_id: int) -> Snapshot:
         """The trigger that produced ``message_id``; for a message no trigger produced, the

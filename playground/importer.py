@@ -29,6 +29,9 @@ LIST_KEYS = (
     "thoughts",
     "decisions",
     "predictions",
+    "hidden_states",
+    "storm_dialogues",
+    "storm_judgements",
     "ratings",
     "turn_marks",
     "preferences",
@@ -258,6 +261,11 @@ class Importer:
                 self._insert("decisions", row, own, f"{where}: decisions[{i}]")
             for i, row in enumerate(record.get("predictions", [])):
                 self._insert("predictions", row, own, f"{where}: predictions[{i}]")
+            for i, row in enumerate(record.get("hidden_states", [])):
+                self._insert("hidden_states", row, own, f"{where}: hidden_states[{i}]")
+            for key in ("storm_dialogues", "storm_judgements"):
+                for i, row in enumerate(record.get(key, [])):
+                    self._insert(key, row, own, f"{where}: {key}[{i}]")
             for i, row in enumerate(record.get("events", [])):
                 row = dict(row)
                 if renames and "data" in row:

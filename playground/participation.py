@@ -147,6 +147,8 @@ def _tier(d: domain.Decision, prediction_first: bool) -> int:
         return 0
     if d.turn_type == "allocated-self":
         return 1
+    if d.policy == "simulated":
+        return 2  # a simulated user stands in for a person speaking up: see playground.storm.participant
     if d.policy == "next-speaker":
         return 2 if prediction_first else 4
     return 3
@@ -160,7 +162,9 @@ def arbitrate(
     1. An interrupter: an Inner Thoughts agent the turn was not allocated to decides to speak only
        when its best score reaches interruptThreshold, which "overrides standard turn allocation"
        (the paper): it takes the floor from the addressee. If several do, the highest score wins.
-    2. Otherwise the addressee, whatever its score or policy.
+    2. Otherwise the addressee, whatever its score or policy. Then a simulated user that speaks
+       up unaddressed (it stands in for a person, whom no agent's motivation holds back; it
+       shares the next-speaker pick's place below, a tie being drawn).
     3. Otherwise the agent the next-speaker predictor picked: the prediction stands for the turn
        allocation of that condition, so in a mixed room it goes before Inner Thoughts agents that
        merely passed imThreshold on an open turn (they can still take it by interrupting).
@@ -251,7 +255,9 @@ def outcome(
         why = f"takes the floor from {who}, who may still answer next"
         return d.model_copy(update={"reason": f"{d.reason}; {why}"})
     score = winner.score or 0.0
-    if winner.policy == "next-speaker" and winner.turn_type != "allocated-self":
+    if winner.policy == "simulated" and winner.turn_type != "allocated-self":
+        why = f"lost the floor to {winner.agent}, a simulated user who spoke up"
+    elif winner.policy == "next-speaker" and winner.turn_type != "allocated-self":
         why = f"lost the floor to {winner.agent}, whom the next-speaker predictor picked"
     elif winner.turn_type == "allocated-other":
         if d.turn_type == "allocated-self":

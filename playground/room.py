@@ -26,6 +26,9 @@ from playground.cognition.base import Cognition, Context
 from playground.embedding.cache import CachingEmbedder
 from playground.memory import Pool
 from playground.settings import PRESETS, ProactivitySettings, Settings
+from playground.storm import participant as simulated
+from playground.storm.model import UserProfile
+from playground.storm.user import UserSimulator
 
 T = TypeVar("T")
 
@@ -88,7 +91,7 @@ class Room:
         self.session_id = session_id
         self.clock = clock or SystemClock()
         self.seed = settings.engine.seed
-        self.participants: dict[str, Agent | Human] = {}
+        self.participants: dict[str, Agent | Human | simulated.SimulatedUser] = {}
         self.messages: list[domain.Message] = []
         self.step = 0
         self.generation = 0
@@ -294,6 +297,75 @@ class Room:
             )
         )
         return human
+
+    @property
+    def simulated_users(self) -> list[simulated.SimulatedUser]:
+        return [p for p in self.participants.values() if isinstance(p, simulated.SimulatedUser)]
+
+    def add_simulated_user(
+        self,
+        profile: UserProfile,
+        simulator: UserSimulator,
+        *,
+        speak_probability: float | None = None,
+        name: str | None = None,
+    ) -> simulated.SimulatedUser:
+        """Seat a simulated user (see :mod:`playground.storm.participant` for its turn taking).
+
+        Args:
+            profile: its private profile (snapshotted into the session, never shown to others).
+            simulator: the mind that answers for it.
+            speak_probability: its chance of speaking unaddressed; the room setting if None.
+            name: its name in the room; the profile's name if None.
+
+        Raises:
+            SessionEnded: the session has ended.
+            PlaygroundError: the name is taken, or the probability is not between 0 and 1.
+        """
+        self.require_open()
+        name = name or profile.name
+        if not name.strip() or name in self.participants:
+            raise errors.PlaygroundError(
+                f"cannot seat the simulated user {name!r}: the name is empty or already taken"
+            )
+        p = self.settings.room.simulated_speak_probability if speak_probability is None else speak_probability  # fmt: skip
+        if not 0.0 <= p <= 1.0:
+            raise errors.PlaygroundError(f"speak probability of {name}: {p} is not between 0 and 1")
+        user = simulated.SimulatedUser(name, profile, simulator, speak_probability=p)
+        self.participants[name] = user
+        self.emit(
+            events.ParticipantJoined(
+                name=name,
+                participant_kind="simulated",
+                proactivity={"speak_probability": p},  # its seating, read back by a fork
+                color_index=next(self._colors),
+                profile=profile,
+            )
+        )
+        self._set_state(name, "idle")
+        return user
+
+    async def simulated_turn(self, name: str) -> domain.Message:
+        """Make a simulated user speak now, whoever has the floor (e.g. to open a STORM dyad).
+
+        Raises:
+            SessionEnded: the session has ended.
+            PlaygroundError: ``name`` is not a simulated user in the room.
+            LLMError: its simulator's model could not be used.
+        """
+        self.require_open()
+        user = self.participants.get(name)
+        if not isinstance(user, simulated.SimulatedUser):
+            raise errors.PlaygroundError(f"{name!r} is not a simulated user in the room")
+        self.generation += 1
+        self._set_state(name, "speaking")
+        try:
+            msg = await simulated.speak(self, user, addressed_by=None)
+        finally:
+            self._set_state(name, "idle")
+        assert msg is not None  # no generation given: never stale
+        self.arrived.set()
+        return msg
 
     def remove_participant(self, name: str) -> None:
         """A participant leaves.
@@ -565,7 +637,8 @@ class Room:
         if msg.id not in self._turn_types:
             names = list(self.participants)
             recent = self.messages[max(0, msg.id - RECENT) : msg.id - 1]
-            turn = await self.cognition.predict_turn_type(msg, recent, names)
+            dyad = simulated.dyad_turn(msg, names) if self.simulated_users else None
+            turn = dyad or await self.cognition.predict_turn_type(msg, recent, names)
             if msg.id not in self._turn_types:
                 self._turn_types[msg.id] = turn
                 self.emit(events.TurnTypePredicted(turn_type=turn))
@@ -687,16 +760,23 @@ class Room:
         listeners = [
             a for a in self.agents if not (trigger == "new_message" and a.name == latest.speaker)
         ]
+        # Simulated users listen too (they answer when addressed): see playground.storm.participant.
+        users = [
+            u
+            for u in self.simulated_users
+            if not (trigger == "new_message" and u.name == latest.speaker)
+        ]
         thinkers = [a for a in listeners if a.policy == "inner-thoughts"]
         predicting = any(a.policy == "next-speaker" for a in self.agents)
         try:
-            for a in listeners:
-                self._set_state(a.name, "thinking")
+            for name in [*(a.name for a in listeners), *(u.name for u in users)]:
+                self._set_state(name, "thinking")
             # Inner Thoughts agents need the interpretation and the turn type; reactive agents
-            # the turn type (who is addressed); next-speaker agents only the prediction.
+            # and simulated users the turn type (who is addressed); next-speaker agents only the
+            # prediction.
             if thinkers:
                 understanding = self._understand(latest)
-            elif any(a.policy == "reactive" for a in listeners):
+            elif users or any(a.policy == "reactive" for a in listeners):
                 understanding = self._turn_type_only(latest)
             else:
                 understanding = self._open_turn(latest)
@@ -743,16 +823,32 @@ class Room:
                 )
                 decided[a.name] = (a, TriggerWork(ctx), d)
             decisions = [decided[a.name] for a in listeners if a.name in decided]
+            said = latest.speaker if trigger == "new_message" else ""
+            wishes = [
+                simulated.decide(
+                    u,
+                    step=self.step,
+                    trigger=trigger,
+                    turn=turn,
+                    speaker=said,
+                    rng=random.Random(f"{self.seed}:{self.step}:{u.name}:speak"),
+                )
+                for u in users
+            ]
             winner = participation.arbitrate(
-                [d for _, _, d in decisions if d.action == "speak"],
+                [d for _, _, d in decisions if d.action == "speak"]
+                + [d for d in wishes if d.action == "speak"],
                 random.Random(f"{self.seed}:{self.step}:floor"),
                 prediction_first=self.settings.room.mixed_floor == "prediction-first",
             )
-            for a, _, d in decisions:
+            for d in [*(d for _, _, d in decisions), *wishes]:
                 self.emit(events.DecisionMade(decision=participation.outcome(d, winner, turn)))
-                self._set_state(a.name, "wants_to_speak" if d is winner else "idle")
+                self._set_state(d.agent, "wants_to_speak" if d is winner else "idle")
             if winner is None or gen != self.generation:
                 return None
+            if winner.policy == "simulated":
+                by = said if winner.turn_type == "allocated-self" else None
+                return await self._simulated_speaks(winner.agent, by, gen)
             agent = self.agent(winner.agent)
             work = decided[agent.name][1]
             thought = (
@@ -792,9 +888,28 @@ class Room:
             self.arrived.set()
             return msg
         finally:
-            for a in listeners:
-                if a.name in self.participants:
-                    self._set_state(a.name, "idle")
+            for name in [*(a.name for a in listeners), *(u.name for u in users)]:
+                if name in self.participants:
+                    self._set_state(name, "idle")
+
+    async def _simulated_speaks(
+        self, name: str, addressed_by: str | None, gen: int
+    ) -> domain.Message | None:
+        """A simulated user won the floor: its simulator words the turn (a failing model makes it
+        sit the trigger out, reported, unless the server cannot be used at all)."""
+        user = self.participants[name]
+        assert isinstance(user, simulated.SimulatedUser)
+        self._set_state(name, "speaking")
+        try:
+            msg = await simulated.speak(self, user, addressed_by=addressed_by, generation=gen)
+        except (*FATAL, errors.SessionEnded):
+            raise
+        except errors.PlaygroundError as exc:
+            simulated.report_failure(self, user, exc)
+            return None
+        if msg is not None:
+            self.arrived.set()
+        return msg
 
     async def _think(
         self,

@@ -166,6 +166,24 @@ class RoomSettings(BaseModel):
         le=8,
         description="Most earlier thoughts re-scored per trigger: the most salient retained ones.",
     )
+    simulated_speak_probability: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description=(
+            "Chance that a simulated user speaks at a trigger where nobody addressed it (an"
+            " addressed one always answers). 0.3: in a room of two simulated users and one agent"
+            " the users still answer each other now and then without drowning the agent out."
+        ),
+    )
+    simulated_short_messages: Literal["keep", "retry"] = Field(
+        "keep",
+        description=(
+            "A simulated user's message under 20 characters (STORM's lower limit): keep it as"
+            " it is (people do write 'ok, thanks'), or ask the model once more and keep the"
+            " longer answer. A message over 100 characters is always cut at a word boundary."
+        ),
+    )
 
 
 class Settings(BaseModel):

@@ -264,7 +264,14 @@ async def layout() -> None:
     print("wrote docs/layout-1024.png, docs/layout-1440.png, docs/layout-1920.png")
 
 
-MODES = {"experiments": experiments, "mixed": mixed, "layout": layout}
+async def storm() -> None:
+    """docs/storm-hidden-state.png and docs/storm-report.png (see scripts/storm_screenshots.py)."""
+    from storm_screenshots import storm as shots  # beside this script
+
+    await shots()
+
+
+MODES = {"experiments": experiments, "mixed": mixed, "layout": layout, "storm": storm}
 
 if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv)

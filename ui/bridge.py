@@ -43,6 +43,7 @@ class EngineBridge(QObject):
     usage_recorded = Signal(object)  # domain.Usage
     error_occurred = Signal(str, str)  # where, message
     annotation_added = Signal(object)  # events.AnnotationAdded
+    hidden_state_recorded = Signal(object)  # events.HiddenStateRecorded (a simulated user's)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -107,5 +108,7 @@ class EngineBridge(QObject):
                 self.error_occurred.emit(e.where, e.message)
             case "annotation_added":
                 self.annotation_added.emit(e)
+            case "hidden_state_recorded":
+                self.hidden_state_recorded.emit(e)
             case _:
                 pass

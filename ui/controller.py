@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,12 +22,13 @@ from playground.storage.database import DEFAULT_DB
 from playground.urls import redact
 from ui.bridge import EngineBridge
 from ui.room_commands import RoomCommands
+from ui.storm.commands import SimulatedSeat, SimulatedUserCommands
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class SessionController(QObject, RoomCommands):
+class SessionController(QObject, RoomCommands, SimulatedUserCommands):
     """Owns the current session: settings, engine, room, recorder and the running task.
 
     Every command is an ``async`` method; failures become ``error`` signals with a message that
@@ -211,13 +212,16 @@ class SessionController(QObject, RoomCommands):
         icebreaker: str | None,
         preset: str | None = None,
         policies: Mapping[str, domain.Policy] | None = None,
+        simulated: Sequence[SimulatedSeat] = (),
     ) -> Room | None:
         """Start a session with ``people`` as AI agents, each with its turn-taking policy
-        (``policies`` by persona name; Inner Thoughts when not given). The session's condition
-        is the policy they share, or ``mixed``."""
+        (``policies`` by persona name; Inner Thoughts when not given), and the ``simulated``
+        users (STORM profiles). The session's condition is the policy the agents share, or
+        ``mixed``."""
         return await self._setting_up(
             self.guarded(
-                "New session", lambda: self._new_session(people, icebreaker, preset, policies)
+                "New session",
+                lambda: self._new_session(people, icebreaker, preset, policies, simulated),
             )
         )
 
@@ -264,6 +268,7 @@ class SessionController(QObject, RoomCommands):
         icebreaker: str | None,
         preset: str | None,
         policies: Mapping[str, domain.Policy] | None = None,
+        simulated: Sequence[SimulatedSeat] = (),
     ) -> Room:
         if not people:
             raise errors.PlaygroundError("choose at least one participant")
@@ -298,6 +303,8 @@ class SessionController(QObject, RoomCommands):
             policies=dict(policies or {}),
         )
         self._take_over(room, recorder)
+        if simulated:
+            await self._seat_simulated(room, simulated)
         if icebreaker:
             await room.post(self._initiator(), icebreaker, origin="icebreaker")
         return room

@@ -26,6 +26,7 @@ from playground import errors, events, history
 from playground.history import SessionHistory, Snapshot
 from playground.replay import Recording
 from ui.bridge import EngineBridge
+from ui.replay.controller import attached_states
 from ui.widgets.decision_strip import PAST_STYLE
 from ui.widgets.memory_pane import MemoryPane
 from ui.widgets.thoughts_pane import ThoughtsPane
@@ -259,7 +260,8 @@ class HistoryView(QObject):
         try:
             thoughts.load_thoughts(state.thoughts)
             thoughts.load_messages(state.messages)
-            for e in state.events:
+            attached = attached_states(self._history.recording, state.seq) if self._history else []
+            for e in [*state.events, *attached]:  # a simulated user's message with its state
                 if e.kind != "message_posted":
                     self._bus.publish(e)
         finally:

@@ -107,6 +107,9 @@ class MainWindow(QMainWindow):
         self._build_menu()
         self._build_rating_menu()
         self._build_experiments_menu()
+        from ui.storm.menu import StormMenu
+
+        self.storm = StormMenu(self)  # simulated users: add, edit profiles; the STORM view
         self.keys.add_help_menu()  # last on the menu bar
         self._connect()
         self._build_replay()
@@ -324,6 +327,9 @@ class MainWindow(QMainWindow):
         except errors.PlaygroundError as exc:
             self.show_error(f"Persona library: {exc}")
             return None
+        from ui.storm.seating import attach_to_new_session
+
+        dlg.simulated = attach_to_new_session(dlg, self.controller)  # type: ignore[attr-defined]
         dlg.accepted.connect(lambda: self.start_session(dlg))
         dlg.edit_button.clicked.connect(lambda: self.open_persona_editor(dlg))
         dlg.open()
@@ -349,6 +355,7 @@ class MainWindow(QMainWindow):
                 icebreaker=dlg.icebreaker_text(),
                 preset=dlg.preset.currentData(),
                 policies=dlg.policies(),
+                simulated=dlg.simulated.seats() if hasattr(dlg, "simulated") else (),
             )
         )
 

@@ -382,8 +382,12 @@ class ChatClient:
         logprobs: bool = False,
         max_tokens: int = 800,
         lengths: Mapping[str, int] | None = None,
+        lenient: bool = False,
     ) -> ChatResult:
         """A structured call: ``result.parsed`` is a validated ``schema`` instance.
+
+        With ``lenient`` an answer that does not parse is returned as it is (``parsed`` None, no
+        retry), for a caller that reads other formats itself (the simulated user's tagged text).
 
         Uses a JSON-schema ``response_format``; if the server rejects it (400) we stop sending it.
         ``lengths`` states exact array lengths in the schema sent (``minItems`` = ``maxItems``
@@ -419,6 +423,8 @@ class ChatClient:
                 res.parsed = parse_json_reply(res.text, schema)
                 return res
             except ValueError as exc:
+                if lenient:
+                    return res
                 if attempt == 1:
                     raise errors.LLMOutputError(
                         f"{self.model} at {self.where} gave an answer to {label} that is not valid {schema.__name__} JSON "

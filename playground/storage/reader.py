@@ -20,6 +20,7 @@ JSON_COLUMNS = {
     "reasons_for",
     "reasons_against",
     "heuristics",
+    "profile",
 }
 
 
@@ -101,9 +102,22 @@ class SessionReader:
             [session_id],
         )
 
+    def hidden_states(
+        self, session_id: str, participant: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The simulated users' hidden states (one row per message of theirs), in message order;
+        only ``participant``'s when given."""
+        sql = "SELECT * FROM hidden_states WHERE session_id = ?"
+        params: list[Any] = [session_id]
+        if participant is not None:
+            sql += " AND participant = ?"
+            params.append(participant)
+        return self._query(sql + " ORDER BY message_id", params)
+
     def load(self, session_id: str) -> dict[str, Any]:
         """Everything about one session; keys ``session``, ``participants``, ``memories``, ``messages``,
-        ``thoughts`` (each with its ``evaluations``), ``decisions`` and ``predictions`` (next-speaker).
+        ``thoughts`` (each with its ``evaluations``), ``decisions``, ``predictions`` (next-speaker)
+        and ``hidden_states`` (simulated users').
 
         Raises:
             SessionNotFound: no such id (a unique prefix of an id is accepted).
@@ -143,4 +157,5 @@ class SessionReader:
                     [sid],
                 )
             ],
+            "hidden_states": self.hidden_states(sid),
         }

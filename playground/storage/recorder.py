@@ -183,8 +183,8 @@ class SessionRecorder:
 
     def _on_participant_joined(self, e: events.ParticipantJoined) -> None:
         self._x(
-            "INSERT OR REPLACE INTO participants (session_id, name, kind, persona_id, persona, proactivity, color_index, joined_at, policy)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO participants (session_id, name, kind, persona_id, persona, proactivity, color_index, joined_at, policy, profile)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 e.session_id,
                 e.name,
@@ -195,6 +195,36 @@ class SessionRecorder:
                 e.color_index,
                 e.at,
                 e.policy,
+                e.profile.model_dump_json() if e.profile else None,
+            ],
+        )
+
+    def _on_hidden_state_recorded(self, e: events.HiddenStateRecorded) -> None:
+        h = e.state
+        self._x(
+            "INSERT OR REPLACE INTO hidden_states (session_id, message_id, participant, turn, step, inner_thoughts,"
+            " satisfaction, satisfaction_explanation, satisfaction_missing, clarity, clarity_explanation,"
+            " emotion, intent, emotion_source, intent_source, format, origin, recorded_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                e.session_id,
+                e.message_id,
+                e.participant,
+                e.turn,
+                e.step,
+                h.inner_thoughts,
+                h.satisfaction,
+                h.satisfaction_explanation,
+                int(h.satisfaction_missing),
+                h.clarity,
+                h.clarity_explanation,
+                h.emotion,
+                h.intent,
+                h.emotion_source,
+                h.intent_source,
+                h.format,
+                e.origin,
+                e.at,
             ],
         )
 

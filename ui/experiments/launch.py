@@ -122,7 +122,13 @@ def stored_protocol(db: Any, experiment_id: str) -> experiment.Protocol:
     if row is None:
         raise errors.PlaygroundError(f"no experiment {experiment_id!r} in this database")
     try:
-        protocol = experiment.Protocol.model_validate(json.loads(row[0] or "{}")["protocol"])
+        config = json.loads(row[0] or "{}")
+        if isinstance(config, dict) and config.get("kind") == "storm":
+            raise errors.PlaygroundError(
+                f"experiment {experiment_id} is a batch of STORM dialogues; resume it from the"
+                " command line by running the same `playground storm` command again"
+            )
+        protocol = experiment.Protocol.model_validate(config["protocol"])
     except (ValueError, KeyError, TypeError) as exc:
         raise errors.PlaygroundError(
             f"experiment {experiment_id}: its stored protocol cannot be read ({exc})"

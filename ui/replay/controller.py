@@ -8,10 +8,12 @@ message is typed out at human typing speed (characters per second × the replay 
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import gc
 import sqlite3
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -28,6 +30,19 @@ INCREMENTAL_LIMIT = 120
 DECISION_BEAT = 0.8
 #: Pause after a fully typed message while playing, in seconds at 1×.
 MESSAGE_BEAT = 0.6
+
+
+def attached_states(rec: Recording, seq: int) -> list[Any]:
+    """The hidden states recorded right after the message at ``seq`` (a simulated user's): shown
+    with their message, so that a replay at a message shows the states up to and including it.
+    Publishing one again later is harmless: the hidden-state pane keeps one per message."""
+    j = bisect.bisect_right(rec.seqs, seq)
+    if not 0 < j < len(rec.seqs) or rec.kinds[j - 1] != "message_posted":
+        return []
+    end = j
+    while end < len(rec.seqs) and rec.kinds[end] == "hidden_state_recorded":
+        end += 1
+    return rec.events_between(seq, rec.seqs[end - 1]) if end > j else []
 
 
 class ReplayController(QObject):
@@ -181,6 +196,8 @@ class ReplayController(QObject):
         if seq > self.position >= 0 and rec.count_between(self.position, seq) <= INCREMENTAL_LIMIT:
             for e in rec.events_between(self.position, seq):
                 self.bus.publish(e)
+            for e in attached_states(rec, seq):
+                self.bus.publish(e)
             self.position = seq
             self.position_changed.emit(seq)
         else:
@@ -214,7 +231,7 @@ class ReplayController(QObject):
             self._load_thoughts(ledger)
             if self._load_messages is not None:
                 self._load_messages(messages)
-            for e in events_:
+            for e in [*events_, *attached_states(rec, seq)]:
                 self.bus.publish(e)
         finally:
             sel.blockSignals(False)

@@ -36,6 +36,7 @@ from playground import domain
 from ui import theme
 from ui.bridge import EngineBridge
 from ui.selection import SelectedParticipant
+from ui.storm.profile_view import ProfileView
 from ui.widgets.elided_label import ElidedLabel
 
 EDITABLE_KINDS = ("fact", "objective", "interest", "knowledge", "experience")
@@ -147,6 +148,8 @@ class MemoryPane(QWidget):
         self._retrieved: dict[str, dict[int, tuple[float, bool, float | None]]] = {}
         self._retrieved_step: dict[str, int] = {}
         self._humans: set[str] = set()
+        #: Simulated users' private profiles (shown instead of a memory), by name.
+        self._profiles: dict[str, object] = {}
         self._agent = selection.name
         self._focus_id: int | None = None
         self._rebuilding = False
@@ -226,6 +229,8 @@ class MemoryPane(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.table)
         self.stack.addWidget(self.placeholder)
+        self.profile_view = ProfileView()
+        self.stack.addWidget(self.profile_view)
 
         self.add_button = QPushButton("Add…")
         self.edit_button = QPushButton("Edit…")
@@ -236,7 +241,9 @@ class MemoryPane(QWidget):
         self.add_button.clicked.connect(lambda: self.open_add_dialog())
         self.edit_button.clicked.connect(lambda: self.open_edit_dialog())
         self.delete_button.clicked.connect(self._delete_selected)
-        buttons = QHBoxLayout()
+        self.buttons_row = QWidget()
+        buttons = QHBoxLayout(self.buttons_row)
+        buttons.setContentsMargins(0, 0, 0, 0)
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.edit_button)
         buttons.addWidget(self.delete_button)
@@ -247,7 +254,7 @@ class MemoryPane(QWidget):
         layout.addWidget(self.title_label)
         layout.addWidget(self.count_label)
         layout.addWidget(self.stack, 1)
-        layout.addLayout(buttons)
+        layout.addWidget(self.buttons_row)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if watched is self.table and event.type() == QEvent.Type.Resize:
@@ -276,6 +283,7 @@ class MemoryPane(QWidget):
         self._retrieved.clear()
         self._retrieved_step.clear()
         self._humans.clear()
+        self._profiles.clear()
         self._focus_id = None
         self._close_dialog()
         self._repopulate()
@@ -287,6 +295,7 @@ class MemoryPane(QWidget):
         self._retrieved.clear()
         self._retrieved_step.clear()
         self._humans.clear()
+        self._profiles.clear()
         self._close_dialog()
         self._rebuilding = True
 
@@ -368,6 +377,10 @@ class MemoryPane(QWidget):
             self._humans.add(name)
         else:
             self._humans.discard(name)
+        if getattr(event, "participant_kind", "") == "simulated":
+            self._profiles[name] = getattr(event, "profile", None)
+        else:
+            self._profiles.pop(name, None)
         if name == self._agent and not self._rebuilding:
             self._repopulate()
 
@@ -471,7 +484,7 @@ class MemoryPane(QWidget):
     # ----------------------------------------------------------------------------------- rows
 
     def _editable(self) -> bool:
-        return bool(self._agent) and self._agent not in self._humans
+        return bool(self._agent) and self._agent not in self._humans | set(self._profiles)
 
     def _sort_key(self, mid: int) -> SortKey:
         hit = self._retrieved.get(self._agent, {}).get(mid)
@@ -502,6 +515,9 @@ class MemoryPane(QWidget):
         elif self._agent in self._humans:
             self.placeholder.setText(HUMAN_PLACEHOLDER)
             self.stack.setCurrentWidget(self.placeholder)
+        elif self._agent in self._profiles:
+            self.profile_view.show_profile(self._profiles[self._agent])  # type: ignore[arg-type]
+            self.stack.setCurrentWidget(self.profile_view)
         else:
             self.stack.setCurrentWidget(self.table)
         self._update_labels()
@@ -608,6 +624,10 @@ class MemoryPane(QWidget):
             self.title_label.setText("Long-term memory")
             self.count_label.setText("")
             return
+        if self._agent in self._profiles:
+            self.title_label.setText(f"Private profile — {self._agent} (simulated user)")
+            self.count_label.setText("")
+            return
         self.title_label.setText(f"Long-term memory — {self._agent}")
         if self._agent in self._humans:
             self.count_label.setText("")
@@ -623,6 +643,8 @@ class MemoryPane(QWidget):
     def _update_buttons(self) -> None:
         editable = self._editable()
         has_row = editable and self.selected_id() is not None
+        # A simulated user has a profile (with its own Edit…), not a memory.
+        self.buttons_row.setHidden(self._agent in self._profiles)
         self.add_button.setEnabled(editable)
         self.edit_button.setEnabled(has_row)
         self.delete_button.setEnabled(has_row)

@@ -22,6 +22,9 @@ from PySide6.QtWidgets import (
 from ui import theme
 from ui.widgets.fitted_label import FittedLabel
 
+#: The mark on a simulated user's messages.
+SIMULATED_MARK = "simulated user"
+
 
 def fitted_size(w: QWidget) -> QSize:
     """The size a message needs at its fixed width: wrapped text gets the height it wraps to,
@@ -115,6 +118,8 @@ class MessageWidget(QFrame):
             marks.append("<span style='color:#6a1b9a'>System-1 reply</span>")
         if msg.thought_id is not None:
             marks.append(f"<span style='color:#888'>thought #{msg.thought_id}</span>")
+        if getattr(msg, "kind", "ai") == "simulated":  # a STORM simulated user (SPEC.md §2)
+            marks.append(f"<span style='color:#6a1b9a'>{SIMULATED_MARK}</span>")
         if msg.origin == "icebreaker":
             marks.append("<span style='color:#888'>icebreaker</span>")
         if getattr(msg, "forced", False):  # the user clicked the thought bubble

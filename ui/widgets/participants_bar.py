@@ -19,6 +19,11 @@ STATE_TEXT = {
     "speaking": "speaking",
 }
 KIND_TEXT = {"ai": "AI", "human": "human", "simulated": "simulated user"}
+SIMULATED_HELP = (
+    "{} is a STORM simulated user: it plays a private profile and keeps a hidden state"
+    " (satisfaction, intent clarity, emotion, intent) that only you see. It answers when"
+    " addressed by name, and otherwise speaks with its speak probability."
+)
 
 
 class ParticipantChip(QFrame):
@@ -80,6 +85,9 @@ class ParticipantChip(QFrame):
         self.policy = policy
         self.policy_tag.setText(POLICY_TAGS.get(policy, policy))
         self.policy_tag.setVisible(self.kind == "ai" and bool(policy))
+        if self.kind == "simulated":  # its own turn taking: addressed, else a probability
+            self.policy_tag.setText("SU")
+            self.policy_tag.setVisible(True)
         self._update_tip()
 
     def set_proactivity(self, proactivity: dict[str, object]) -> None:
@@ -100,8 +108,10 @@ class ParticipantChip(QFrame):
                 f"\nProactivity{unused}: {'custom' if name == 'custom' else name + ' preset'}"
                 f"\n{thresholds(self.proactivity)}"
             )
-        self.setToolTip(tip if self.kind == "ai" else "")
-        self.policy_tag.setToolTip(tip if self.kind == "ai" else "")
+        if self.kind == "simulated":
+            tip = SIMULATED_HELP.format(self.name)
+        self.setToolTip(tip if self.kind in ("ai", "simulated") else "")
+        self.policy_tag.setToolTip(tip if self.kind in ("ai", "simulated") else "")
         self.preset_label.setToolTip(tip if self.kind == "ai" else "")
 
     def set_state(self, state: str) -> None:

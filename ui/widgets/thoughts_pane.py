@@ -38,6 +38,7 @@ from ui.deferred import Deferred
 from ui.selection import SelectedParticipant
 from ui.widgets.elided_label import ElidedLabel
 from ui.widgets.evaluation_popup import EvaluationPopup
+from ui.widgets.hidden_state_pane import HiddenStatePane
 from ui.widgets.thought_bubble import (
     BASELINE_PLACEHOLDER,
     EMPTY_PLACEHOLDER,
@@ -135,6 +136,10 @@ class ThoughtsPane(QWidget):
         self._none_page = placeholder_label(NONE_PLACEHOLDER)
         self._none_page.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         self._stack.addWidget(self._none_page)
+        #: A simulated user's page: its hidden states instead of thoughts (SPEC.md §2).
+        self.hidden = HiddenStatePane(bridge, self)
+        self._stack.addWidget(self.hidden)
+        bridge.hidden_state_recorded.connect(self._on_hidden_state)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -173,6 +178,7 @@ class ThoughtsPane(QWidget):
             page.deleteLater()
         self._pages.clear()
         self._forget()
+        self.hidden.reset()
         self._released.clear()
         self._pinned_ref = ""
         self._focus_ref = ""
@@ -186,6 +192,7 @@ class ThoughtsPane(QWidget):
         updated in place, so a jump costs what changed, not what is shown."""
         self._close_popups()
         self._forget()
+        self.hidden.begin_rebuild()
         self._rebuilding = True
 
     def _close_popups(self) -> None:
@@ -224,12 +231,16 @@ class ThoughtsPane(QWidget):
         """During a rebuild, take the messages up to the new moment in one go (the texts that
         stimulus tooltips quote), instead of one ``message_posted`` each."""
         self._messages.update(zip(map(attrgetter("id"), messages), messages, strict=True))
+        self.hidden.load_messages(messages)
 
     def end_rebuild(self) -> None:
         """Show the rebuilt state: on the page in view, the bubbles that can be seen at once
         now and the others a moment later (:data:`ui.deferred.FILL_DELAY_MS`); hidden pages
         entirely then."""
         self._rebuilding = False
+        self.hidden.end_rebuild()
+        if self.hidden.is_simulated(self._agent) != (self._stack.currentWidget() is self.hidden):
+            self._show_agent(self._agent)  # the moment shown has (or lost) this simulated user
         current = self._stack.currentWidget()
         for agent, page in self._pages.items():
             page.place(self._top(agent, page.by_score), self, in_view=page is current)
@@ -424,8 +435,11 @@ class ThoughtsPane(QWidget):
         self._pinned_ref = ""
         self._hover_ref = ""
         by_score = self.sort_combo.currentText() == SORT_SCORE
+        self.hidden.show_participant(name)
         if not name:
             self._stack.setCurrentWidget(self._none_page)
+        elif self.hidden.is_simulated(name):
+            self._stack.setCurrentWidget(self.hidden)
         else:
             page = self._pages.get(name)
             if page is None:
@@ -453,8 +467,23 @@ class ThoughtsPane(QWidget):
         if page is not None:
             page.highlight(_thought_id(ref), scroll=self._scroll_on_focus)
 
+    def _on_hidden_state(self, e: object) -> None:
+        """A simulated user's first state can precede its page: show the page then."""
+        if getattr(e, "participant", "") == self._agent and not self._rebuilding:
+            if self._stack.currentWidget() is not self.hidden:
+                self._show_agent(self._agent)
+            else:
+                self._update_header()
+
     def _update_header(self) -> None:
         name = self._agent
+        simulated = bool(name) and self.hidden.is_simulated(name)
+        self.sort_combo.setVisible(not simulated)
+        if simulated:
+            self._title.setText(f"Inner state — {name} (simulated user)")
+            n = self.hidden.turns(name)
+            self._count.setText(f"{n} turn{'' if n == 1 else 's'} · satisfaction and clarity 0–1")
+            return
         self._title.setText(f"Inner thoughts — {name}" if name else "Inner thoughts")
         page = self._pages.get(name)
         if page is None:

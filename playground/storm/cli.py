@@ -1,0 +1,454 @@
+"""``playground storm``: run (or resume) dyadic STORM runs, simulated user × assistant.
+
+A batch is profiles × uncertainties × profile-access modes (:mod:`playground.storm.run`). The
+same command again resumes it: finished dialogues are skipped, interrupted or failed ones redone.
+Input that cannot be used (an unknown engine, a bad uncertainty, an unreadable profile directory,
+an unreachable server) is reported in one line, with exit code 2, before anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+from typing import Any, TextIO
+
+from playground import errors, experiment, interrupts
+from playground.flags import LLM_FLAGS, local_embedder, settings_from
+from playground.settings import Settings
+from playground.storage import open_database
+from playground.storage.database import open_for_reading
+from playground.storm import run as storm_run
+from playground.storm.model import UserProfile
+
+#: The offline engine is CPU-bound: more dialogues in flight than cores only add CPU time.
+OFFLINE_CONCURRENCY = 2
+MODEL_CONCURRENCY = 8
+ACCESS_MODES = {"off": (False,), "on": (True,), "both": (False, True)}
+#: Exit code of input that cannot be used (as argparse's own).
+BAD_INPUT = 2
+
+
+def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
+    """The ``storm`` subcommand."""
+    x = sub.add_parser(
+        "storm",
+        help="dyadic STORM runs: a simulated user with a hidden state talks with an assistant",
+        description="Runs simulated users (private profile, hidden state every turn) against an"
+        " assistant that sees the dialogue only, or the profile with the uncertainty share"
+        " masked (--profile-access). A batch is profiles × uncertainties × profile-access modes;"
+        " rerunning the same command resumes it. See `playground report --storm`.",
+    )
+    x.add_argument("--task", help='a task, e.g. "Buy a smartphone" (default: across all 15)')
+    x.add_argument(
+        "--difficulty",
+        help="1 (precise) to 5 (ambiguous) on all four dimensions (default: each drawn by seed)",
+    )
+    x.add_argument("--uncertainty", help="percent of attributes unknown to the user: 0, 40, 60, 80")
+    x.add_argument("--uncertainties", metavar="LIST", help="several levels, e.g. 0,40,60,80")
+    x.add_argument(
+        "--profile-access",
+        action="store_true",
+        help="the assistant also sees the profile, with the unknown attributes masked",
+    )
+    x.add_argument(
+        "--profile-access-modes",
+        metavar="both|on|off",
+        help="run with and without profile access (both), or only one (default off)",
+    )
+    x.add_argument("--turns", default="10", help="user turns per dialogue (default 10)")
+    x.add_argument("--profiles", metavar="N", help="generate N profiles by seed (default 1)")
+    x.add_argument("--profiles-dir", metavar="DIR", help="use the saved profiles in DIR instead")
+    x.add_argument(
+        "--assistant",
+        default="plain",
+        metavar="plain|inner-thoughts",
+        help="a plain model (default) or an Inner Thoughts agent in the assistant role",
+    )
+    x.add_argument(
+        "--reply-limit",
+        default="cut",
+        metavar="cut|keep",
+        help="an assistant reply over 150 characters: cut at a word boundary (default) or keep",
+    )
+    x.add_argument(
+        "--user-speak-probability",
+        default="1",
+        metavar="P",
+        help="the user's chance of writing again after the assistant stayed silent (default 1)",
+    )
+    x.add_argument("--seed", default="1")
+    x.add_argument(
+        "--concurrency",
+        help=f"dialogues in flight at once (default {MODEL_CONCURRENCY} with a model,"
+        f" {OFFLINE_CONCURRENCY} offline)",
+    )
+    x.add_argument("--shard", metavar="K/N", help="run every N-th profile starting at K (0-based)")
+    x.add_argument("--engine", help="offline or openai (default: openai if a key or URL is set)")
+    x.add_argument("--model", help="the simulated user's model")
+    x.add_argument("--agent-model", help="the assistant's model (default: --model)")
+    x.add_argument("--judge-model", help="the judge's model (default: --model)")
+    x.add_argument("--no-judge", action="store_true", help="do not judge the dialogues")
+    x.add_argument("--base-url")
+    x.add_argument("--api-key", help="API key (else $OPENAI_API_KEY); never stored")
+    x.add_argument("--timeout", type=float, help="seconds per LLM call")
+    x.add_argument("--max-retries", type=int)
+    x.add_argument(
+        "--llm-concurrency", type=int, help="most LLM calls in flight at once (default 32)"
+    )
+    x.add_argument("--http", default="auto", help="auto, aiohttp or httpx (as for `experiment`)")
+    x.add_argument("--db", default=default_db)
+    x.add_argument("--name", help="a label for the batch")
+    x.add_argument("--busy-timeout", type=float, default=busy_timeout, metavar="SECONDS")
+    x.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+# -- reading the flags ---------------------------------------------------------------------------
+
+
+def _int(text: str | None, flag: str, default: int, lo: int, hi: int | None = None) -> int:
+    """Raises: SettingsError naming the flag."""
+    if text is None:
+        return default
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise errors.SettingsError(f"{flag}: {text!r} is not a whole number") from None
+    if value < lo or (hi is not None and value > hi):
+        span = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+        raise errors.SettingsError(f"{flag}: must be {span} (got {value})")
+    return value
+
+
+def _choice(text: str, flag: str, allowed: tuple[str, ...]) -> Any:
+    """Raises: SettingsError naming the flag."""
+    value = str(text).strip()
+    if value not in allowed:
+        raise errors.SettingsError(f"{flag}: {text!r}: choose {' or '.join(allowed)}")
+    return value
+
+
+def _probability(text: str) -> float:
+    """Raises: SettingsError naming ``--user-speak-probability``."""
+    try:
+        p = float(text)
+    except ValueError:
+        p = float("nan")
+    if not 0.0 <= p <= 1.0:
+        raise errors.SettingsError(
+            f"--user-speak-probability: {text!r} is not a probability between 0 and 1"
+        )
+    return p
+
+
+def uncertainties_of(args: argparse.Namespace) -> tuple[int, ...]:
+    """``--uncertainties`` or ``--uncertainty`` (not both); 0 when neither.
+
+    Raises:
+        SettingsError: a value that is not a level, or both flags given.
+    """
+    if args.uncertainty is not None and args.uncertainties is not None:
+        raise errors.SettingsError("--uncertainty and --uncertainties: give one of them, not both")
+    if args.uncertainties is not None:
+        parts = [p.strip() for p in str(args.uncertainties).split(",") if p.strip()]
+        flag = "--uncertainties"
+    else:
+        parts = [str(args.uncertainty if args.uncertainty is not None else 0)]
+        flag = "--uncertainty"
+    values = []
+    for p in parts:
+        try:
+            values.append(int(p.rstrip("%")))
+        except ValueError:
+            raise errors.SettingsError(
+                f"{flag}: {p!r} is not an uncertainty level; choose from 0, 40, 60, 80"
+            ) from None
+    return storm_run.check_uncertainties(values, flag)
+
+
+def access_of(args: argparse.Namespace) -> tuple[bool, ...]:
+    """Raises: SettingsError for an unknown mode, or a mode that contradicts --profile-access."""
+    mode = args.profile_access_modes
+    if mode is None:
+        return (True,) if args.profile_access else (False,)
+    mode = str(mode).strip().lower()
+    if mode not in ACCESS_MODES:
+        raise errors.SettingsError(
+            f"--profile-access-modes: {args.profile_access_modes!r} is not a mode; choose both,"
+            " on or off"
+        )
+    if args.profile_access and mode == "off":
+        raise errors.SettingsError(
+            "--profile-access and --profile-access-modes off contradict each other"
+        )
+    return ACCESS_MODES[mode]
+
+
+def assistant_of(args: argparse.Namespace) -> storm_run.AssistantKind:
+    """Raises: SettingsError for an unknown kind."""
+    kind = str(args.assistant).strip()
+    for k in storm_run.ASSISTANTS:
+        if k == kind:
+            return k
+    raise errors.SettingsError(
+        f"--assistant: {kind!r} is not an assistant; choose {' or '.join(storm_run.ASSISTANTS)}"
+    )
+
+
+def profiles_of(args: argparse.Namespace, seed: int) -> tuple[UserProfile, ...]:
+    """The users: loaded from ``--profiles-dir``, or ``--profiles`` N generated by seed for
+    ``--task`` (or round the 15 tasks when none is given) at ``--difficulty``.
+
+    Raises:
+        SettingsError: a bad flag, or a directory with no profile.
+        ProfileError: a profile file that cannot be used (names the file and field).
+    """
+    from playground.storm import profiles
+
+    if args.profiles_dir is not None:
+        for flag in ("task", "difficulty", "profiles"):
+            if getattr(args, flag) is not None:
+                raise errors.SettingsError(
+                    f"--{flag} and --profiles-dir: the saved profiles already have their tasks"
+                    " and difficulties; give one or the other"
+                )
+        directory = Path(args.profiles_dir)
+        if not directory.is_dir():
+            raise errors.SettingsError(f"--profiles-dir: {directory} is not a directory")
+        found = profiles.load_profiles(directory)
+        if not found:
+            raise errors.SettingsError(f"--profiles-dir: {directory} holds no profile (*.toml)")
+        return tuple(found)
+    n = _int(args.profiles, "--profiles", 1, 1, 10_000)
+    difficulty = None if args.difficulty is None else _int(args.difficulty, "--difficulty", 3, 1, 5)
+    if args.task is not None:
+        tasks = [profiles.find_task(args.task)[1]]
+    else:
+        tasks = [task for _, task in profiles.all_tasks()]
+    out: list[UserProfile] = []
+    for i in range(n):
+        s = random.Random(f"{seed}:profile:{i}").randrange(2**31)
+        out.append(
+            profiles.generate_profile(
+                s,
+                task=tasks[i % len(tasks)],
+                difficulty=difficulty,
+                avoid_names=[p.name for p in out],
+            )
+        )
+    return tuple(out)
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """Raises: SettingsError naming the flag."""
+    return settings_from(
+        args,
+        LLM_FLAGS,
+        {
+            "concurrency": args.llm_concurrency,
+            "preset": experiment.PRESET,
+            "evaluation_mode": experiment.EVALUATION_MODE,
+        },
+    )
+
+
+def protocol_of(args: argparse.Namespace, settings: Settings) -> storm_run.StormProtocol:
+    """Raises: SettingsError naming the flag; ProfileError for a bad profile file."""
+    seed = _int(args.seed, "--seed", 1, -(2**62), 2**62)
+    offline = settings.engine.engine == "offline"
+    if offline and (args.agent_model or args.judge_model):
+        flag = "--agent-model" if args.agent_model else "--judge-model"
+        raise errors.SettingsError(f"{flag}: the offline engine has no models; use --engine openai")
+    return storm_run.StormProtocol(
+        profiles=profiles_of(args, seed),
+        uncertainties=uncertainties_of(args),
+        profile_access=access_of(args),
+        turns=_int(args.turns, "--turns", 10, 1, 200),
+        seed=seed,
+        assistant=assistant_of(args),
+        reply_limit=_choice(args.reply_limit, "--reply-limit", ("cut", "keep")),
+        user_speak_probability=_probability(args.user_speak_probability),
+        engine=settings.engine.engine,
+        model="offline" if offline else settings.llm.model,
+        agent_model="offline" if offline else (args.agent_model or settings.llm.model),
+        base_url=None if offline else settings.snapshot()["llm"]["base_url"],  # type: ignore[index]
+    )
+
+
+# -- running -------------------------------------------------------------------------------------
+
+
+def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """The command, with Ctrl-C and SIGTERM handled as for ``experiment``."""
+    return interrupts.run_interruptible(run(args, out, err), err)
+
+
+async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        settings = settings_of(args)
+        protocol = protocol_of(args, settings)
+        shard = experiment.parse_shard(args.shard) if args.shard else (0, 1)
+        offline = settings.engine.engine == "offline"
+        concurrency = _int(
+            args.concurrency,
+            "--concurrency",
+            OFFLINE_CONCURRENCY if offline else MODEL_CONCURRENCY,
+            1,
+            1000,
+        )
+        if str(args.http) not in ("auto", "aiohttp", "httpx"):
+            raise errors.SettingsError(f"--http: {args.http!r}: choose auto, aiohttp or httpx")
+        from playground import factory
+
+        models = await storm_run.build_models(
+            settings,
+            protocol,
+            judge_model=None if args.no_judge else (args.judge_model or settings.llm.model),
+            http=factory.http_library(str(args.http)),
+            embedder=local_embedder(settings),
+        )
+    except errors.PlaygroundError as exc:
+        print(f"error: {exc}", file=err)
+        return BAD_INPUT
+    try:
+        db = open_database(args.db, busy_timeout=args.busy_timeout)
+    except BaseException:
+        await models.close()
+        raise
+    from playground.experiment_cli import _Bar
+
+    bar = _Bar(err, enabled=not args.no_progress)
+    runner = storm_run.StormRunner(
+        db,
+        protocol,
+        settings,
+        models,
+        concurrency=concurrency,
+        shard=shard,
+        name=args.name,
+        on_progress=bar.update,
+    )
+    p = protocol
+    print(
+        f"STORM batch {runner.id}"
+        + (f" ({args.name})" if args.name else "")
+        + f": {len(p.profiles)} profile{'s' if len(p.profiles) != 1 else ''} ×"
+        f" {', '.join(p.conditions)}; {p.turns} turns, {p.assistant} assistant, seed {p.seed},"
+        f" {models.user_engine.label}"
+        + ("" if offline else f", user {p.model}, assistant {p.agent_model}")
+        + (f", shard {shard[0]}/{shard[1]}" if shard != (0, 1) else ""),
+        file=err,
+        flush=True,
+    )
+    if offline:
+        print("Offline engine: no judge runs (Clarify and SSA need a judge model).", file=err)
+    elif models.judge is None:
+        print(
+            "--no-judge: the dialogues are not judged (`playground storm-judge` later).", file=err
+        )
+    try:
+        with bar:
+            progress = await runner.run()
+    finally:
+        await models.close()
+        db.close()
+    skipped = sum(c.skipped for c in progress.conditions.values())
+    failed = sum(c.failed for c in progress.conditions.values())
+    if skipped:
+        print(f"{skipped} dialogues were already finished and were skipped.", file=err)
+    if progress.last_error:
+        print(f"{failed} failed; the last: {progress.last_error}", file=err)
+    rdb = open_for_reading(args.db)
+    try:
+        print(format_summary(summarise(rdb, runner.id)), file=out)
+    finally:
+        rdb.close()
+    print(
+        f"Full report: playground report --storm --db {args.db}"
+        + ("" if offline else " (Clarify and SSA from the judge)"),
+        file=err,
+    )
+    print(runner.id, file=out, flush=True)
+    if failed:
+        print(
+            f"error: {failed} dialogue{'s' if failed != 1 else ''} failed (recorded with their"
+            f" errors: `playground experiments {runner.id} --runs`); run the same command again"
+            " to retry them",
+            file=err,
+        )
+        return 1
+    return 0
+
+
+# -- the closing summary -------------------------------------------------------------------------
+
+
+def summarise(db: Any, experiment_id: str) -> list[dict[str, Any]]:
+    """Per condition: finished and failed dialogues, mean average and final satisfaction, mean
+    final clarity and judged turn pairs, over the finished dialogues."""
+    conditions = [
+        r[0]
+        for r in db.execute(
+            "SELECT DISTINCT condition FROM experiment_runs WHERE experiment_id = ?",
+            [experiment_id],
+        ).fetchall()
+    ]
+    rows = []
+    for cond in sorted(conditions, key=_condition_order):
+        runs = db.execute(
+            "SELECT status, session_id FROM experiment_runs WHERE experiment_id = ? AND condition = ?",
+            [experiment_id, cond],
+        ).fetchall()
+        finished = [sid for status, sid in runs if status == "finished" and sid]
+        averages, finals, clarities, judged = [], [], [], 0
+        for sid in finished:
+            states = db.execute(
+                "SELECT satisfaction, clarity FROM hidden_states WHERE session_id = ? ORDER BY turn",
+                [sid],
+            ).fetchall()
+            if states:
+                averages.append(sum(s for s, _ in states) / len(states))
+                finals.append(states[-1][0])
+                clarities.append(states[-1][1])
+            judged += db.execute(
+                "SELECT COUNT(*) FROM storm_judgements WHERE session_id = ?", [sid]
+            ).fetchone()[0]
+        rows.append(
+            {
+                "condition": cond,
+                "done": len(finished),
+                "failed": sum(1 for status, _ in runs if status == "failed"),
+                "satisfaction": _mean(averages),
+                "final_satisfaction": _mean(finals),
+                "final_clarity": _mean(clarities),
+                "judged_pairs": judged,
+            }
+        )
+    return rows
+
+
+def _condition_order(label: str) -> tuple[int, int]:
+    u, _, access = label.partition("/")
+    return (int(u[1:]) if u[1:].isdigit() else 0, 0 if access == "no-profile" else 1)
+
+
+def _mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def format_summary(rows: list[dict[str, Any]]) -> str:
+    head = ("condition", "done", "failed", "satisfaction", "final sat.", "final clarity", "judged")
+    lines = [
+        f"{head[0]:<16}{head[1]:>6}{head[2]:>8}{head[3]:>14}{head[4]:>12}{head[5]:>15}{head[6]:>8}",
+        f"{'-' * 15:<16}{'-' * 5:>6}{'-' * 7:>8}{'-' * 13:>14}{'-' * 11:>12}{'-' * 14:>15}{'-' * 7:>8}",
+    ]
+
+    def f(x: float | None) -> str:
+        return "—" if x is None else f"{x:.2f}"
+
+    for r in rows:
+        lines.append(
+            f"{r['condition']:<16}{r['done']:>6}{r['failed']:>8}{f(r['satisfaction']):>14}"
+            f"{f(r['final_satisfaction']):>12}{f(r['final_clarity']):>15}{r['judged_pairs']:>8}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,216 @@
+"""Simulated users' profile files (TOML, ``personas/users/*.toml``): read, check, write.
+
+Every bad file raises :class:`playground.errors.ProfileError` naming the file and the dotted
+field (``task.requirements.2``, ``difficulty.tone``, ``uncertainty``), as persona files do.
+The directory sits inside the persona directory; :func:`playground.personas.load_personas`
+reads only the top-level files, so the profiles never pass for personas.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from playground import errors, personas
+from playground.storm import compose, model
+
+DEFAULT_DIR = personas.DEFAULT_DIR / "users"
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+#: pydantic's messages for the patterns of ``id`` and ``name``, said plainly.
+_PATTERN_MESSAGES = {
+    "id": "may only have letters, digits, '.', '_' and '-'",
+    "name": "must be one word, without spaces, commas, colons or semicolons",
+}
+
+
+def _read(path: Path) -> dict[str, object]:
+    """Raises: ProfileError naming the file: unreadable, not UTF-8 or not TOML."""
+    try:
+        return personas._read(path)
+    except errors.PersonaError as exc:
+        reason = exc.reason.replace("persona files", "profile files")
+        raise errors.ProfileError(exc.path, exc.field, reason) from exc
+
+
+def check_mask(profile: model.UserProfile) -> tuple[str, str] | None:
+    """What is wrong with a profile's uncertainty and unknown list: ``(field, reason)``, or None.
+
+    The uncertainty must be one of the paper's levels, every unknown entry an attribute of the
+    profile (once), and their number exactly ``round(uncertainty/100 × n)``.
+    """
+    if profile.uncertainty not in model.UNCERTAINTIES:
+        allowed = ", ".join(str(u) for u in model.UNCERTAINTIES)
+        return "uncertainty", f"{profile.uncertainty} is not one of {allowed}"
+    keys = compose.attribute_keys(profile)
+    seen: set[str] = set()
+    for i, item in enumerate(profile.unknown):
+        if item not in keys:
+            return f"unknown.{i}", f"{item!r} is not an attribute of this profile"
+        if item in seen:
+            return f"unknown.{i}", f"{item!r} is listed twice"
+        seen.add(item)
+    want = compose.unknown_count(profile.uncertainty, len(keys))
+    if len(profile.unknown) != want:
+        return "unknown", (
+            f"lists {len(profile.unknown)} attributes, but {profile.uncertainty} % of this"
+            f" profile's {len(keys)} attributes is {want}; list {want} (or change uncertainty)"
+        )
+    return None
+
+
+def load_profile(path: str | Path) -> model.UserProfile:
+    """Read one profile file (its id defaults to the file name without ``.toml``).
+
+    Raises:
+        ProfileError: naming the file and the first missing or invalid field.
+    """
+    path = Path(path)
+    data = _read(path)
+    data.setdefault("id", path.stem)
+    try:
+        profile = model.UserProfile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(file)"
+        kind = first["type"]
+        if kind == "missing":
+            msg = "missing"
+        elif kind == "extra_forbidden":
+            msg = "is not a field of a profile"
+        elif kind == "string_pattern_mismatch" and field in _PATTERN_MESSAGES:
+            msg = f"{first['input']!r} {_PATTERN_MESSAGES[field]}"
+        else:
+            msg = first["msg"]
+        raise errors.ProfileError(path, field, msg) from exc
+    problem = check_mask(profile)
+    if problem:
+        raise errors.ProfileError(path, *problem)
+    return profile
+
+
+def scan_profiles(
+    directory: str | Path = DEFAULT_DIR,
+) -> list[tuple[Path, model.UserProfile | errors.ProfileError]]:
+    """Every ``*.toml`` file of a directory (not its subdirectories), sorted by name, with its
+    profile or the error that stops it loading. Two files with the same id: the second is an
+    error.
+
+    Raises:
+        ProfileError: the directory does not exist or cannot be read.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise errors.ProfileError(directory, "", "is not a directory of profile files")
+    try:
+        files = sorted(p for p in directory.iterdir() if p.suffix == ".toml" and p.is_file())
+    except OSError as exc:
+        raise errors.ProfileError(directory, "", f"cannot be read ({exc.strerror or exc})") from exc
+    found: list[tuple[Path, model.UserProfile | errors.ProfileError]] = []
+    ids: dict[str, Path] = {}
+    for path in files:
+        try:
+            profile = load_profile(path)
+        except errors.ProfileError as exc:
+            found.append((path, exc))
+            continue
+        other = ids.get(profile.id)
+        if other is not None:
+            found.append(
+                (path, errors.ProfileError(path, "id", f"{profile.id!r} is also {other.name}'s"))
+            )
+            continue
+        ids[profile.id] = path
+        found.append((path, profile))
+    return found
+
+
+def load_profiles(directory: str | Path = DEFAULT_DIR) -> list[model.UserProfile]:
+    """All profile files of a directory, sorted by file name (an empty directory: none).
+
+    Raises:
+        ProfileError: for the first bad file, or a directory that is missing or unreadable.
+    """
+    out: list[model.UserProfile] = []
+    for _, item in scan_profiles(directory):
+        if isinstance(item, errors.ProfileError):
+            raise item
+        out.append(item)
+    return out
+
+
+def _s(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # JSON string escapes are valid TOML
+
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else _s(key)
+
+
+def _list(name: str, items: list[str]) -> list[str]:
+    if not items:
+        return [f"{name} = []"]
+    return [f"{name} = [", *(f"  {_s(i)}," for i in items), "]"]
+
+
+def _table(name: str, values: dict[str, str]) -> list[str]:
+    return ["", f"[{name}]", *(f"{_key(k)} = {_s(v)}" for k, v in values.items())]
+
+
+def dump_profile(profile: model.UserProfile) -> str:
+    """A profile as TOML, in the shape of the shipped files (the id is the file's name)."""
+    d = profile.difficulty
+    lines = [f"name = {_s(profile.name)}"]
+    if profile.description:
+        lines.append(f"description = {_s(profile.description)}")
+    if profile.seed is not None:
+        lines.append(f"seed = {profile.seed}")
+    lines.append(f"origin = {_s(profile.origin)}")
+    lines.append(f"uncertainty = {profile.uncertainty}")
+    lines += _list("unknown", profile.unknown)
+    lines += _list("examples", profile.examples)
+    lines += [
+        "",
+        "[difficulty]",
+        f"style = {d.style}",
+        f"length = {d.length}",
+        f"content = {d.content}",
+        f"tone = {d.tone}",
+    ]
+    lines += _table("base", profile.base)
+    lines += _table("traits", profile.traits)
+    lines += _table("context", profile.context)
+    t = profile.task
+    lines += ["", "[task]", f"category = {_s(t.category)}", f"task = {_s(t.task)}"]
+    lines += _list("requirements", t.requirements)
+    lines += _list("success_criteria", t.success_criteria)
+    lines += _table("task.attributes", t.attributes)
+    return "\n".join(lines) + "\n"
+
+
+def save_profile(profile: model.UserProfile, directory: str | Path = DEFAULT_DIR) -> Path:
+    """Write a profile file (``<id>.toml``) atomically; it is read back to validate it first.
+
+    Raises:
+        ProfileError: the file could not be written, or would not load (naming the field).
+    """
+    directory = Path(directory)
+    path = directory / f"{profile.id}.toml"
+    tmp = path.with_suffix(".toml.tmp")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(dump_profile(profile), encoding="utf-8")
+        try:
+            checked = load_profile(tmp)  # never replace a good file with one that does not load
+        except errors.ProfileError as exc:  # named after the file it was meant to become
+            raise errors.ProfileError(path, exc.field, exc.reason) from exc
+        if checked.model_copy(update={"id": profile.id}) != profile:
+            raise errors.ProfileError(path, "", "does not read back as the profile written")
+        tmp.replace(path)
+    except OSError as exc:
+        raise errors.ProfileError(path, "", f"cannot be written ({exc.strerror or exc})") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

@@ -1,0 +1,222 @@
+"""The window's STORM parts on their own: a simulated user's hidden-state bubbles and sparkline,
+its private profile in the left pane, the profile editor refusing bad values, and the STORM view
+over hand-made rows in a real database."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import pytest  # noqa: E402
+
+from playground import domain, errors, events  # noqa: E402
+from playground.storage import open_database  # noqa: E402
+from playground.storm.model import HiddenState, TaskProfile, UserProfile  # noqa: E402
+from tests.ui.storm_rows import Dialogue, write  # noqa: E402
+from ui.bridge import EngineBridge  # noqa: E402
+from ui.selection import SelectedParticipant  # noqa: E402
+from ui.storm.profile_editor import ProfileEditorDialog  # noqa: E402
+from ui.storm.profile_view import UNKNOWN_MARK  # noqa: E402
+from ui.storm.view import ALL_MODELS, TABLE_COLUMNS, StormWindow  # noqa: E402
+from ui.widgets.hidden_state_pane import MARKER  # noqa: E402
+from ui.widgets.memory_pane import MemoryPane  # noqa: E402
+from ui.widgets.thoughts_pane import ThoughtsPane  # noqa: E402
+
+
+def _profile() -> UserProfile:
+    return UserProfile(
+        id="mara-1",
+        name="Mara",
+        task=TaskProfile(
+            category="technology", task="Buy a smartphone", attributes={"budget": "$300"}
+        ),
+        base={"age_group": "30s", "tech_experience": "beginner"},
+        unknown=["base.tech_experience"],
+        uncertainty=40,
+    )
+
+
+@pytest.fixture
+def panes(qtbot):  # noqa: ANN001, ANN201
+    bridge, selection = EngineBridge(), SelectedParticipant()
+    thoughts, memory = ThoughtsPane(bridge, selection), MemoryPane(bridge, selection)
+    for w in (thoughts, memory):
+        qtbot.addWidget(w)
+        w.resize(380, 700)
+        w.show()
+    return bridge, selection, thoughts, memory
+
+
+def _turn(bridge: EngineBridge, turn: int, **state: Any) -> None:
+    mid = 10 + turn
+    bridge.dispatch(
+        events.MessagePosted(
+            message=domain.Message(
+                id=mid, speaker="Mara", text=f"message {turn}", kind="simulated", step=mid,
+                at="2025-05-01T10:00:00",
+            )
+        )
+    )  # fmt: skip
+    bridge.dispatch(
+        events.HiddenStateRecorded(
+            participant="Mara", message_id=mid, turn=turn, step=mid, state=HiddenState(**state)
+        )
+    )
+
+
+def test_a_simulated_users_hidden_state_shows_as_marked_bubbles_with_a_growing_sparkline(panes):
+    bridge, selection, thoughts, _memory = panes
+    bridge.dispatch(
+        events.ParticipantJoined(name="Mara", participant_kind="simulated", profile=_profile())
+    )
+    bridge.dispatch(events.ParticipantJoined(name="Ana", participant_kind="ai"))
+    selection.select("Mara")
+    hidden = thoughts.hidden
+    assert thoughts._stack.currentWidget() is hidden
+    assert hidden.banner.text() == MARKER and hidden.banner.isVisible()
+    _turn(bridge, 0, clarity=0.2, satisfaction=0.4, inner_thoughts="Which phone? No idea.",
+          satisfaction_explanation="nothing useful yet", clarity_explanation="vague need",
+          emotion="confused", intent="ask", emotion_source="keywords")  # fmt: skip
+    assert hidden.sparkline.point_count() == 1
+    _turn(bridge, 1, clarity=0.6, satisfaction_missing=True, intent="compare")
+    assert hidden.sparkline.point_count() == 2
+    assert hidden.sparkline.values() == ([0.4, 0.5], [0.2, 0.6])
+    newest, first = (c.text() for c in hidden.cards())
+    assert "Turn 1" in newest and "“message 1”" in newest and "Satisfaction 0.5 (missing)" in newest
+    assert "Turn 0" in first and "Which phone? No idea." in first
+    assert "Satisfaction 0.40 — nothing useful yet" in first
+    assert "Clarity 0.20 — vague need" in first
+    assert "Emotion confused (from keywords)" in first and "Intent ask" in first
+    assert "(from keywords)" not in first.split("Intent")[1]
+    assert thoughts._title.text() == "Inner state — Mara (simulated user)"
+    selection.select("Ana")  # an agent: thoughts, no hidden state
+    assert thoughts._stack.currentWidget() is not hidden
+    assert thoughts.sort_combo.isVisible()
+
+
+def test_a_simulated_users_left_pane_shows_its_profile_with_unknown_attributes_marked(panes):
+    bridge, selection, _thoughts, memory = panes
+    bridge.dispatch(
+        events.ParticipantJoined(name="Mara", participant_kind="simulated", profile=_profile())
+    )
+    selection.select("Mara")
+    assert memory.stack.currentWidget() is memory.profile_view
+    assert memory.title_label.text() == "Private profile — Mara (simulated user)"
+    text = memory.profile_view.text()
+    assert "Buy a smartphone" in text and "budget" in text and "$300" in text
+    assert f"beginner ({UNKNOWN_MARK})" in text
+    assert f"30s ({UNKNOWN_MARK})" not in text
+    assert memory.buttons_row.isHidden(), "no memory to add to"
+
+
+def test_the_profile_editor_refuses_bad_values_next_to_their_fields_and_saves_good_ones(qtbot):
+    written: list[UserProfile] = []
+    dlg = ProfileEditorDialog(_profile(), written.append)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.name_edit.setText("Mara Lee")  # a name with a space
+    dlg.try_save()
+    assert dlg.isVisible() and not written
+    assert dlg.errors["name"].isVisible() and dlg.errors["name"].text()
+    assert not dlg.errors["base"].isVisible()
+    dlg.name_edit.setText("Mara")
+    dlg.inputs["base"].setPlainText("age_group = 30s\ntech experience beginner")  # type: ignore[attr-defined]
+    dlg.try_save()
+    assert "line 2" in dlg.errors["base"].text() and not dlg.errors["name"].isVisible()
+    dlg.inputs["base"].setPlainText("age_group = 30s\ntech_experience = beginner")  # type: ignore[attr-defined]
+    dlg.inputs["unknown"].setPlainText("base.shoe_size")  # type: ignore[attr-defined]
+    dlg.try_save()
+    assert "base.shoe_size" in dlg.errors["unknown"].text() and not written
+    dlg.inputs["unknown"].setPlainText("base.tech_experience")  # type: ignore[attr-defined]
+    dlg.task.setText("")
+    dlg.try_save()
+    assert dlg.errors["task.task"].isVisible() and not written
+    dlg.task.setText("Buy a tablet")
+    dlg.try_save()
+    assert not dlg.isVisible() and written[-1].task.task == "Buy a tablet"
+    assert written[-1].unknown == ["base.tech_experience"]
+
+
+def test_the_profile_editor_shows_a_file_error_at_the_field_the_writer_names(qtbot):
+    def refuse(p: UserProfile) -> None:
+        raise errors.ProfileError(
+            "personas/users/mara-1.toml", "task.attributes.budget", "too long"
+        )
+
+    dlg = ProfileEditorDialog(_profile(), refuse)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.try_save()
+    assert dlg.isVisible()
+    assert dlg.errors["task.attributes"].text() == "personas/users/mara-1.toml: too long"
+
+
+DIALOGUES = [
+    Dialogue("s-a", "m1", 0, True, [(0.6, 0.2), (0.8, 0.5), (0.9, 0.9)]),
+    Dialogue("s-b", "m1", 0, False, [(0.5, 0.1), (0.6, 0.3)], judged=["improve"]),
+    Dialogue(
+        "s-c", "m1", 40, False, [(0.4, 0.3), (0.7, 0.6), (0.8, 0.6)], ["improve", "not change"]
+    ),
+    Dialogue("s-d", "m2", 0, False, [(0.9, 0.5), (0.9, 0.5)], judged=["not change"]),
+]
+
+
+class _Controller:
+    """What the STORM window asks of the main window's controller: the database."""
+
+    def __init__(self, path: Path) -> None:
+        self.db_path = path
+        self._db = open_database(path)
+
+    def database(self) -> Any:
+        return self._db
+
+
+def test_the_storm_view_shows_a_curve_per_group_and_a_table_2_row_per_assistant_and_uncertainty(
+    qtbot, tmp_path
+):  # noqa: ANN001
+    controller = _Controller(tmp_path / "storm.db")
+    write(controller.database(), DIALOGUES)
+    opened: list[tuple[str, str]] = []
+    view = StormWindow(controller, lambda db, sid: opened.append((db, sid)))
+    qtbot.addWidget(view)
+    view.show()
+    assert view.dialogues.rowCount() == 4
+    assert view.table.rowCount() == 3  # m1 (0%), m1 (40%), m2 (0%)
+    labels = [view.table.item(r, 0).text() for r in range(3)]
+    assert labels == ["m1 (0%)", "m1 (40%)", "m2 (0%)"]
+    assert view.model.currentText() == ALL_MODELS
+    assert view.group_curve_count() == 4  # m1 0% w/ and w/o, m1 40% w/o, m2 0% w/o
+    view.model.setCurrentText("m2")
+    assert view.group_curve_count() == 1
+    col = TABLE_COLUMNS.index
+    # m1 (0%): average satisfaction with profile (0.6+0.8+0.9)/3, without (0.5+0.6)/2.
+    assert view.table.item(0, col("Avg sat. w/")).text() == "0.77"
+    assert view.table.item(0, col("Avg sat. w/o")).text() == "0.55"
+    clarify = float(view.table.item(0, col("Clarify w/o")).text())
+    ssa = float(view.table.item(0, col("SSA w/o")).text())
+    assert ssa == pytest.approx(0.7 * 7.75 * 0.55 + 0.3 * clarify, abs=0.01)
+    view.dialogues.selectRow(2)  # s-c
+    assert view.selected_session() == "s-c"
+    assert view.curve.point_count() == 3
+    assert view.curve.values() == ([0.4, 0.7, 0.8], [0.3, 0.6, 0.6])
+    view.open_selected()
+    assert opened == [(str(tmp_path / "storm.db"), "s-c")]
+
+
+def test_the_storm_view_says_when_the_database_cannot_be_read(qtbot, tmp_path):  # noqa: ANN001
+    controller = _Controller(tmp_path / "storm.db")
+    write(controller.database(), DIALOGUES[:1])
+    view = StormWindow(controller, lambda *_: None)
+    qtbot.addWidget(view)
+    assert view.table.rowCount() == 1
+    controller.database().execute("DROP TABLE storm_dialogues")
+    view.refresh()
+    assert (
+        view.status.text().startswith("STORM report:") and "storm_dialogues" in view.status.text()
+    )
+    assert view.table.rowCount() == 1, "what was shown stays"

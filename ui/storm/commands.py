@@ -1,0 +1,149 @@
+"""The controller's commands for STORM simulated users: their profiles and seating them.
+
+A part of :class:`ui.controller.SessionController` (it inherits them), as
+:class:`ui.room_commands.RoomCommands` is. Profiles live as TOML files in ``<personas>/users``
+(``playground.storm.profiles``); a simulated user joins the live room through
+``Room.add_simulated_user`` with the simulator the session's engine provides
+(``factory.user_simulator``). Every command goes through the controller's ``guarded`` boundary.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from playground.room import Room
+    from playground.settings import Settings
+    from playground.storm.model import UserProfile
+
+#: The speak probability the window offers by default (the room's own default when None).
+DEFAULT_SPEAK_PROBABILITY = 0.3
+
+
+@dataclass(frozen=True)
+class SimulatedSeat:
+    """A simulated user to seat: its profile and its speak probability when not addressed.
+
+    Attributes:
+        profile: The private profile it plays.
+        speak_probability: Chance to speak after a message not addressed to it (None: the
+            room's default).
+    """
+
+    profile: UserProfile
+    speak_probability: float | None = None
+
+
+class SimulatedUserCommands:
+    """Profiles (list, generate, save) and simulated users (seat at start, add mid-session)."""
+
+    if TYPE_CHECKING:  # provided by SessionController
+        personas_dir: str
+        engine: Any
+        settings: Settings
+        notice: Any
+
+        def _require_live_room(self) -> Room: ...
+
+        async def guarded(self, what: str, fn: Callable[[], Awaitable[Any]]) -> Any: ...
+
+    _users_dir: Path | None = None
+
+    @property
+    def users_dir(self) -> Path:
+        """Where simulated users' profiles are saved: ``<personas>/users`` unless set."""
+        return self._users_dir or Path(self.personas_dir) / "users"
+
+    @users_dir.setter
+    def users_dir(self, path: str | Path) -> None:
+        self._users_dir = Path(path)
+
+    def user_profiles(self) -> list[UserProfile]:
+        """The saved profiles (none when the folder does not exist yet).
+
+        Raises:
+            ProfileError: a profile file is invalid (the message names the file and field).
+        """
+        from playground.storm import profiles
+
+        if not self.users_dir.is_dir():
+            return []
+        return list(profiles.load_profiles(self.users_dir))
+
+    def save_profile(self, profile: UserProfile) -> Path:
+        """Write ``profile`` to its TOML file in :attr:`users_dir`.
+
+        Raises:
+            ProfileError: the profile cannot be written (names the file and field).
+        """
+        from playground.storm import profiles
+
+        self.users_dir.mkdir(parents=True, exist_ok=True)
+        return Path(profiles.save_profile(profile, self.users_dir))
+
+    def generate_profile(
+        self, seed: int, *, task: str | None, difficulty: int | None, uncertainty: int
+    ) -> UserProfile:
+        """A profile drawn from the paper's pools (offline, reproducible by seed).
+
+        Raises:
+            PlaygroundError: the task is not known or a value is out of range.
+        """
+        from playground.storm import profiles
+
+        return profiles.generate_profile(
+            seed, task=task, difficulty=difficulty, uncertainty=uncertainty
+        )
+
+    async def add_simulated_user(
+        self, profile: UserProfile, *, speak_probability: float | None = None
+    ) -> None:
+        """Seat a simulated user in the live session (Participants ▸ Add simulated user…)."""
+
+        async def go() -> None:
+            room = self._require_live_room()
+            names = await self._seat_simulated(room, [SimulatedSeat(profile, speak_probability)])
+            self.notice.emit(f"{names[0]} joined as a simulated user.")
+
+        await self.guarded("Add simulated user", go)
+
+    async def _seat_simulated(self, room: Room, seats: Sequence[SimulatedSeat]) -> list[str]:
+        """Seat each of ``seats`` in ``room`` under a name nobody there has; their names.
+
+        Raises:
+            PlaygroundError: the room or the engine refused (the message says why).
+        """
+        from playground import factory
+
+        seated: list[str] = []
+        for seat in seats:
+            name = _free_name(seat.profile.name, set(room.participants))
+            simulator = factory.user_simulator(
+                self.engine,
+                seed=self.settings.engine.seed,
+                short_messages=self.settings.room.simulated_short_messages,
+            )
+            result: Any = room.add_simulated_user(
+                seat.profile,
+                simulator,
+                speak_probability=seat.speak_probability,
+                name=name,
+            )
+            if inspect.isawaitable(result):
+                await result
+            seated.append(name)
+        return seated
+
+
+def _free_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name2``, ``name3``… when someone in the room has it already."""
+    if name not in taken:
+        return name
+    n = 2
+    while f"{name}{n}" in taken:
+        n += 1
+    return f"{name}{n}"

@@ -1,0 +1,93 @@
+"""The main window's STORM wiring: Participants ▸ Add simulated user…, the profile editor behind
+the left pane's Edit profile…, and View ▸ STORM dialogues… (also under Experiments)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QMainWindow
+
+from playground.storm.model import UserProfile
+from ui.storm.profile_editor import ProfileEditorDialog
+from ui.storm.seating import AddSimulatedUserDialog
+
+
+class StormMenu(QObject):
+    """Adds the simulated-user commands and the STORM view to ``window``.
+
+    Args:
+        window: the main window (its controller, menus, memory pane and ``spawn``).
+
+    Attributes:
+        view: the STORM window, once opened.
+        editor: the profile editor last opened.
+    """
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.window: Any = window
+        w: Any = window
+        self.view: Any = None
+        self.editor: ProfileEditorDialog | None = None
+        self.add_dialog: AddSimulatedUserDialog | None = None
+        menu = w.participants_menu
+        self.act_add = menu.addAction("Add simulated user…")
+        self.act_add.setToolTip(
+            "Seat a STORM simulated user (a saved or generated profile) in the live session"
+        )
+        self.act_add.triggered.connect(lambda: self.open_add())
+        menu.aboutToShow.connect(lambda: self.act_add.setEnabled(w.controller.room is not None))
+        self.act_view = w.keys.view_menu.addAction("STORM dialogues…")
+        self.act_view.setShortcut(QKeySequence("Ctrl+Shift+D"))
+        self.act_view.setToolTip("Satisfaction and clarity curves and the Table-2 report")
+        self.act_view.triggered.connect(lambda: self.open_view())
+        w.experiments.menu.addAction(self.act_view)
+        w.memory.profile_view.editable = True
+        w.memory.profile_view.edit_requested.connect(self.open_editor)
+
+    def open_add(self) -> AddSimulatedUserDialog:
+        """Participants ▸ Add simulated user…; OK seats the ticked profiles."""
+        w = self.window
+        dlg = AddSimulatedUserDialog(w.controller, w)
+
+        def seat() -> None:
+            for seat in dlg.seats():
+                w.spawn(
+                    w.controller.add_simulated_user(
+                        seat.profile, speak_probability=seat.speak_probability
+                    )
+                )
+
+        dlg.accepted.connect(seat)
+        self.add_dialog = dlg
+        dlg.open()
+        return dlg
+
+    def open_editor(self, profile: UserProfile) -> ProfileEditorDialog:
+        """The profile editor for ``profile``; Save writes its file in ``<personas>/users``."""
+        w = self.window
+        dlg = ProfileEditorDialog(profile, w.controller.save_profile, w)
+        dlg.saved.connect(
+            lambda p: w.hint(
+                f"Saved profile {p.id} to {w.controller.users_dir}; it applies to new sessions."
+            )
+        )
+        self.editor = dlg
+        dlg.open()
+        return dlg
+
+    def open_view(self) -> Any:
+        """The STORM window (one; an open one is refreshed and brought to the front)."""
+        from ui.storm.view import StormWindow
+
+        w = self.window
+        if self.view is None:
+            self.view = StormWindow(w.controller, w.open_replay, w)
+        else:
+            self.view.refresh()
+        self.view.show()
+        self.view.raise_()
+        self.view.activateWindow()
+        return self.view

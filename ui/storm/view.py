@@ -1,0 +1,390 @@
+"""The STORM window: satisfaction and clarity curves per dialogue and per group, and the paper's
+Table 2, from the session database.
+
+Everything shown comes from :func:`playground.storm.report.build_storm_report` (the same object
+``playground report --storm`` prints): the dialogues list with each one's curves, the mean curves
+of each group (uncertainty × profile access) of the chosen assistant model, and the Table-2 rows.
+Double-clicking a dialogue (or Open in replay) replays its session in the main window.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from playground import errors
+from playground.storm import report as storm_report
+from ui.widgets.sparkline import StateSparkline
+
+log = logging.getLogger(__name__)
+
+DIALOGUE_COLUMNS = ["User", "Assistant", "Unc.", "Profile", "Turns", "Avg sat.", "Session"]
+#: Table 2 shows up to this many rows without scrolling; the curves take the rest.
+TABLE_ROWS_SHOWN = 8
+#: Below this window height the methods under the table are in its tooltip only.
+METHODS_MIN_HEIGHT = 820
+#: Table 2's layout: w/ and w/o profile side by side; Clarify and SSA without profile.
+TABLE_COLUMNS = [
+    "Assistant (uncertainty)",
+    "Avg sat. w/",
+    "Avg sat. w/o",
+    "High sat. w/",
+    "High sat. w/o",
+    "Improved w/",
+    "Improved w/o",
+    "Clarify w/o",
+    "SSA w/o",
+    "Dialogues w/ · w/o",
+]
+#: One colour per uncertainty level; profile access solid, none dashed.
+UNCERTAINTY_COLORS = {0: "#1565c0", 40: "#2e7d32", 60: "#ef6c00", 80: "#c62828"}
+ALL_MODELS = "(all assistants)"
+EMPTY_TEXT = (
+    "No STORM dialogues in this database yet: run `playground storm …` (or open a database that"
+    " has some)."
+)
+
+
+def _num(value: float | None, pct: bool = False) -> str:
+    if value is None:
+        return "–"
+    return f"{value * 100:.1f}%" if pct else f"{value:.2f}"
+
+
+def _item(text: str, data: object = None, *, right: bool = False) -> QTableWidgetItem:
+    item = QTableWidgetItem(text)
+    item.setFlags(Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled)
+    if data is not None:
+        item.setData(Qt.ItemDataRole.UserRole, data)
+    if right:
+        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return item
+
+
+def _table(columns: list[str]) -> QTableWidget:
+    t = QTableWidget(0, len(columns))
+    t.setHorizontalHeaderLabels(columns)
+    t.verticalHeader().setVisible(False)
+    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    t.setAlternatingRowColors(True)
+    t.verticalHeader().setDefaultSectionSize(22)
+    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    return t
+
+
+def _group(title: str, *widgets: QWidget) -> QGroupBox:
+    box = QGroupBox(title)
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(6, 4, 6, 6)
+    for w in widgets:
+        lay.addWidget(w)
+    return box
+
+
+class GroupCurves(pg.GraphicsLayoutWidget):
+    """Mean satisfaction (left) and clarity (right) per turn, one line per group."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setBackground("w")
+        self.plots: list[pg.PlotItem] = []
+        for col, title in enumerate(("Mean satisfaction", "Mean intent clarity")):
+            plot = self.addPlot(row=0, col=col, title=title)
+            plot.setMenuEnabled(False)
+            plot.hideButtons()
+            plot.setMouseEnabled(x=False, y=False)
+            plot.showGrid(y=True, alpha=0.25)
+            plot.setYRange(0.0, 1.0, padding=0.1)
+            plot.getAxis("left").setTicks([[(v / 4, f"{v / 4:g}") for v in range(5)]])
+            plot.setLabel("bottom", "turn of the simulated user")
+            self.plots.append(plot)
+        self.legend = pg.LegendItem(colCount=4, labelTextSize="8pt", labelTextColor="#333")
+        self.addItem(self.legend, row=1, col=0, colspan=2)
+        self.lines: list[tuple[str, pg.PlotDataItem, pg.PlotDataItem]] = []
+
+    def show_groups(self, groups: list[tuple[str, str, int, bool]], report: Any) -> None:
+        """Draw ``groups`` (label, model, uncertainty, with profile) from ``report``'s rows."""
+        for plot in self.plots:
+            plot.clear()
+        self.legend.clear()
+        self.lines = []
+        longest = 1
+        several = len({model for _label, model, _unc, _access in groups}) > 1
+        for label, model, unc, access in groups:
+            row = next(
+                r
+                for r in report.rows
+                if r.assistant_model == model and r.uncertainty == unc and r.label == label
+            )
+            curve = row.curves.get("with" if access else "without")
+            if curve is None:
+                continue
+            pen = pg.mkPen(UNCERTAINTY_COLORS.get(unc, "#555"), width=2)
+            if not access:
+                pen.setDashPattern([5, 3])
+            x = list(range(len(curve.satisfaction)))
+            longest = max(longest, len(x) - 1)
+            # Short names, so that the legend's four columns fit a 1024 px window.
+            short = label if several else f"{unc}%"
+            name = f"{short} {'w/' if access else 'w/o'} profile"
+            s = self.plots[0].plot(x, curve.satisfaction, pen=pen, name=name)
+            c = self.plots[1].plot(x, curve.clarity, pen=pen, name=name)
+            self.legend.addItem(s, name)
+            self.lines.append((name, s, c))
+        for plot in self.plots:
+            plot.setXRange(0, longest, padding=0.04)
+
+
+class StormWindow(QWidget):
+    """The STORM dialogues of a database: curves, Table 2, replay.
+
+    Args:
+        controller: the main window's session controller (its database).
+        open_replay: opens ``(database path, session id)`` in the main window's replay.
+        parent: Optional parent widget.
+
+    Attributes:
+        report: the report shown (None before the first successful refresh).
+    """
+
+    def __init__(
+        self,
+        controller: Any,
+        open_replay: Callable[[str, str], object],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        if parent is not None:
+            self.setWindowFlag(Qt.WindowType.Window)
+        self.setWindowTitle("STORM dialogues")
+        self.resize(1440, 900)
+        self.controller = controller
+        self.open_replay_at = open_replay
+        self.db_path = str(controller.db_path)
+        self.report: Any = None
+
+        self.replay_button = QPushButton("Open in replay")
+        self.replay_button.setToolTip("Replay the selected dialogue's session in the main window")
+        self.refresh_button = QPushButton("Refresh")
+        self.model = QComboBox()
+        self.model.setToolTip("The assistant whose groups the mean curves show")
+        self.db_label = QLabel(f"Database: {self.db_path}")
+        self.db_label.setStyleSheet("color:#555;")
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Groups of"))
+        bar.addWidget(self.model)
+        bar.addStretch(1)
+        bar.addWidget(self.db_label)
+        bar.addWidget(self.replay_button)
+        bar.addWidget(self.refresh_button)
+
+        self.dialogues = _table(DIALOGUE_COLUMNS)
+        self.dialogues.setToolTip("Double-click a dialogue to open its session in replay")
+        self.curve = StateSparkline(height=None)
+        self.curve_box = _group("Dialogue", self.curve)
+        self.groups = GroupCurves()
+        self.groups_box = _group(
+            "Mean per group (uncertainty × profile access; solid: with profile, dashed: without)",
+            self.groups,
+        )
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.curve_box)
+        right.addWidget(self.groups_box)
+        right.setChildrenCollapsible(False)
+        right.setStretchFactor(0, 2)
+        right.setStretchFactor(1, 3)
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(_group("Dialogues", self.dialogues))
+        top.addWidget(right)
+        top.setStretchFactor(0, 2)
+        top.setStretchFactor(1, 3)
+        top.setChildrenCollapsible(False)
+        top.setSizes([520, 900])
+
+        self.table = _table(TABLE_COLUMNS)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.methods = QLabel("")
+        self.methods.setWordWrap(True)
+        self.methods.setStyleSheet("color:#555; font-size:11px;")
+        self.table_box = _group("Table 2: satisfaction and clarification", self.table, self.methods)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 6, 8, 6)
+        lay.addLayout(bar)
+        lay.addWidget(top, 1)
+        lay.addWidget(self.table_box)
+        lay.addWidget(self.status)
+
+        self.refresh_button.clicked.connect(self.refresh)
+        self.replay_button.clicked.connect(lambda: self.open_selected())
+        self.dialogues.itemSelectionChanged.connect(self._dialogue_selected)
+        self.dialogues.itemDoubleClicked.connect(lambda _item: self.open_selected())
+        self.model.currentIndexChanged.connect(lambda _i: self._show_groups())
+        self.refresh()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        # A short window gives the curves the height; the methods stay in the tooltip.
+        self.methods.setVisible(event.size().height() >= METHODS_MIN_HEIGHT)
+        super().resizeEvent(event)
+
+    # -- data ------------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Read the report again and show it (a problem is said in the window)."""
+        try:
+            db = self.controller.database()
+            report = storm_report.build_storm_report(db)
+        except (errors.PlaygroundError, sqlite3.Error) as exc:
+            self.show_error(f"STORM report: {exc}")
+            return
+        except Exception as exc:  # the window's boundary: a damaged row must not close it
+            log.exception("building the STORM report")
+            self.show_error(f"STORM report failed: {type(exc).__name__}: {exc}")
+            return
+        self.report = report
+        self._fill_dialogues()
+        self._fill_table()
+        models = sorted({r.assistant_model for r in report.rows})
+        keep = self.model.currentText()
+        self.model.blockSignals(True)
+        self.model.clear()
+        self.model.addItem(ALL_MODELS)
+        self.model.addItems(models)
+        self.model.setCurrentIndex(max(0, self.model.findText(keep)))
+        self.model.blockSignals(False)
+        self._show_groups()
+        n = len(report.dialogues)
+        judge = f"judge {report.judge}" if report.judge else "no judge yet (Clarify: –)"
+        self.status.setStyleSheet("color:#333;")
+        self.status.setText(
+            EMPTY_TEXT if not n else f"{n} dialogue{'s' if n != 1 else ''} · {judge}"
+        )
+        if n and self.dialogues.currentRow() < 0:
+            self.dialogues.selectRow(0)
+
+    def _fill_dialogues(self) -> None:
+        rows = self.report.dialogues
+        self.dialogues.blockSignals(True)
+        self.dialogues.setRowCount(len(rows))
+        for i, d in enumerate(rows):
+            access = "–" if d.profile_access is None else ("w/" if d.profile_access else "w/o")
+            cells = [
+                _item(d.user, d.session_id),
+                _item(d.assistant_model + ("" if d.assistant in ("", "plain") else " · IT")),
+                _item("–" if d.uncertainty is None else f"{d.uncertainty}%", right=True),
+                _item(access),
+                _item(str(d.metrics.turns), right=True),
+                _item(_num(d.metrics.average_satisfaction), right=True),
+                _item(d.session_id),
+            ]
+            for col, cell in enumerate(cells):
+                cell.setToolTip(f"{d.task} · session {d.session_id} ({d.status})")
+                self.dialogues.setItem(i, col, cell)
+        self.dialogues.blockSignals(False)
+
+    def _fill_table(self) -> None:
+        rows = self.report.rows
+        self.table.setRowCount(len(rows))
+        for i, r in enumerate(rows):
+            w, wo = r.with_profile, r.without_profile
+
+            def get(g: Any, name: str, pct: bool = False) -> str:
+                return _num(getattr(g, name) if g is not None else None, pct)
+
+            cells = [
+                _item(r.label),
+                _item(get(w, "average_satisfaction"), right=True),
+                _item(get(wo, "average_satisfaction"), right=True),
+                _item(get(w, "high_rate", True), right=True),
+                _item(get(wo, "high_rate", True), right=True),
+                _item(get(w, "improved_rate", True), right=True),
+                _item(get(wo, "improved_rate", True), right=True),
+                _item(get(wo, "clarify"), right=True),
+                _item(get(wo, "ssa"), right=True),
+                _item(f"{w.n if w else 0} · {wo.n if wo else 0}", right=True),
+            ]
+            for col, cell in enumerate(cells):
+                self.table.setItem(i, col, cell)
+        shown = max(1, min(len(rows), TABLE_ROWS_SHOWN))
+        height = self.table.horizontalHeader().sizeHint().height() + 2 * self.table.frameWidth()
+        self.table.setFixedHeight(height + shown * self.table.verticalHeader().defaultSectionSize())
+        self.methods.setText(" · ".join(self.report.methods[:5]))
+        self.methods.setToolTip("\n".join(self.report.methods))
+        self.table.setToolTip("How each figure is computed:\n" + "\n".join(self.report.methods))
+
+    # -- showing ---------------------------------------------------------------------------------
+
+    def selected_session(self) -> str | None:
+        rows = self.dialogues.selectionModel().selectedRows()
+        item = self.dialogues.item(rows[0].row(), 0) if rows else None
+        return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
+
+    def _dialogue_selected(self) -> None:
+        sid = self.selected_session()
+        d = next((d for d in self.report.dialogues if d.session_id == sid), None)
+        self.replay_button.setEnabled(d is not None)
+        if d is None:
+            self.curve.set_points([], [], [])
+            self.curve_box.setTitle("Dialogue")
+            return
+        self.curve.set_points(list(range(len(d.satisfaction))), d.satisfaction, d.clarity)
+        self.curve_box.setToolTip(f"Session {d.session_id} ({d.status})")
+        access = "" if d.profile_access is None else (" · w/" if d.profile_access else " · w/o")
+        self.curve_box.setTitle(
+            f"Dialogue — {d.user}: {d.task}"
+            f" · {d.assistant_model}{'' if d.uncertainty is None else f' · {d.uncertainty}%'}"
+            f"{access} profile"
+        )
+
+    def _show_groups(self) -> None:
+        if self.report is None:
+            return
+        model = self.model.currentText()
+        groups = [
+            (r.label, r.assistant_model, r.uncertainty, access)
+            for r in self.report.rows
+            if model in ("", ALL_MODELS) or r.assistant_model == model
+            for access in (True, False)
+            if ("with" if access else "without") in r.curves
+        ]
+        self.groups.show_groups(groups, self.report)
+
+    def group_curve_count(self) -> int:
+        """How many group lines are drawn (each in both plots)."""
+        return len(self.groups.lines)
+
+    def open_selected(self) -> object:
+        """Replay the selected dialogue's session in the main window."""
+        sid = self.selected_session()
+        if sid is None:
+            self.show_error("Select a dialogue first.")
+            return None
+        return self.open_replay_at(self.db_path, sid)
+
+    def show_error(self, text: str) -> None:
+        self.status.setStyleSheet("color:#c62828;")
+        self.status.setText(text)

@@ -1,0 +1,104 @@
+"""A small satisfaction / clarity chart (pyqtgraph): two lines over turns on a fixed 0–1 axis.
+
+Used above a simulated user's hidden-state bubbles (it grows by one point per turn, live and in
+replay) and, larger, by the STORM view. The legend sits in its own row under the plot, so it
+never covers a point near 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
+
+#: Line colours: satisfaction (blue) and intent clarity (orange), everywhere in the window.
+SATISFACTION_COLOR = "#1565c0"
+CLARITY_COLOR = "#ef6c00"
+#: The sparkline's height above the bubbles (px, device independent).
+SPARKLINE_HEIGHT = 150
+
+
+def _curve(plot: pg.PlotItem, color: str, *, dashed: bool = False) -> pg.PlotDataItem:
+    pen = pg.mkPen(color, width=2)
+    if dashed:
+        pen.setDashPattern([4, 3])
+    return plot.plot([], [], pen=pen, symbol="o", symbolSize=5, symbolBrush=color, symbolPen=color)
+
+
+class StateSparkline(pg.GraphicsLayoutWidget):
+    """Satisfaction and clarity per turn of one simulated user.
+
+    Args:
+        parent: Optional parent widget.
+        height: Fixed height in pixels (``None``: free, as in the STORM view).
+        title: An optional title above the plot.
+
+    Attributes:
+        plot: The pyqtgraph plot (x: the user's turn from 0; y: 0–1).
+        satisfaction: The satisfaction line.
+        clarity: The intent-clarity line.
+        legend: The legend under the plot.
+    """
+
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        height: int | None = SPARKLINE_HEIGHT,
+        title: str = "",
+    ) -> None:
+        super().__init__(parent)
+        self.setBackground("w")
+        self.ci.setContentsMargins(2, 2, 2, 2)
+        self.ci.setSpacing(0)
+        self.plot: pg.PlotItem = self.addPlot(row=0, col=0, title=title or None)
+        plot = self.plot
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setMouseEnabled(x=False, y=False)
+        plot.showGrid(x=False, y=True, alpha=0.25)
+        plot.setYRange(0.0, 1.0, padding=0.1)
+        plot.getAxis("left").setTicks([[(0.0, "0"), (0.5, "0.5"), (1.0, "1")]])
+        plot.getAxis("left").setWidth(28)
+        plot.getAxis("bottom").setHeight(18 if height is not None else 30)
+        if height is None:
+            plot.setLabel("bottom", "turn of the simulated user")
+        self.satisfaction = _curve(plot, SATISFACTION_COLOR)
+        self.clarity = _curve(plot, CLARITY_COLOR, dashed=True)
+        self.legend = pg.LegendItem(colCount=2, labelTextSize="8pt", labelTextColor="#333")
+        self.legend.addItem(self.satisfaction, "satisfaction")
+        self.legend.addItem(self.clarity, "intent clarity")
+        self.legend.layout.setContentsMargins(0, 0, 0, 0)
+        self.addItem(self.legend, row=1, col=0)
+        self.ci.layout.setRowStretchFactor(0, 1)
+        if height is not None:
+            self.setFixedHeight(height)
+        self._turns: list[int] = []
+
+    def set_points(
+        self, turns: Sequence[int], satisfaction: Sequence[float], clarity: Sequence[float]
+    ) -> None:
+        """Show one point per turn (the three sequences have the same length)."""
+        self._turns = list(turns)
+        self.satisfaction.setData(list(turns), list(satisfaction))
+        self.clarity.setData(list(turns), list(clarity))
+        last = max(turns, default=0)
+        self.plot.setXRange(0, max(last, 1), padding=0.06)
+        step = 1 if last <= 10 else 2 if last <= 20 else 5
+        self.plot.getAxis("bottom").setTicks(
+            [[(t, str(t)) for t in range(0, max(last, 1) + 1, step)]]
+        )
+
+    def point_count(self) -> int:
+        """How many turns are plotted."""
+        return len(self._turns)
+
+    def values(self) -> tuple[list[float], list[float]]:
+        """The plotted satisfaction and clarity values, in turn order."""
+        _, s = self.satisfaction.getData()
+        _, c = self.clarity.getData()
+        return (
+            [] if s is None else [float(v) for v in s],
+            [] if c is None else [float(v) for v in c],
+        )

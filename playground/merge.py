@@ -55,6 +55,8 @@ SESSION_ROWS = (
     "hidden_states",
     "storm_dialogues",
     "storm_judgements",
+    "message_embeddings",
+    "session_features",
 )
 #: Tables merged row by row on a natural key (``None``: the whole row but its surrogate id), in an
 #: order that puts every referenced table before the tables that refer to it.
@@ -65,6 +67,7 @@ KEYS: dict[str, tuple[str, ...] | None] = {
     "rating_plans": None,
     "assignments": ("plan_id", "rater", "position"),
     "ratings": ("session_id", "rater", "instrument", "metric"),
+    "judge_scores": ("session_id", "rater", "metric"),
     "turn_marks": ("session_id", "message_id", "rater"),
     "preferences": None,
     # After the sessions: a run names its session.

@@ -353,4 +353,41 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (session_id, judge, pair)
     );
     """,
+    # 8: conversational geometry (TRACE) and an automatic judge: message vectors kept per
+    # embedding model, features per session, and the judge's scores with their reasons
+    """
+    CREATE TABLE message_embeddings (
+        session_id TEXT NOT NULL,
+        message_id INTEGER NOT NULL,
+        model TEXT NOT NULL,
+        text_hash TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (session_id, message_id, model),
+        FOREIGN KEY (session_id, message_id) REFERENCES messages(session_id, id) ON DELETE CASCADE
+    );
+    CREATE TABLE session_features (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        computed_at TEXT NOT NULL,
+        message_count INTEGER NOT NULL,
+        goal TEXT,
+        features TEXT NOT NULL,
+        per_speaker TEXT NOT NULL DEFAULT '{}',
+        PRIMARY KEY (session_id, model)
+    );
+    CREATE TABLE judge_scores (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        rater TEXT NOT NULL REFERENCES raters(id),
+        metric TEXT NOT NULL,
+        score REAL NOT NULL CHECK (score BETWEEN 1 AND 7),
+        rating INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 7),
+        reason TEXT NOT NULL DEFAULT '',
+        method TEXT NOT NULL,
+        model TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, rater, metric)
+    );
+    """,
 ]

@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     from playground.storm import report_cli as storm_report_cli
 
     storm_report_cli.add_arguments(rep)
+    from playground import agreement_cli
+
+    agreement_cli.add_arguments(rep)
 
     exp = sub.add_parser("export", help="write sessions (with their ratings) to a file")
     exp.add_argument("ids", nargs="*", metavar="ID", help="session ids (or unique prefixes)")
@@ -123,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
     from playground import experiment_cli
 
     experiment_cli.add_parsers(sub, str(DEFAULT_DB), DEFAULT_BUSY_TIMEOUT)
+    from playground.geometry import cli as features_cli
+
+    features_cli.add_parser(sub, str(DEFAULT_DB), DEFAULT_BUSY_TIMEOUT)
+    from playground.judging import cli as judging_cli
+
+    judging_cli.add_parsers(sub, str(DEFAULT_DB), DEFAULT_BUSY_TIMEOUT)
     from playground.storm import cli as storm_cli
 
     storm_cli.add_parser(sub, str(DEFAULT_DB), DEFAULT_BUSY_TIMEOUT)
@@ -145,13 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="score the next-speaker predictor on a corpus of multi-party chats (docs/next-speaker-corpus.md)",
     )
     ev.add_argument("corpus", metavar="CORPUS.jsonl")
-    ev.add_argument("--engine", choices=["offline", "openai"])
-    ev.add_argument("--model")
-    ev.add_argument("--base-url")
-    ev.add_argument("--api-key", help="API key (else $OPENAI_API_KEY); never stored")
+    from playground.flags import add_llm_flags
+
+    add_llm_flags(ev)
     ev.add_argument("--limit", type=int, metavar="N", help="score at most N predictions")
-    ev.add_argument("--timeout", type=float, help="seconds per LLM call")
-    ev.add_argument("--max-retries", type=int)
     ev.add_argument("--concurrency", type=int, help="most LLM calls in flight at once")
     ev.add_argument("--format", choices=["table", "json"], default="table")
     return p
@@ -376,6 +382,10 @@ def main(
             from playground.storm import profiles_cli
 
             return profiles_cli.cli(args, out, err)
+        if args.command == "judge":
+            from playground.judging import cli as judging_cli
+
+            return judging_cli.cli(args, out, err)
         if args.command == "storm-judge":
             from playground.storm import judge_cli
 
@@ -400,6 +410,10 @@ def main(
             from playground import experiment_cli
 
             return experiment_cli.show(args, out)
+        if args.command == "features":
+            from playground.geometry import cli as features_cli
+
+            return features_cli.cli(args, out, err)
         if args.command == "merge":
             from playground import merge
 

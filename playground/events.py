@@ -218,6 +218,20 @@ class HiddenStateRecorded(BaseEvent):
     origin: str = ""
 
 
+class MessageEmbedded(BaseEvent):
+    """A message's vector, as the room computed it for retrieval: the recorder keeps it in the
+    ``message_embeddings`` cache (for the conversation's geometry) and leaves it out of the event
+    log. ``vector`` is float32 little-endian, ``dim`` values; ``model`` the embedder's name."""
+
+    model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
+
+    kind: Literal["message_embedded"] = "message_embedded"
+    message_id: int
+    model: str
+    dim: int
+    vector: bytes
+
+
 class SessionFinished(BaseEvent):
     kind: Literal["session_finished"] = "session_finished"
     status: Literal["finished", "interrupted", "failed"]
@@ -249,6 +263,7 @@ Event = Annotated[
     | LabelRecorded
     | ProactivityChanged
     | HiddenStateRecorded
+    | MessageEmbedded
     | SessionFinished,
     Field(discriminator="kind"),
 ]

@@ -28,13 +28,16 @@ import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field
 
 from playground import clock, domain, errors, events, loops
 from playground.settings import Settings
+
+if TYPE_CHECKING:
+    from playground.room import Room
 
 _CLOCK = clock.SystemClock()
 #: The paper's simulation settings for Inner Thoughts agents (SPEC.md §1).
@@ -61,8 +64,14 @@ class Protocol(BaseModel):
 
     @property
     def experiment_id(self) -> str:
-        text = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
-        return "x" + hashlib.sha256(text.encode()).hexdigest()[:12]
+        return protocol_id(self, "x")
+
+
+def protocol_id(protocol: BaseModel, prefix: str) -> str:
+    """An experiment's id: ``prefix`` and a hash of its protocol, so the same protocol (the same
+    command) finds the same experiment again."""
+    text = json.dumps(protocol.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    return prefix + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -168,6 +177,15 @@ class Job:
     condition: str
 
 
+@dataclass
+class Attempt:
+    """One job being run: the bus its room reports on and, once it is open, the room."""
+
+    job: Job
+    bus: events.EventBus
+    room: Room | None = None
+
+
 class Runner:
     """Runs (or resumes) an experiment into a database.
 
@@ -183,6 +201,11 @@ class Runner:
         name: a label for the experiment.
         on_progress: called after every change of :attr:`progress`.
     """
+
+    #: What a job is called in :attr:`Progress.last_error` (a subclass names its own).
+    job_noun = "conversation"
+    #: Why the jobs in flight end ``interrupted`` when the run is cancelled.
+    stopped_reason = "the experiment was stopped"
 
     def __init__(
         self,
@@ -381,6 +404,10 @@ class Runner:
                     "DELETE FROM sessions WHERE id = ? AND status != 'finished'", [row[0]]
                 )
 
+    def _max_turns(self) -> int:
+        """The room's message limit (a subclass that counts turns otherwise overrides it)."""
+        return self.protocol.turns
+
     def _settings_for(self, draw: Draw) -> Settings:
         s = self.settings
         return s.model_copy(
@@ -389,7 +416,7 @@ class Runner:
                 "engine": s.engine.model_copy(
                     update={"seed": draw.seed, "evaluation_mode": EVALUATION_MODE}
                 ),
-                "room": s.room.model_copy(update={"max_turns": self.protocol.turns}),
+                "room": s.room.model_copy(update={"max_turns": self._max_turns()}),
             }
         )
 
@@ -410,56 +437,83 @@ class Runner:
         """The turn-taking policy a job's condition names."""
         return next(c for c in self.protocol.conditions if c == job.condition)
 
-    async def _one(self, job: Job) -> None:
+    def _open_room(self, attempt: Attempt, settings: Settings, engine: Any, condition: str) -> Room:
+        """Open the job's session (usage counted by :meth:`_usage_scope`, not by the room) and
+        mark its run ``running``.
+
+        Raises:
+            RecordingError: the database cannot be written.
+        """
         from playground import factory
 
-        engine = self.engine
+        room, _ = factory.open_room(
+            settings,
+            engine,
+            db=self.db,
+            bus=attempt.bus,
+            condition=condition,
+            experiment_id=self.id,
+            draw=attempt.job.draw.index,
+            track_usage=False,
+        )
+        attempt.room = room
+        self._mark(attempt.job, "running", room.session_id, None)
+        return room
+
+    def _usage_scope(self, room: Room) -> contextlib.AbstractContextManager[Any]:
+        """Every call made in the job's task, by whichever client, counted in the session's
+        usage and in the progress (nothing to count on the offline engine)."""
+        client = self.engine.client
+        if client is None:
+            return contextlib.nullcontext()
+        return client.usage_scope(_both(room.record_usage, self._usage_of(room.session_id)))
+
+    async def _conversation(self, attempt: Attempt) -> None:
+        """Run one job's conversation to its end (a subclass running another design overrides
+        it); it opens the room with :meth:`_open_room`.
+
+        Raises:
+            PlaygroundError: the conversation could not be run (the job is recorded failed).
+        """
+        from playground import factory
+
+        job = attempt.job
+        settings = self._settings_for(job.draw)
+        engine = dataclasses.replace(self.engine, cognition=_mind_for(self.engine, settings))
+        room = self._open_room(attempt, settings, engine, job.condition)
         personas = {p.name: p for p in self.protocol.personas}
+        with self._usage_scope(room):
+            await factory.add_agents(
+                room,
+                settings,
+                [personas[n] for n in job.draw.participants],
+                policies=dict.fromkeys(job.draw.participants, self._policy(job)),
+            )
+            await loops.run_simulation(
+                room, icebreaker=job.draw.icebreaker, initiator=job.draw.initiator
+            )
+
+    async def _one(self, job: Job) -> None:
+        """Run a job and record how it ended: finished, failed (the batch goes on) or
+        interrupted."""
         bus = events.EventBus()
         errors_seen: list[str] = []
         bus.subscribe(
             lambda e: errors_seen.append(e.message) if isinstance(e, events.ErrorOccurred) else None
         )
-        room = None
+        attempt = Attempt(job, bus)
         prog = self.progress.conditions[job.condition]
         self.progress.running += 1
         self._notify()
         try:
             self._forget_attempt(job)
-            settings = self._settings_for(job.draw)
-            conv_engine = dataclasses.replace(engine, cognition=_mind_for(engine, settings))
-            room, _ = factory.open_room(
-                settings,
-                conv_engine,
-                db=self.db,
-                bus=bus,
-                condition=job.condition,
-                experiment_id=self.id,
-                draw=job.draw.index,
-                track_usage=False,
-            )
-            self._mark(job, "running", room.session_id, None)
-            scope = (
-                engine.client.usage_scope(_both(room.record_usage, self._usage_of(room.session_id)))
-                if engine.client is not None
-                else contextlib.nullcontext()
-            )
-            with scope:
-                await factory.add_agents(
-                    room,
-                    settings,
-                    [personas[n] for n in job.draw.participants],
-                    policies=dict.fromkeys(job.draw.participants, self._policy(job)),
-                )
-                await loops.run_simulation(
-                    room, icebreaker=job.draw.icebreaker, initiator=job.draw.initiator
-                )
-            self._mark(job, "finished", room.session_id, None)
+            await self._conversation(attempt)
+            self._mark(job, "finished", attempt.room.session_id if attempt.room else None, None)
             prog.done += 1
         except asyncio.CancelledError:
-            if room is not None:
-                room.finish("interrupted", "the experiment was stopped")
-                self._mark(job, "interrupted", room.session_id, "the experiment was stopped")
+            if attempt.room is not None:
+                attempt.room.finish("interrupted", self.stopped_reason)
+                self._mark(job, "interrupted", attempt.room.session_id, self.stopped_reason)
             raise
         except errors.RecordingError:
             raise  # nothing more can be saved: the batch stops (run() raises it)
@@ -469,11 +523,14 @@ class Runner:
                 if isinstance(exc, errors.PlaygroundError)
                 else f"{type(exc).__name__}: {exc}"
             )
+            room = attempt.room
             if room is not None and room.status == "running":
                 room.finish("failed", message)
             self._mark(job, "failed", room.session_id if room else None, message)
             prog.failed += 1
-            self.progress.last_error = f"conversation {job.draw.index} ({job.condition}): {message}"
+            self.progress.last_error = (
+                f"{self.job_noun} {job.draw.index} ({job.condition}): {message}"
+            )
         finally:
             self.progress.errors += len(errors_seen)
             self.progress.running -= 1

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+import sqlite_utils
+
 from playground import domain, errors, experiment, experiment_report, personas
-from playground.flags import LLM_FLAGS, local_embedder, settings_from
+from playground.flags import LLM_FLAGS, add_db_flags, add_llm_flags, local_embedder, settings_from
 from playground.settings import Settings
 from playground.storage import open_database
 from playground.storage.database import open_for_reading
@@ -54,13 +58,8 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     x.add_argument(
         "--shard", metavar="K/N", help="run every N-th conversation starting at K (0-based)"
     )
-    x.add_argument("--engine", choices=["offline", "openai"])
-    x.add_argument("--model")
-    x.add_argument("--base-url")
-    x.add_argument("--api-key", help="API key (else $OPENAI_API_KEY); never stored")
+    add_llm_flags(x)
     x.add_argument("--embeddings", choices=["local", "remote"])
-    x.add_argument("--timeout", type=float, help="seconds per LLM call")
-    x.add_argument("--max-retries", type=int)
     x.add_argument(
         "--llm-concurrency",
         type=int,
@@ -73,9 +72,8 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
         help="HTTP library for the model server (default auto: aiohttp, about half the client CPU"
         " per call; httpx when a proxy variable is set, which aiohttp here ignores)",
     )
-    x.add_argument("--db", default=default_db)
+    add_db_flags(x, default_db, busy_timeout)
     x.add_argument("--name", help="a label for the experiment")
-    x.add_argument("--busy-timeout", type=float, default=busy_timeout, metavar="SECONDS")
     x.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     xs = sub.add_parser("experiments", help="list experiments, or one experiment's summary")
@@ -189,43 +187,30 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     engine = await factory.build_engine(
         settings, embedder=embedder, http=factory.http_library(args.http)
     )
-    try:
-        db = open_database(args.db, busy_timeout=args.busy_timeout)
-    except BaseException:
-        await engine.close()
-        raise
-    bar = _Bar(err, enabled=not args.no_progress)
-    runner = experiment.Runner(
-        db,
-        protocol,
-        settings,
-        engine,
-        concurrency=args.concurrency,
-        shard=shard,
-        name=args.name,
-        on_progress=bar.update,
-    )
-    print(
-        f"Experiment {runner.id}"
-        + (f" ({args.name})" if args.name else "")
-        + f": {', '.join(protocol.conditions)} × {protocol.conversations} conversations,"
-        f" {protocol.agents} agents, {protocol.turns} turns, seed {protocol.seed},"
-        f" {engine.label}" + (f", shard {shard[0]}/{shard[1]}" if shard != (0, 1) else ""),
-        file=err,
-        flush=True,
-    )
-    try:
+    async with batch_database(args, engine.close) as db:
+        bar = _Bar(err, enabled=not args.no_progress)
+        runner = experiment.Runner(
+            db,
+            protocol,
+            settings,
+            engine,
+            concurrency=args.concurrency,
+            shard=shard,
+            name=args.name,
+            on_progress=bar.update,
+        )
+        print(
+            f"Experiment {runner.id}"
+            + (f" ({args.name})" if args.name else "")
+            + f": {', '.join(protocol.conditions)} × {protocol.conversations} conversations,"
+            f" {protocol.agents} agents, {protocol.turns} turns, seed {protocol.seed},"
+            f" {engine.label}" + (f", shard {shard[0]}/{shard[1]}" if shard != (0, 1) else ""),
+            file=err,
+            flush=True,
+        )
         with bar:
             progress = await runner.run()
-    finally:
-        await engine.close()
-        db.close()
-    skipped = sum(c.skipped for c in progress.conditions.values())
-    failed = sum(c.failed for c in progress.conditions.values())
-    if skipped:
-        print(f"{skipped} conversations were already finished and were skipped.", file=err)
-    if progress.last_error:
-        print(f"{failed} failed; the last: {progress.last_error}", file=err)
+    failed = tell_outcome(progress, err, "conversation")
     rdb = open_for_reading(args.db)
     try:
         rows = experiment_report.summarise(rdb, runner.id)
@@ -233,15 +218,58 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rdb.close()
     print(experiment_report.format_summary(rows), file=out)
     print(runner.id, file=out, flush=True)
-    if failed:
-        print(
-            f"error: {failed} conversation{'s' if failed != 1 else ''} failed (recorded with"
-            f" their errors: `playground experiments {runner.id} --runs`); run the same command"
-            " again to retry them",
-            file=err,
-        )
-        return 1
-    return 0
+    return exit_code(failed, runner.id, err, "conversation")
+
+
+# -- what ``experiment`` and ``storm`` share -------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def batch_database(
+    args: argparse.Namespace, close: Callable[[], Awaitable[None]]
+) -> AsyncIterator[sqlite_utils.Database]:
+    """A batch's database (``--db``, ``--busy-timeout``), closed with the batch's engine
+    (``close``) when the batch ends; the engine is closed too when the database cannot be
+    opened.
+
+    Raises:
+        PlaygroundError: the database cannot be opened.
+    """
+    try:
+        db = open_database(args.db, busy_timeout=args.busy_timeout)
+    except BaseException:
+        await close()
+        raise
+    try:
+        yield db
+    finally:
+        await close()
+        db.close()
+
+
+def tell_outcome(progress: experiment.Progress, err: TextIO, noun: str) -> int:
+    """Say how many runs an earlier run had finished (skipped now) and how many failed, with
+    the last error; return the number failed. ``noun`` names a run (``conversation``)."""
+    skipped = sum(c.skipped for c in progress.conditions.values())
+    failed = sum(c.failed for c in progress.conditions.values())
+    if skipped:
+        print(f"{skipped} {noun}s were already finished and were skipped.", file=err)
+    if progress.last_error:
+        print(f"{failed} failed; the last: {progress.last_error}", file=err)
+    return failed
+
+
+def exit_code(failed: int, experiment_id: str, err: TextIO, noun: str) -> int:
+    """0, or 1 with an error line saying how to see and retry the ``failed`` runs."""
+    if not failed:
+        return 0
+    print(
+        f"error: {failed} {noun}{'s' if failed != 1 else ''} failed (recorded with their errors:"
+        f" `playground experiments {experiment_id} --runs`); run the same command again to"
+        " retry them",
+        file=err,
+    )
+    return 1
 
 
 def show(args: argparse.Namespace, out: TextIO) -> int:

@@ -195,6 +195,7 @@ def export_record(db: sqlite_utils.Database, session_id: str) -> dict[str, Any]:
         "storm_dialogues": _rows(db, "storm_dialogues", "session_id = ?", one, "session_id"),
         "storm_judgements": _rows(db, "storm_judgements", "session_id = ?", one, "judge, pair"),
         "ratings": _rows(db, "ratings", "session_id = ?", one, "id"),
+        "judge_scores": _rows(db, "judge_scores", "session_id = ?", one, "rater, metric"),
         "turn_marks": _rows(db, "turn_marks", "session_id = ?", one, "message_id, id"),
         "preferences": preferences,
         "events": _rows(db, "events", "session_id = ?", one, "seq"),

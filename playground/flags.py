@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from playground import errors
 from playground.settings import Settings, load_settings
@@ -23,6 +23,41 @@ LLM_FLAGS = {
     "timeout": "--timeout",
     "max_retries": "--max-retries",
 }
+
+
+def add_llm_flags(
+    parser: Any, *, model_help: str | None = None, engine_choices: bool = True
+) -> None:
+    """Add the flags of :data:`LLM_FLAGS` (read back by :func:`settings_from`) to a command.
+
+    Args:
+        parser: an argparse parser or argument group.
+        model_help: what ``--model`` is for (default: the chat model).
+        engine_choices: argparse checks ``--engine``; False leaves it to the settings, which
+            name the flag in a one-line error.
+    """
+    parser.add_argument(
+        "--engine",
+        choices=["offline", "openai"] if engine_choices else None,
+        help="offline or openai (default: openai if a key or base URL is set, else offline)",
+    )
+    parser.add_argument("--model", help=model_help or "the chat model (OpenAI-compatible engine)")
+    parser.add_argument("--base-url", help="OpenAI-compatible base URL (else $OPENAI_BASE_URL)")
+    parser.add_argument("--api-key", help="API key (else $OPENAI_API_KEY); never stored")
+    parser.add_argument("--timeout", type=float, help="seconds per LLM call")
+    parser.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts")
+
+
+def add_db_flags(parser: Any, default_db: str, busy_timeout: float) -> None:
+    """``--db`` and ``--busy-timeout``, as every command that writes sessions has them."""
+    parser.add_argument("--db", default=default_db, help=f"session database (default {default_db})")
+    parser.add_argument(
+        "--busy-timeout",
+        type=float,
+        default=busy_timeout,
+        metavar="SECONDS",
+        help="how long a write waits for another program's lock on the database",
+    )
 
 
 def local_embedder(settings: Settings) -> CachingEmbedder | None:

@@ -10,7 +10,6 @@ The next step is the trigger for the last carried-over message.
 from __future__ import annotations
 
 import bisect
-
 from dataclasses import dataclass, field
 from typing import Any
 

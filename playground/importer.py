@@ -33,6 +33,7 @@ LIST_KEYS = (
     "storm_dialogues",
     "storm_judgements",
     "ratings",
+    "judge_scores",
     "turn_marks",
     "preferences",
     "events",
@@ -282,6 +283,9 @@ class Importer:
         for i, row in enumerate(record.get("ratings", [])):
             self._ensure_rater(row, f"{where}: ratings[{i}]")
             self._insert("ratings", row, unplanned, f"{where}: ratings[{i}]")
+        for i, row in enumerate(record.get("judge_scores", [])):
+            self._ensure_rater(row, f"{where}: judge_scores[{i}]")
+            self._insert("judge_scores", row, own, f"{where}: judge_scores[{i}]")
         for i, row in enumerate(record.get("turn_marks", [])):
             self._ensure_rater(row, f"{where}: turn_marks[{i}]")
             self._insert("turn_marks", row, own, f"{where}: turn_marks[{i}]")

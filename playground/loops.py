@@ -52,9 +52,11 @@ async def run_simulation(
         while True:
             check_recording(room)
             if len(room.messages) >= s.max_turns:
+                await room.keep_last_vectors()
                 room.finish("finished", f"reached {s.max_turns} turns")
                 break
             if silent >= s.max_silent_steps:
+                await room.keep_last_vectors()
                 room.finish("finished", f"{silent} silent steps in a row")
                 break
             if room.stop_requested or (control and not await control.wait_for_step_permission()):
@@ -144,6 +146,7 @@ async def _realtime(room: Room) -> None:
         elif exc is not None:
             raise exc
     check_recording(room)
+    await room.keep_last_vectors()
     room.finish("finished", "stopped")
 
 

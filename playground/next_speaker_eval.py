@@ -48,6 +48,7 @@ from playground.next_speaker_corpus import (  # noqa: F401 - part of this module
     read_corpus,
 )
 from playground.settings import Settings
+from playground.workers import run_workers
 
 if TYPE_CHECKING:
     from playground.llm.client import ChatClient
@@ -174,26 +175,8 @@ async def predict_llm(client: ChatClient, todo: Sequence[Item], *, workers: int)
             except errors.LLMOutputError as exc:
                 results[index] = Outcome(it, None, str(exc))
 
-    try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, min(workers, len(todo)))):
-                group.create_task(worker())
-    except BaseExceptionGroup as exc:
-        raise _first_error(exc) from None
+    await run_workers(worker, min(workers, len(todo)))
     return [o for o in results if o is not None]
-
-
-def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The first PlaygroundError inside a task group's failure (else the first exception)."""
-    flat: list[BaseException] = []
-    stack: list[BaseException] = [group]
-    while stack:
-        exc = stack.pop(0)
-        if isinstance(exc, BaseExceptionGroup):
-            stack[:0] = list(exc.exceptions)
-        else:
-            flat.append(exc)
-    return next((e for e in flat if isinstance(e, errors.PlaygroundError)), flat[0])
 
 
 # -- output ------------------------------------------------------------------------------------

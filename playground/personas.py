@@ -5,14 +5,18 @@ from __future__ import annotations
 import codecs
 import json
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from playground import domain, errors
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "personas"
 ICEBREAKERS = "icebreakers.toml"
+M = TypeVar("M", bound=BaseModel)
 
 
 _BOMS = {
@@ -75,6 +79,60 @@ def _read(path: Path) -> dict[str, object]:
         raise errors.PersonaError(path, "", f"not valid TOML ({exc})") from exc
 
 
+def validate_file(
+    path: Path,
+    data: dict[str, Any],
+    model: type[M],
+    error: type[errors.PersonaError] = errors.PersonaError,
+    explain: Callable[[ErrorDetails, str], str | None] | None = None,
+) -> M:
+    """The table read from ``path`` as a ``model`` (its id defaults to the file's name).
+
+    Args:
+        explain: says a problem (of a dotted field) plainly, or None for pydantic's message.
+
+    Raises:
+        PersonaError: ``error``, naming the file and the first missing or invalid field.
+    """
+    data.setdefault("id", path.stem)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(file)"
+        said = explain(first, field) if explain is not None else None
+        msg = "missing" if first["type"] == "missing" else said or first["msg"]
+        raise error(path, field, msg) from exc
+
+
+def write_checked(
+    path: Path,
+    text: str,
+    check: Callable[[Path], object],
+    error: type[errors.PersonaError] = errors.PersonaError,
+) -> None:
+    """Write ``text`` to ``path`` atomically (its directory made if need be), once ``check`` has
+    loaded it from a temporary file: a good file is never replaced by one that does not load.
+
+    Raises:
+        PersonaError: ``error``, named after ``path``: it could not be written, or ``check``
+            failed on it.
+    """
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        try:
+            check(tmp)
+        except errors.PersonaError as exc:  # named after the file it was meant to become
+            raise error(path, exc.field, exc.reason) from exc
+        tmp.replace(path)
+    except OSError as exc:
+        raise error(path, "", f"cannot be written ({exc.strerror or exc})") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def load_persona(path: str | Path) -> domain.Persona:
     """Read one persona file.
 
@@ -82,15 +140,7 @@ def load_persona(path: str | Path) -> domain.Persona:
         PersonaError: naming the file and the first missing or invalid field.
     """
     path = Path(path)
-    data = _read(path)
-    data.setdefault("id", path.stem)
-    try:
-        return domain.Persona.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(file)"
-        msg = "missing" if first["type"] == "missing" else first["msg"]
-        raise errors.PersonaError(path, field, msg) from exc
+    return validate_file(path, _read(path), domain.Persona)
 
 
 def load_personas(directory: str | Path = DEFAULT_DIR) -> list[domain.Persona]:
@@ -173,16 +223,5 @@ def save_persona(persona: domain.Persona, directory: str | Path = DEFAULT_DIR) -
         PersonaError: the file could not be written.
     """
     path = Path(directory) / f"{persona.id}.toml"
-    tmp = path.with_suffix(".toml.tmp")
-    try:
-        tmp.write_text(dump_persona(persona), encoding="utf-8")
-        try:
-            load_persona(tmp)  # never replace a good file with one that does not load
-        except errors.PersonaError as exc:  # named after the file it was meant to become
-            raise errors.PersonaError(path, exc.field, exc.reason) from exc
-        tmp.replace(path)
-    except OSError as exc:
-        raise errors.PersonaError(path, "", f"cannot be written ({exc.strerror})") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_checked(path, dump_persona(persona), load_persona)
     return path

@@ -154,6 +154,7 @@ def build_report(
     *,
     experiment: str | None = None,
     session_ids: list[str] | None = None,
+    agreement_options: dict[str, Any] | None = None,
 ) -> Report:
     """Compute the whole report from the database.
 
@@ -161,9 +162,12 @@ def build_report(
         db: an open session database.
         experiment: only the sessions of this experiment.
         session_ids: only these sessions (ids or unique prefixes); combined with experiment.
+        agreement_options: keyword arguments of :func:`playground.agreement.build_agreement`
+            (judge, features_model, min_pairs, missing, embedder); ``{"skip": True}`` leaves
+            the judge/geometry agreement out.
 
     Raises:
-        PlaygroundError: unknown experiment.
+        PlaygroundError: unknown experiment, or a bad agreement option.
         SessionNotFound: an unknown session id.
     """
     scope = _scope(db, experiment, session_ids)
@@ -223,7 +227,18 @@ def build_report(
         comparisons=comparisons, preferences=prefs, rater_preferences=per_rater,
         conversation_marks=conv_marks, condition_marks=cond_marks, agreement=agreement,
         participant=participant, methods=METHODS,
+        agreement_with_humans=_with_humans(db, scope, agreement_options or {}),
     )  # fmt: skip
+
+
+def _with_humans(
+    db: sqlite_utils.Database, scope: dict[str, tuple[str, int]], options: dict[str, Any]
+) -> Any:
+    if options.get("skip"):
+        return None
+    from playground.agreement import build_agreement
+
+    return build_agreement(db, list(scope), **options)
 
 
 def _preferences(
@@ -334,14 +349,17 @@ def cli(args: Any, out: TextIO) -> int:
     Raises:
         PlaygroundError: no database at the path (none is created), or an unknown experiment.
     """
-    from playground.storage.database import open_for_reading
+    from playground import agreement_cli
+    from playground.storage.database import open_database, open_for_reading
 
     path = Path(args.db)
     if not path.is_file():
         raise errors.PlaygroundError(f"no database at {path}")
-    db = open_for_reading(path)  # reads only: also where the database cannot be written
+    options = agreement_cli.options(args)
+    # Reads only (also where the database cannot be written), unless features are to be stored.
+    db = open_database(path, create=False) if "embedder" in options else open_for_reading(path)
     try:
-        report = build_report(db, experiment=args.experiment)
+        report = build_report(db, experiment=args.experiment, agreement_options=options)
     finally:
         db.close()
     if report.empty:

@@ -6,6 +6,7 @@ import csv
 import io
 from typing import Any
 
+from playground import agreement_format
 from playground.ratings import CONVERSATION_METRICS, PARTICIPANT_ITEMS
 from playground.report_model import Report
 
@@ -121,6 +122,7 @@ def render_table(report: Report) -> str:
             for m in report.participant
         ]
         out += _table(["item", "condition", "n", "median", "mean"], rows, left=2)
+    out += agreement_format.render_lines(report.agreement_with_humans, _table)
     out += ["", "Methods: " + "; ".join(report.methods) + "."]
     return "\n".join(out) + "\n"
 
@@ -161,6 +163,7 @@ def csv_rows(report: Report) -> list[list[Any]]:
     for m in report.participant:
         add("participant", m.model_dump(include={"n", "median", "mean", "q1", "q3"}),
             cond=m.condition, metric=m.metric)  # fmt: skip
+    rows += agreement_format.csv_rows(report.agreement_with_humans)
     return rows
 
 

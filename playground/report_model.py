@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from playground.agreement_model import AgreementWithHumans
+
 NO_CONDITION = "(no condition)"
 METHODS = [
     "observation = one rater's rating of one session",
@@ -137,9 +139,14 @@ class Report(_Frozen):
     agreement: list[Agreement]
     participant: list[MetricSummary]
     methods: list[str]
+    agreement_with_humans: AgreementWithHumans | None = None
+    """The judge and the geometry against the human raters (None when not computed)."""
 
     @property
     def empty(self) -> bool:
-        """No conversation ratings, questionnaires, preferences or marks at all."""
+        """No conversation ratings, questionnaires, preferences or marks at all (preferences
+        within one condition count when the judge/geometry agreement is computed)."""
         c = self.counts
-        return not (c.conversation_ratings or c.questionnaires or c.preferences or c.marks)
+        a = self.agreement_with_humans
+        pairs = a is not None and bool(a.human_pairs or a.tied_pairs)
+        return not (c.conversation_ratings or c.questionnaires or c.preferences or c.marks or pairs)

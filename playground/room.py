@@ -276,6 +276,22 @@ class Room:
             vec = await asyncio.shield(pending)
             self._msg_vec[mid] = vec
             self._msg_vec_pending.pop(mid, None)
+            if not self.ended:  # kept by the recorder for the conversation's geometry
+                raw = np.asarray(vec, dtype="<f4")
+                self.emit(
+                    events.MessageEmbedded(
+                        message_id=mid, model=self.embedder.name, dim=raw.size, vector=raw.tobytes()
+                    )
+                )
+
+    async def keep_last_vectors(self) -> None:
+        """Before a session ends well: wait for the message vectors still being computed, so
+        that the recorder keeps every message's vector for the conversation's geometry. A
+        failure here only means that vector is not kept (it is embedded again when needed)."""
+        try:
+            await self.embeddings_ready()
+        except errors.PlaygroundError:
+            self._msg_vec_pending.clear()
 
     def add_human(self, name: str) -> Human:
         """A person joins.

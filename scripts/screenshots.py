@@ -271,7 +271,20 @@ async def storm() -> None:
     await shots()
 
 
-MODES = {"experiments": experiments, "mixed": mixed, "layout": layout, "storm": storm}
+async def trajectory() -> None:
+    """docs/trajectory.png and docs/trajectory-1024.png (see scripts/geometry_screenshots.py)."""
+    from geometry_screenshots import trajectory as shots  # beside this script
+
+    await shots()
+
+
+MODES = {
+    "experiments": experiments,
+    "mixed": mixed,
+    "layout": layout,
+    "storm": storm,
+    "trajectory": trajectory,
+}
 
 if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv)

@@ -265,10 +265,35 @@ def _add_human_evaluation(db: Any, victim: str, other: str) -> None:
         )
 
 
+def _add_storm_rows(db: Any, victim: str) -> None:
+    """A simulated user's hidden state of message 2, the dyad's design row and a judged pair."""
+    now = "2026-01-01T00:00:00.000+00:00"
+    with db.conn:
+        db.execute(
+            "INSERT INTO hidden_states (session_id, message_id, participant, turn, step,"
+            " satisfaction, clarity, format, recorded_at) VALUES (?, 2, 'Mara', 0, 2, 0.5, 0.4,"
+            " 'offline', ?)",
+            [victim, now],
+        )
+        db.execute(
+            "INSERT INTO storm_dialogues (session_id, user_name, profile_id, category, task,"
+            " difficulty, uncertainty, profile_access, assistant, assistant_model, user_model)"
+            " VALUES (?, 'Mara', 'p1', 'Shopping', 'Buy a smartphone', 3, 40, 0, 'plain',"
+            " 'offline', 'offline')",
+            [victim],
+        )
+        db.execute(
+            "INSERT INTO storm_judgements (session_id, judge, pair, clarity_change,"
+            " satisfaction_change, created_at) VALUES (?, 'judge:m', 0, 'improve', 'not change', ?)",
+            [victim, now],
+        )
+
+
 def test_delete_removes_every_row_of_the_session_and_nothing_else(scratch, saved):
     _, ids = saved
     victim, other = ids["B"], ids["C"]
     _add_human_evaluation(scratch, victim, other)
+    _add_storm_rows(scratch, victim)
     assert scratch.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     before = _counts(scratch, victim)
     assert all(n > 0 for n in before.values()), before  # every table holds rows of it

@@ -7,7 +7,6 @@ a hand-made corpus whose every prediction and gold label is worked out in the co
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import re
@@ -18,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from playground import cli, domain, factory
+from playground import domain, factory
 from playground.cognition import next_speaker
 from playground.llm.responses import TokenLogprob
 from playground.next_speaker_eval import CorpusError, items, read_corpus
 from tests.conftest import server_settings
+from tests.support.cli import openai_flags
+from tests.support.cli import run_cli as run
 from tests.support.llm_server import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,12 +41,6 @@ def msgs(*turns: tuple[str, str]) -> list[domain.Message]:
 def softmax(logits: dict[str, float]) -> dict[str, float]:
     total = sum(math.exp(v) for v in logits.values())
     return {k: math.exp(v) / total for k, v in logits.items()}
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 # -- labels and the offline heuristic ----------------------------------------------------------
@@ -378,18 +373,7 @@ def test_llm_accuracy_on_the_hand_made_corpus_with_concurrent_calls(tiny: Path):
     with FakeLLMServer() as srv:
         srv.set_responder(responder)
         code, out, err = run(
-            "eval-next-speaker",
-            str(tiny),
-            "--engine",
-            "openai",
-            "--base-url",
-            srv.base_url,
-            "--api-key",
-            "k",
-            "--model",
-            "fake-model",
-            "--format",
-            "json",
+            "eval-next-speaker", str(tiny), *openai_flags(srv.base_url), "--format", "json"
         )
         chat_calls = srv.chat_calls
     assert code == 0, err

@@ -17,7 +17,6 @@ from typing import Any
 import openai
 import pytest
 
-from playground import cli
 from playground.llm.client import ChatClient
 from playground.settings import LLMSettings
 from playground.storage import open_database
@@ -27,6 +26,8 @@ from playground.storm.judge import judge_dialogue, judge_session, normalise_labe
 from playground.storm.model import HiddenState, TaskProfile, TurnJudgement, UserProfile
 from playground.storm.report import build_storm_report
 from playground.storm.report_format import render_table, to_csv
+from tests.support.cli import openai_flags
+from tests.support.cli import run_cli as run
 from tests.support.llm_server import FakeLLMServer
 
 # -- the hand-made dialogue -----------------------------------------------------------------
@@ -421,12 +422,6 @@ async def test_judge_dialogue_with_the_servers_own_schema_answers(tmp_path: Path
     db.close()
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_storm_judge_command(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     db = open_database(path)
@@ -438,16 +433,7 @@ def test_storm_judge_command(tmp_path: Path) -> None:
         srv.set_responder(
             lambda b: None if b.get("max_tokens") == 1 else answer("Improve", "Improve")
         )
-        flags = [
-            "--engine",
-            "openai",
-            "--base-url",
-            srv.base_url,
-            "--api-key",
-            "k",
-            "--model",
-            "gpt-j",
-        ]
+        flags = openai_flags(srv.base_url, model="gpt-j")
         code, out, err = run("storm-judge", *flags, "--db", str(path))
         assert code == 0, err
         assert "s1: 2 turn pairs judged by judge:gpt-j" in out

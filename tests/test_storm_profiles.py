@@ -4,27 +4,22 @@ loopback server, and ``playground profiles generate|list``."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from playground import cli, errors, factory, personas
+from playground import errors, factory, personas
 from playground.storm import compose, model, pools, profile_files, profiles
 from tests.conftest import server_settings
+from tests.support.cli import cli_refusal, openai_flags
+from tests.support.cli import run_cli as run
 
 REPO = Path(__file__).resolve().parent.parent
 TASKS = [t for _, t in profiles.all_tasks()]
 #: base 10 + traits 5 + context 4 + task attributes 8
 ATTRIBUTES = 27
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 # -- the generator ---------------------------------------------------------------------------
@@ -398,6 +393,16 @@ def _responder(answer: str):
     return respond
 
 
+async def _enrich(llm_server, offline: model.UserProfile) -> tuple[model.UserProfile, list[str]]:
+    """``offline`` enriched by the loopback server through the real client, and the notes."""
+    client = factory.make_chat_client(server_settings(llm_server))
+    notes: list[str] = []
+    try:
+        return await profiles.enrich_profile(offline, client, notes=notes), notes
+    finally:
+        await client.close()
+
+
 @pytest.mark.asyncio
 async def test_enrichment_asks_with_the_task_and_difficulty_and_uses_the_answer(llm_server):
     llm_server.set_responder(_responder(_answer()))
@@ -407,12 +412,7 @@ async def test_enrichment_asks_with_the_task_and_difficulty_and_uses_the_answer(
         difficulty=model.Difficulty(style=2, length=3, content=5, tone=4),
         uncertainty=60,
     )
-    client = factory.make_chat_client(server_settings(llm_server))
-    notes: list[str] = []
-    try:
-        p = await profiles.enrich_profile(offline, client, notes=notes)
-    finally:
-        await client.close()
+    p, notes = await _enrich(llm_server, offline)
     (body,) = [r for r in llm_server.requests if r["_path"].endswith("/chat/completions")]
     prompt = body["messages"][-1]["content"]
     assert "Task: Refill my prescription" in prompt
@@ -447,12 +447,7 @@ async def test_enrichment_asks_with_the_task_and_difficulty_and_uses_the_answer(
 async def test_a_garbled_answer_keeps_the_offline_profile_and_says_so(llm_server):
     llm_server.set_responder(lambda body: "Sure! Here's a lovely person: Marisol, 67, teacher.")
     offline = profiles.generate_profile(6, task="Refill my prescription")
-    client = factory.make_chat_client(server_settings(llm_server))
-    notes: list[str] = []
-    try:
-        p = await profiles.enrich_profile(offline, client, notes=notes)
-    finally:
-        await client.close()
+    p, notes = await _enrich(llm_server, offline)
     assert p == offline and p.origin == "offline pools"
     assert llm_server.chat_calls == 2  # the answer, and the one corrective retry
     assert len(notes) == 1 and "gave no readable profile" in notes[0] and offline.id in notes[0]
@@ -468,12 +463,7 @@ async def test_fields_the_model_gets_wrong_keep_the_offline_composition(llm_serv
         )
     )
     offline = profiles.generate_profile(6, task="Refill my prescription", uncertainty=40)
-    client = factory.make_chat_client(server_settings(llm_server))
-    notes: list[str] = []
-    try:
-        p = await profiles.enrich_profile(offline, client, notes=notes)
-    finally:
-        await client.close()
+    p, notes = await _enrich(llm_server, offline)
     assert p.name == offline.name and p.examples == offline.examples
     assert p.task.requirements == offline.task.requirements
     assert p.task.attributes == offline.task.attributes and p.unknown == offline.unknown
@@ -488,12 +478,7 @@ async def test_fields_the_model_gets_wrong_keep_the_offline_composition(llm_serv
 @pytest.mark.asyncio
 async def test_the_servers_generic_answer_makes_a_valid_profile(llm_server, tmp_path):
     offline = profiles.generate_profile(11, task="Choose a phone for my mom", uncertainty=80)
-    client = factory.make_chat_client(server_settings(llm_server))
-    notes: list[str] = []
-    try:
-        p = await profiles.enrich_profile(offline, client, notes=notes)
-    finally:
-        await client.close()
+    p, notes = await _enrich(llm_server, offline)
     assert p.origin.startswith("fake-model")
     assert ("+ offline pools" in p.origin) == bool(notes)
     assert profiles.load_profile(profiles.save_profile(p, tmp_path)) == p
@@ -547,9 +532,8 @@ def test_cli_list_shows_bad_files_with_their_error_and_fails(tmp_path):
     ],
 )
 def test_cli_generate_refuses_bad_flags_by_name(tmp_path, flags, message):
-    code, out, err = run("profiles", "generate", "--out", str(tmp_path), *flags)
-    assert code == 1 and out == ""
-    assert err.startswith(f"error: {message}") and "Traceback" not in err
+    line = cli_refusal("profiles", "generate", "--out", str(tmp_path), *flags, code=1)
+    assert line.startswith(f"error: {message}"), line
     assert not list(tmp_path.iterdir())
 
 
@@ -557,8 +541,7 @@ def test_cli_generate_enriches_with_a_model(llm_server, tmp_path):
     llm_server.set_responder(_responder(_answer()))
     code, out, err = run(
         "profiles", "generate", "--task", "Refill my prescription", "--out", str(tmp_path),
-        "--engine", "openai", "--base-url", llm_server.base_url, "--api-key", "k",
-        "--model", "fake-model",
+        *openai_flags(llm_server.base_url),
     )  # fmt: skip
     assert code == 0, err
     p = profiles.load_profile(out.strip())

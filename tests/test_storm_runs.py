@@ -16,6 +16,7 @@ from playground.storm import assistant, profiles
 from playground.storm import run as storm_run
 from playground.storm.model import UserProfile
 from tests.conftest import offline_settings, server_settings
+from tests.support.cli import cli_refusal
 
 TASK = "Buy a smartphone"
 
@@ -332,12 +333,8 @@ async def test_an_inner_thoughts_assistant_runs_offline_with_the_masked_profile_
 )  # fmt: skip
 def test_bad_input_is_one_line_and_exit_2(tmp_path, flags, says):
     db_path = tmp_path / "s.db"
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.main(["storm", "--db", str(db_path), *flags], out=out, err=err)
-    lines = err.getvalue().strip().splitlines()
-    assert code == 2
-    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], lines
-    assert "Traceback" not in err.getvalue() and out.getvalue() == ""
+    line = cli_refusal("storm", "--db", str(db_path), *flags, code=2)
+    assert says in line, line
     assert not db_path.exists()
 
 
@@ -347,13 +344,10 @@ def test_a_bad_profile_file_is_named(tmp_path):
     good = profiles.generate_profile(1, task=TASK, difficulty=2)
     (users / "a.toml").write_text(profiles.dump_profile(good), encoding="utf-8")
     (users / "b.toml").write_text('id = "b"\nname = "Bo Bo"\n', encoding="utf-8")
-    err = io.StringIO()
-    code = cli.main(
-        ["storm", "--profiles-dir", str(users), "--db", str(tmp_path / "s.db")], out=io.StringIO(), err=err
-    )  # fmt: skip
-    assert code == 2
-    line = err.getvalue().strip()
-    assert "\n" not in line and "b.toml" in line, line
+    line = cli_refusal(
+        "storm", "--profiles-dir", str(users), "--db", str(tmp_path / "s.db"), code=2
+    )
+    assert "b.toml" in line, line
 
 
 # -- export and import keep a STORM dialogue whole ------------------------------------------------

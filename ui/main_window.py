@@ -125,6 +125,9 @@ class MainWindow(QMainWindow):
         from ui.ended_offer import EndedSessionOffer
 
         self.ended_offer = EndedSessionOffer(self)  # an ended session: ways to go on
+        from ui.geometry_view import GeometryView
+
+        self.geometry_view = GeometryView(self)  # View ▸ Geometry: trajectory and series
         self.hint(
             "Choose “New session” to start: a random 4 of 8 personas with an icebreaker, or pick your own."
         )

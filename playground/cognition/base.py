@@ -47,6 +47,12 @@ class Rating:
     heuristics: dict[str, float] = field(default_factory=dict)
 
 
+def without_name(text: str, agent: str) -> str:
+    """A model's utterance without the ``Name:`` prefix it sometimes writes before it."""
+    prefix = f"{agent}:"
+    return text[len(prefix) :].strip() if text.startswith(prefix) else text
+
+
 class Cognition(Protocol):
     """Interpretation, turn-type prediction, thought formation, evaluation, articulation."""
 

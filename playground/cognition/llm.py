@@ -10,7 +10,7 @@ import asyncio
 
 from playground import domain, scoring
 from playground.cognition import prompts
-from playground.cognition.base import Context, Rating, ThoughtDraft
+from playground.cognition.base import Context, Rating, ThoughtDraft, without_name
 from playground.llm.client import ChatClient, ChatResult
 
 
@@ -71,8 +71,7 @@ class LLMCognition:
         res = await self.client.chat_text(
             "baseline reply", prompts.response_messages(ctx), max_tokens=120
         )
-        prefix = f"{ctx.agent}:"
-        return res.text[len(prefix) :].strip() if res.text.startswith(prefix) else res.text
+        return without_name(res.text, ctx.agent)
 
     async def form_thoughts(
         self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int
@@ -187,9 +186,7 @@ class LLMCognition:
             prompts.articulation_messages(ctx, thought, stimuli, proactive_tone=proactive_tone),
             max_tokens=120,
         )
-        text = res.text
-        prefix = f"{ctx.agent}:"
-        return text[len(prefix) :].strip() if text.startswith(prefix) else text
+        return without_name(res.text, ctx.agent)
 
 
 async def _none() -> list[ThoughtDraft]:

@@ -137,7 +137,7 @@ class SessionRecorder:
                 handler(event)
             if (
                 self.keep_event_log
-                and event.kind not in ("participant_state_changed",)
+                and event.kind not in ("participant_state_changed", "message_embedded")
                 and self.session_id
             ):
                 self.db.execute(
@@ -260,6 +260,22 @@ class SessionRecorder:
                 "UPDATE memories SET last_access = ? WHERE session_id = ? AND id = ?",
                 [e.step, e.session_id, mid],
             )
+
+    def _on_message_embedded(self, e: events.MessageEmbedded) -> None:
+        """The vector the room computed, cached for ``playground features`` (keyed by the hash
+        of the text it was computed from, so an edited text is embedded again)."""
+        from playground.geometry.store import text_hash
+
+        row = self.db.execute(
+            "SELECT text FROM messages WHERE session_id = ? AND id = ?", [e.session_id, e.message_id]
+        ).fetchone()
+        if row is None:
+            return
+        self._x(
+            "INSERT OR REPLACE INTO message_embeddings (session_id, message_id, model, text_hash, dim, vector)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [e.session_id, e.message_id, e.model, text_hash(row[0]), e.dim, e.vector],
+        )
 
     def _on_message_posted(self, e: events.MessagePosted) -> None:
         m = e.message

@@ -19,13 +19,14 @@ and a longer reply is cut at the last word boundary that fits, ending with "…"
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from playground import domain
-from playground.cognition.base import Cognition, Context, Rating, ThoughtDraft
+from playground.cognition.base import Cognition, Context, Rating, ThoughtDraft, without_name
 from playground.storm.model import ASSISTANT_LENGTH
 
 if TYPE_CHECKING:
@@ -139,6 +140,7 @@ def assistant_persona(view: ProfileView | None) -> domain.Persona:
     )
 
 
+@dataclasses.dataclass(eq=False)
 class AssistantCognition:
     """The assistant's mind: the room's mind for every stage, with the assistant's own reply.
 
@@ -156,23 +158,17 @@ class AssistantCognition:
         cut: cut replies to the length limit (``--reply-limit cut``); else keep them whole.
     """
 
-    def __init__(
-        self,
-        inner: Cognition,
-        *,
-        client: ChatClient | None,
-        embedder: CachingEmbedder,
-        view: ProfileView | None,
-        seed: int,
-        cut: bool = True,
-    ) -> None:
-        self.inner = inner
-        self.cut = cut
-        self.client = client
-        self.embedder = embedder
-        self.view = view
-        self.seed = seed
-        self.name = inner.name
+    inner: Cognition
+    _: dataclasses.KW_ONLY
+    client: ChatClient | None
+    embedder: CachingEmbedder
+    view: ProfileView | None
+    seed: int
+    cut: bool = True
+    name: str = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.name = self.inner.name
 
     async def interpret(
         self, message: domain.Message, recent: list[domain.Message], participants: list[str]
@@ -200,9 +196,7 @@ class AssistantCognition:
         res = await self.client.chat_text(
             "assistant reply", assistant_messages(ctx, self.view), max_tokens=80
         )
-        text = res.text
-        prefix = f"{ctx.agent}:"
-        return self._fit(text[len(prefix) :] if text.startswith(prefix) else text)
+        return self._fit(without_name(res.text, ctx.agent))
 
     async def form_thoughts(
         self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from playground import errors, experiment, interrupts
-from playground.flags import LLM_FLAGS, local_embedder, settings_from
+from playground.flags import LLM_FLAGS, add_db_flags, add_llm_flags, local_embedder, settings_from
 from playground.settings import Settings
-from playground.storage import open_database
 from playground.storage.database import open_for_reading
 from playground.storm import run as storm_run
 from playground.storm.model import UserProfile
+from playground.storm.summary import format_summary, summarise
+
+__all__ = ["add_parser", "format_summary", "main", "run", "summarise"]
 
 #: The offline engine is CPU-bound: more dialogues in flight than cores only add CPU time.
 OFFLINE_CONCURRENCY = 2
@@ -84,22 +86,16 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
         f" {OFFLINE_CONCURRENCY} offline)",
     )
     x.add_argument("--shard", metavar="K/N", help="run every N-th profile starting at K (0-based)")
-    x.add_argument("--engine", help="offline or openai (default: openai if a key or URL is set)")
-    x.add_argument("--model", help="the simulated user's model")
+    add_llm_flags(x, model_help="the simulated user's model", engine_choices=False)
     x.add_argument("--agent-model", help="the assistant's model (default: --model)")
     x.add_argument("--judge-model", help="the judge's model (default: --model)")
     x.add_argument("--no-judge", action="store_true", help="do not judge the dialogues")
-    x.add_argument("--base-url")
-    x.add_argument("--api-key", help="API key (else $OPENAI_API_KEY); never stored")
-    x.add_argument("--timeout", type=float, help="seconds per LLM call")
-    x.add_argument("--max-retries", type=int)
     x.add_argument(
         "--llm-concurrency", type=int, help="most LLM calls in flight at once (default 32)"
     )
     x.add_argument("--http", default="auto", help="auto, aiohttp or httpx (as for `experiment`)")
-    x.add_argument("--db", default=default_db)
+    add_db_flags(x, default_db, busy_timeout)
     x.add_argument("--name", help="a label for the batch")
-    x.add_argument("--busy-timeout", type=float, default=busy_timeout, metavar="SECONDS")
     x.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -310,54 +306,42 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except errors.PlaygroundError as exc:
         print(f"error: {exc}", file=err)
         return BAD_INPUT
-    try:
-        db = open_database(args.db, busy_timeout=args.busy_timeout)
-    except BaseException:
-        await models.close()
-        raise
-    from playground.experiment_cli import _Bar
+    from playground.experiment_cli import _Bar, batch_database, exit_code, tell_outcome
 
-    bar = _Bar(err, enabled=not args.no_progress)
-    runner = storm_run.StormRunner(
-        db,
-        protocol,
-        settings,
-        models,
-        concurrency=concurrency,
-        shard=shard,
-        name=args.name,
-        on_progress=bar.update,
-    )
-    p = protocol
-    print(
-        f"STORM batch {runner.id}"
-        + (f" ({args.name})" if args.name else "")
-        + f": {len(p.profiles)} profile{'s' if len(p.profiles) != 1 else ''} ×"
-        f" {', '.join(p.conditions)}; {p.turns} turns, {p.assistant} assistant, seed {p.seed},"
-        f" {models.user_engine.label}"
-        + ("" if offline else f", user {p.model}, assistant {p.agent_model}")
-        + (f", shard {shard[0]}/{shard[1]}" if shard != (0, 1) else ""),
-        file=err,
-        flush=True,
-    )
-    if offline:
-        print("Offline engine: no judge runs (Clarify and SSA need a judge model).", file=err)
-    elif models.judge is None:
-        print(
-            "--no-judge: the dialogues are not judged (`playground storm-judge` later).", file=err
+    async with batch_database(args, models.close) as db:
+        bar = _Bar(err, enabled=not args.no_progress)
+        runner = storm_run.StormRunner(
+            db,
+            protocol,
+            settings,
+            models,
+            concurrency=concurrency,
+            shard=shard,
+            name=args.name,
+            on_progress=bar.update,
         )
-    try:
+        p = protocol
+        print(
+            f"STORM batch {runner.id}"
+            + (f" ({args.name})" if args.name else "")
+            + f": {len(p.profiles)} profile{'s' if len(p.profiles) != 1 else ''} ×"
+            f" {', '.join(p.conditions)}; {p.turns} turns, {p.assistant} assistant, seed {p.seed},"
+            f" {models.user_engine.label}"
+            + ("" if offline else f", user {p.model}, assistant {p.agent_model}")
+            + (f", shard {shard[0]}/{shard[1]}" if shard != (0, 1) else ""),
+            file=err,
+            flush=True,
+        )
+        if offline:
+            print("Offline engine: no judge runs (Clarify and SSA need a judge model).", file=err)
+        elif models.judge is None:
+            print(
+                "--no-judge: the dialogues are not judged (`playground storm-judge` later).",
+                file=err,
+            )
         with bar:
             progress = await runner.run()
-    finally:
-        await models.close()
-        db.close()
-    skipped = sum(c.skipped for c in progress.conditions.values())
-    failed = sum(c.failed for c in progress.conditions.values())
-    if skipped:
-        print(f"{skipped} dialogues were already finished and were skipped.", file=err)
-    if progress.last_error:
-        print(f"{failed} failed; the last: {progress.last_error}", file=err)
+    failed = tell_outcome(progress, err, "dialogue")
     rdb = open_for_reading(args.db)
     try:
         print(format_summary(summarise(rdb, runner.id)), file=out)
@@ -369,86 +353,4 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         file=err,
     )
     print(runner.id, file=out, flush=True)
-    if failed:
-        print(
-            f"error: {failed} dialogue{'s' if failed != 1 else ''} failed (recorded with their"
-            f" errors: `playground experiments {runner.id} --runs`); run the same command again"
-            " to retry them",
-            file=err,
-        )
-        return 1
-    return 0
-
-
-# -- the closing summary -------------------------------------------------------------------------
-
-
-def summarise(db: Any, experiment_id: str) -> list[dict[str, Any]]:
-    """Per condition: finished and failed dialogues, mean average and final satisfaction, mean
-    final clarity and judged turn pairs, over the finished dialogues."""
-    conditions = [
-        r[0]
-        for r in db.execute(
-            "SELECT DISTINCT condition FROM experiment_runs WHERE experiment_id = ?",
-            [experiment_id],
-        ).fetchall()
-    ]
-    rows = []
-    for cond in sorted(conditions, key=_condition_order):
-        runs = db.execute(
-            "SELECT status, session_id FROM experiment_runs WHERE experiment_id = ? AND condition = ?",
-            [experiment_id, cond],
-        ).fetchall()
-        finished = [sid for status, sid in runs if status == "finished" and sid]
-        averages, finals, clarities, judged = [], [], [], 0
-        for sid in finished:
-            states = db.execute(
-                "SELECT satisfaction, clarity FROM hidden_states WHERE session_id = ? ORDER BY turn",
-                [sid],
-            ).fetchall()
-            if states:
-                averages.append(sum(s for s, _ in states) / len(states))
-                finals.append(states[-1][0])
-                clarities.append(states[-1][1])
-            judged += db.execute(
-                "SELECT COUNT(*) FROM storm_judgements WHERE session_id = ?", [sid]
-            ).fetchone()[0]
-        rows.append(
-            {
-                "condition": cond,
-                "done": len(finished),
-                "failed": sum(1 for status, _ in runs if status == "failed"),
-                "satisfaction": _mean(averages),
-                "final_satisfaction": _mean(finals),
-                "final_clarity": _mean(clarities),
-                "judged_pairs": judged,
-            }
-        )
-    return rows
-
-
-def _condition_order(label: str) -> tuple[int, int]:
-    u, _, access = label.partition("/")
-    return (int(u[1:]) if u[1:].isdigit() else 0, 0 if access == "no-profile" else 1)
-
-
-def _mean(xs: list[float]) -> float | None:
-    return sum(xs) / len(xs) if xs else None
-
-
-def format_summary(rows: list[dict[str, Any]]) -> str:
-    head = ("condition", "done", "failed", "satisfaction", "final sat.", "final clarity", "judged")
-    lines = [
-        f"{head[0]:<16}{head[1]:>6}{head[2]:>8}{head[3]:>14}{head[4]:>12}{head[5]:>15}{head[6]:>8}",
-        f"{'-' * 15:<16}{'-' * 5:>6}{'-' * 7:>8}{'-' * 13:>14}{'-' * 11:>12}{'-' * 14:>15}{'-' * 7:>8}",
-    ]
-
-    def f(x: float | None) -> str:
-        return "—" if x is None else f"{x:.2f}"
-
-    for r in rows:
-        lines.append(
-            f"{r['condition']:<16}{r['done']:>6}{r['failed']:>8}{f(r['satisfaction']):>14}"
-            f"{f(r['final_satisfaction']):>12}{f(r['final_clarity']):>15}{r['judged_pairs']:>8}"
-        )
-    return "\n".join(lines)
+    return exit_code(failed, runner.id, err, "dialogue")

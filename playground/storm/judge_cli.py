@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any, TextIO
 
 from playground import errors, interrupts
-from playground.flags import LLM_FLAGS, settings_from
+from playground.flags import LLM_FLAGS, add_db_flags, add_llm_flags, settings_from
 from playground.settings import Settings
+from playground.workers import run_workers
 
 SETTING_FLAGS = {**LLM_FLAGS, "concurrency": "--concurrency"}
 NO_OFFLINE_JUDGE = (
@@ -33,30 +33,11 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="sessions (default: every STORM dialogue)")
     p.add_argument("--experiment", help="the STORM dialogues of this experiment")
-    p.add_argument("--engine", choices=["offline", "openai"])
-    p.add_argument("--model", help="the judge model")
-    p.add_argument("--base-url", help="OpenAI-compatible base URL (else $OPENAI_BASE_URL)")
-    p.add_argument("--api-key", help="API key (else $OPENAI_API_KEY); never stored")
-    p.add_argument("--timeout", type=float, help="seconds per LLM call")
-    p.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts")
+    add_llm_flags(p, model_help="the judge model")
     p.add_argument("--concurrency", type=int, help="most judge calls in flight at once")
     p.add_argument("--judge", help="the name stored with the labels (default judge:<model>)")
     p.add_argument("--force", action="store_true", help="judge already judged pairs again")
-    p.add_argument("--db", default=default_db, help=f"session database (default {default_db})")
-    p.add_argument("--busy-timeout", type=float, default=busy_timeout, metavar="SECONDS")
-
-
-def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The first PlaygroundError inside a task group's failure (else the first exception)."""
-    flat: list[BaseException] = []
-    stack: list[BaseException] = [group]
-    while stack:
-        exc = stack.pop(0)
-        if isinstance(exc, BaseExceptionGroup):
-            stack[:0] = list(exc.exceptions)
-        else:
-            flat.append(exc)
-    return next((e for e in flat if isinstance(e, errors.PlaygroundError)), flat[0])
+    add_db_flags(p, default_db, busy_timeout)
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -135,13 +116,8 @@ async def run(args: argparse.Namespace, settings: Settings, out: TextIO, err: Te
                         print(f"{sid}: {line} (not stored; a rerun asks again)", file=err)
                     print(f"{sid}: {len(rows)} turn pairs judged by {name}", file=out, flush=True)
 
-            workers = max(1, min(settings.llm.concurrency, len(ids)))
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for _ in range(workers):
-                        group.create_task(worker())
-            except BaseExceptionGroup as exc:  # the first failure stops the others
-                raise _first_error(exc) from None
+            # the first failure stops the others
+            await run_workers(worker, min(settings.llm.concurrency, len(ids)))
             u = client.usage
             print(
                 f"LLM use: {u.calls} chat calls,"

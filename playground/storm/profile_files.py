@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from playground import errors, personas
 from playground.storm import compose, model
@@ -68,27 +68,22 @@ def load_profile(path: str | Path) -> model.UserProfile:
         ProfileError: naming the file and the first missing or invalid field.
     """
     path = Path(path)
-    data = _read(path)
-    data.setdefault("id", path.stem)
-    try:
-        profile = model.UserProfile.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(file)"
-        kind = first["type"]
-        if kind == "missing":
-            msg = "missing"
-        elif kind == "extra_forbidden":
-            msg = "is not a field of a profile"
-        elif kind == "string_pattern_mismatch" and field in _PATTERN_MESSAGES:
-            msg = f"{first['input']!r} {_PATTERN_MESSAGES[field]}"
-        else:
-            msg = first["msg"]
-        raise errors.ProfileError(path, field, msg) from exc
+    profile = personas.validate_file(
+        path, _read(path), model.UserProfile, errors.ProfileError, _explain
+    )
     problem = check_mask(profile)
     if problem:
         raise errors.ProfileError(path, *problem)
     return profile
+
+
+def _explain(problem: ErrorDetails, field: str) -> str | None:
+    """A field the profile has not, or a bad ``id`` or ``name``, said plainly."""
+    if problem["type"] == "extra_forbidden":
+        return "is not a field of a profile"
+    if problem["type"] == "string_pattern_mismatch" and field in _PATTERN_MESSAGES:
+        return f"{problem['input']!r} {_PATTERN_MESSAGES[field]}"
+    return None
 
 
 def scan_profiles(
@@ -196,21 +191,11 @@ def save_profile(profile: model.UserProfile, directory: str | Path = DEFAULT_DIR
     Raises:
         ProfileError: the file could not be written, or would not load (naming the field).
     """
-    directory = Path(directory)
-    path = directory / f"{profile.id}.toml"
-    tmp = path.with_suffix(".toml.tmp")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(dump_profile(profile), encoding="utf-8")
-        try:
-            checked = load_profile(tmp)  # never replace a good file with one that does not load
-        except errors.ProfileError as exc:  # named after the file it was meant to become
-            raise errors.ProfileError(path, exc.field, exc.reason) from exc
-        if checked.model_copy(update={"id": profile.id}) != profile:
+    path = Path(directory) / f"{profile.id}.toml"
+
+    def check(tmp: Path) -> None:
+        if load_profile(tmp).model_copy(update={"id": profile.id}) != profile:
             raise errors.ProfileError(path, "", "does not read back as the profile written")
-        tmp.replace(path)
-    except OSError as exc:
-        raise errors.ProfileError(path, "", f"cannot be written ({exc.strerror or exc})") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    personas.write_checked(path, dump_profile(profile), check, errors.ProfileError)
     return path

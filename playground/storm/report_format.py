@@ -87,33 +87,47 @@ def _pair(
     ]
 
 
+def _judged(
+    rows: Sequence[GroupRow], group: str, get: Callable[[GroupMetrics], float | None]
+) -> Column:
+    """A judge's figure, without profile access only (as the paper reports Clarify and SSA)."""
+    g = [r.without_profile for r in rows]
+    return Column(group, "w/o Profile", [_judge_cell(x, get(x) if x else None) for x in g])
+
+
+def _group_table(rows: Sequence[GroupRow], *columns: list[Column] | Column) -> list[str]:
+    """One row per "assistant (uncertainty %)", then the given columns (pairs or single)."""
+    cols = [Column("", "Assistant (Uncertainty)", [r.label for r in rows], left=True)]
+    for c in columns:
+        cols += c if isinstance(c, list) else [c]
+    return render_columns(cols)
+
+
 def table2(report: StormReport) -> list[str]:
     """The paper's Table 2 layout: one row per "assistant (uncertainty %)"."""
     rows = report.rows
-    cols = [Column("", "Assistant (Uncertainty)", [r.label for r in rows], left=True)]
-    cols += _pair(rows, "Average Satisfaction", lambda g: g.average_satisfaction, _num)
-    cols += _pair(rows, "High Satisfaction Rate", lambda g: g.high_rate, _pct)
-    cols += _pair(rows, "Improved Satisfaction Rate", lambda g: g.improved_rate, _pct)
-    cols.append(Column("Clarify", "w/o Profile", [
-        _judge_cell(r.without_profile, r.without_profile.clarify if r.without_profile else None)
-        for r in rows]))  # fmt: skip
-    cols.append(Column("SSA", "w/o Profile", [
-        _judge_cell(r.without_profile, r.without_profile.ssa if r.without_profile else None)
-        for r in rows]))  # fmt: skip
-    cols += _pair(rows, "n dialogues", lambda g: g.n, lambda x: str(x))
-    return render_columns(cols)
+    return _group_table(
+        rows,
+        _pair(rows, "Average Satisfaction", lambda g: g.average_satisfaction, _num),
+        _pair(rows, "High Satisfaction Rate", lambda g: g.high_rate, _pct),
+        _pair(rows, "Improved Satisfaction Rate", lambda g: g.improved_rate, _pct),
+        _judged(rows, "Clarify", lambda g: g.clarify),
+        _judged(rows, "SSA", lambda g: g.ssa),
+        _pair(rows, "n dialogues", lambda g: g.n, str),
+    )
 
 
 def more_table(report: StormReport) -> list[str]:
     """Further figures per group, the self-rated ones apart from the judge's."""
     rows = report.rows
-    cols = [Column("", "Assistant (Uncertainty)", [r.label for r in rows], left=True)]
-    cols += _pair(rows, "Final Satisfaction", lambda g: g.final_satisfaction, _num)
-    cols += _pair(rows, "Trend (per turn)", lambda g: g.trend, _signed)
-    cols += _pair(rows, "Mean C", lambda g: g.mean_c, _signed)
-    cols += _pair(rows, "Judged (Clarify)", lambda g: g.judged, lambda x: str(x))
-    cols += _pair(rows, "Self-rated clarity", lambda g: g.self_clarify, _num)
-    return render_columns(cols)
+    return _group_table(
+        rows,
+        _pair(rows, "Final Satisfaction", lambda g: g.final_satisfaction, _num),
+        _pair(rows, "Trend (per turn)", lambda g: g.trend, _signed),
+        _pair(rows, "Mean C", lambda g: g.mean_c, _signed),
+        _pair(rows, "Judged (Clarify)", lambda g: g.judged, str),
+        _pair(rows, "Self-rated clarity", lambda g: g.self_clarify, _num),
+    )
 
 
 def dialogue_table(report: StormReport) -> list[str]:

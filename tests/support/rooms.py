@@ -22,6 +22,9 @@ SESSION_TABLES = (
     "ratings",
     "turn_marks",
     "predictions",
+    "hidden_states",
+    "storm_dialogues",
+    "storm_judgements",
 )
 
 

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QMainWindow
 
 from ui.experiments.dialog import NewExperimentDialog
 from ui.experiments.view import ExperimentsWindow
+from ui.tool_window import show_single
 
 
 class ExperimentsMenu(QObject):
@@ -42,15 +43,10 @@ class ExperimentsMenu(QObject):
 
     def open_view(self) -> ExperimentsWindow:
         """The Experiments window (one; an open one is refreshed and brought to the front)."""
-        if self.view is None:
-            self.view = ExperimentsWindow(
-                self.window.controller, self.window.open_replay, self.window
-            )
-        else:
-            self.view.refresh()
-        self.view.show()
-        self.view.raise_()
-        self.view.activateWindow()
+        w = self.window
+        self.view = show_single(
+            self.view, lambda: ExperimentsWindow(w.controller, w.open_replay, w)
+        )
         return self.view
 
     def new_experiment(self) -> NewExperimentDialog | None:

@@ -19,14 +19,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSizePolicy,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -35,6 +31,11 @@ from playground import errors, experiment, experiment_report
 from ui.experiments.dialog import NewExperimentDialog
 from ui.experiments.launch import ExperimentRun, Options, Plan, plan_new, plan_resume
 from ui.experiments.progress import ProgressPanel, stored_progress
+from ui.tool_window import SessionsWindow, selected_data
+from ui.tool_window import fit_height as _fit_height
+from ui.tool_window import group_box as _group
+from ui.tool_window import read_only_item as _item
+from ui.tool_window import read_only_table as _table
 
 log = logging.getLogger(__name__)
 
@@ -57,49 +58,7 @@ STATUS_COLORS = {
 }
 
 
-def _item(text: object, data: object = None, *, right: bool = False) -> QTableWidgetItem:
-    item = QTableWidgetItem("" if text is None else str(text))
-    item.setFlags(Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled)
-    if data is not None:
-        item.setData(Qt.ItemDataRole.UserRole, data)
-    if right:
-        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-    return item
-
-
-def _table(columns: list[str], stretch: int | None) -> QTableWidget:
-    t = QTableWidget(0, len(columns))
-    t.setHorizontalHeaderLabels(columns)
-    t.verticalHeader().setVisible(False)
-    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    t.setAlternatingRowColors(True)
-    t.setWordWrap(False)
-    header = t.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    if stretch is not None:
-        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
-    t.verticalHeader().setDefaultSectionSize(22)
-    return t
-
-
-def _fit_height(table: QTableWidget, rows: int) -> None:
-    """Make ``table`` exactly as tall as its header and ``rows`` rows (and a scroll bar)."""
-    h = table.horizontalHeader().sizeHint().height()
-    h += rows * table.verticalHeader().defaultSectionSize() + 2 * table.frameWidth()
-    table.setFixedHeight(h)
-
-
-def _group(title: str, widget: QWidget) -> QGroupBox:
-    box = QGroupBox(title)
-    lay = QVBoxLayout(box)
-    lay.setContentsMargins(6, 4, 6, 6)
-    lay.addWidget(widget)
-    return box
-
-
-class ExperimentsWindow(QWidget):
+class ExperimentsWindow(SessionsWindow):
     """Launch, watch, cancel and resume experiments; open their conversations in replay.
 
     Args:
@@ -115,14 +74,7 @@ class ExperimentsWindow(QWidget):
         open_replay: Callable[[str, str], object],
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__(parent)
-        if parent is not None:
-            self.setWindowFlag(Qt.WindowType.Window)
-        self.setWindowTitle("Experiments")
-        self.resize(1440, 900)
-        self.controller = controller
-        self.open_replay_at = open_replay
-        self.db_path = str(controller.db_path)
+        super().__init__("Experiments", controller, open_replay, parent)
         self.job: ExperimentRun | None = None
         self.shown_id: str | None = None
         self.concurrency = 8  # Resume uses the concurrency of the last launch
@@ -216,14 +168,11 @@ class ExperimentsWindow(QWidget):
         return self.job is not None and self.job.running
 
     def selected_id(self) -> str | None:
-        rows = self.experiments.selectionModel().selectedRows()
-        item = self.experiments.item(rows[0].row(), 0) if rows else None
-        return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
+        xid = selected_data(self.experiments)
+        return str(xid) if xid is not None else None
 
     def selected_session(self) -> str | None:
-        rows = self.runs.selectionModel().selectedRows()
-        item = self.runs.item(rows[0].row(), RUN_COLUMNS.index("Session")) if rows else None
-        sid = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        sid = selected_data(self.runs, RUN_COLUMNS.index("Session"))
         return str(sid) if sid else None
 
     def refresh(self) -> None:

@@ -12,6 +12,7 @@ from playground import errors
 from ui.rating.plans import RatingPlanDialog
 from ui.rating.questionnaire import JoinedSessionPicker, QuestionnaireDialog
 from ui.rating.rater_window import RaterWindow
+from ui.tool_window import bring_to_front
 
 
 class RatingMenu(QObject):
@@ -64,10 +65,7 @@ class RatingMenu(QObject):
             return False
 
     def _raise(self, w: QWidget) -> QWidget:
-        w.show()
-        w.raise_()
-        w.activateWindow()
-        return w
+        return bring_to_front(w)
 
     def open_rater(self) -> RaterWindow | None:
         """The blind rating window (one at a time; an open one is brought to the front)."""

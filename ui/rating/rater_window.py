@@ -25,6 +25,7 @@ from playground.ratings import CONVERSATION_METRICS, Assignment, Plan, RatingSto
 from ui.rating.blind_view import BlindConversationView, load_blind_messages, resolve_session
 from ui.rating.forms import LikertForm
 from ui.rating.pairwise import PairwiseView
+from ui.tool_window import ToolWindow
 
 KIND_LABELS = {"conversation": "conversation ratings", "pairwise": "pairwise preference"}
 INSTRUCTIONS = (
@@ -33,7 +34,7 @@ INSTRUCTIONS = (
 )
 
 
-class RaterWindow(QWidget):
+class RaterWindow(ToolWindow):
     """Blind rating: a rater's own assignments one by one, never anyone else's answers.
 
     Everything lives in the database, so a rater who signs in again resumes at their first
@@ -43,11 +44,7 @@ class RaterWindow(QWidget):
     task_done = Signal()  # an assignment (or a single session) was saved
 
     def __init__(self, db: Any, parent: QWidget | None = None, *, cps: int | None = None) -> None:
-        super().__init__(parent)
-        if parent is not None:
-            self.setWindowFlag(Qt.WindowType.Window)
-        self.setWindowTitle("Blind rating")
-        self.resize(1200, 800)
+        super().__init__("Blind rating", (1200, 800), parent)
         self.db = db
         self.store = RatingStore(db)
         self.rater: str | None = None

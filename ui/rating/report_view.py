@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
 from playground import errors
 from playground.plots import figure_png, likert_figure, preference_figure
 from playground.report import build_report, render_table
+from ui.rating.agreement_table import AgreementPanel
+from ui.tool_window import ToolWindow
 
 ALL = "All sessions"
 MIN_DPI, MAX_DPI = 70, 110
@@ -34,15 +36,11 @@ NO_RATINGS = (
 )
 
 
-class ReportView(QWidget):
+class ReportView(ToolWindow):
     """Table and plots of every rating in the database (or one experiment's sessions)."""
 
     def __init__(self, db: Any, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        if parent is not None:
-            self.setWindowFlag(Qt.WindowType.Window)
-        self.setWindowTitle("Ratings report")
-        self.resize(1440, 900)
+        super().__init__("Ratings report", (1440, 900), parent)
         self.db = db
         self.report: Any = None
         self._pixmaps: dict[str, QPixmap] = {}
@@ -88,6 +86,8 @@ class ReportView(QWidget):
         inner.setObjectName("plots")
         inner.setStyleSheet("#plots { background:white; }")
         il = QVBoxLayout(inner)
+        self.agreement = AgreementPanel()
+        il.addWidget(self.agreement)
         self.likert_image = QLabel()
         self.likert_image.setAccessibleName("Conversation ratings by condition (Likert plot)")
         self.preference_image = QLabel()
@@ -146,6 +146,7 @@ class ReportView(QWidget):
         for img in (self.likert_image, self.preference_image):
             img.clear()
             img.hide()
+        self.agreement.set_agreement(None)
         try:
             report = build_report(self.db, experiment=experiment)
         except errors.PlaygroundError as exc:
@@ -160,7 +161,8 @@ class ReportView(QWidget):
             f"{c.preferences} preferences · {c.questionnaires} questionnaires"
         )
         self.table.setPlainText(render_table(report))
-        if not (c.conversation_ratings or c.preferences or c.questionnaires or c.marks):
+        self.agreement.set_agreement(report.agreement_with_humans)
+        if report.empty:
             scope = f" for experiment {experiment}" if experiment else ""
             self._say(NO_RATINGS.format(scope=scope))
             return

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QMainWindow
 from playground.storm.model import UserProfile
 from ui.storm.profile_editor import ProfileEditorDialog
 from ui.storm.seating import AddSimulatedUserDialog
+from ui.tool_window import show_single
 
 
 class StormMenu(QObject):
@@ -83,11 +84,5 @@ class StormMenu(QObject):
         from ui.storm.view import StormWindow
 
         w = self.window
-        if self.view is None:
-            self.view = StormWindow(w.controller, w.open_replay, w)
-        else:
-            self.view.refresh()
-        self.view.show()
-        self.view.raise_()
-        self.view.activateWindow()
+        self.view = show_single(self.view, lambda: StormWindow(w.controller, w.open_replay, w))
         return self.view

@@ -20,20 +20,20 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from playground import errors
 from playground.storm import report as storm_report
+from ui.tool_window import SessionsWindow, fit_height, selected_data
+from ui.tool_window import group_box as _group
+from ui.tool_window import read_only_item as _item
+from ui.tool_window import read_only_table as _table
 from ui.widgets.sparkline import StateSparkline
 
 log = logging.getLogger(__name__)
@@ -69,38 +69,6 @@ def _num(value: float | None, pct: bool = False) -> str:
     if value is None:
         return "–"
     return f"{value * 100:.1f}%" if pct else f"{value:.2f}"
-
-
-def _item(text: str, data: object = None, *, right: bool = False) -> QTableWidgetItem:
-    item = QTableWidgetItem(text)
-    item.setFlags(Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled)
-    if data is not None:
-        item.setData(Qt.ItemDataRole.UserRole, data)
-    if right:
-        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-    return item
-
-
-def _table(columns: list[str]) -> QTableWidget:
-    t = QTableWidget(0, len(columns))
-    t.setHorizontalHeaderLabels(columns)
-    t.verticalHeader().setVisible(False)
-    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    t.setAlternatingRowColors(True)
-    t.verticalHeader().setDefaultSectionSize(22)
-    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    return t
-
-
-def _group(title: str, *widgets: QWidget) -> QGroupBox:
-    box = QGroupBox(title)
-    lay = QVBoxLayout(box)
-    lay.setContentsMargins(6, 4, 6, 6)
-    for w in widgets:
-        lay.addWidget(w)
-    return box
 
 
 class GroupCurves(pg.GraphicsLayoutWidget):
@@ -157,7 +125,7 @@ class GroupCurves(pg.GraphicsLayoutWidget):
             plot.setXRange(0, longest, padding=0.04)
 
 
-class StormWindow(QWidget):
+class StormWindow(SessionsWindow):
     """The STORM dialogues of a database: curves, Table 2, replay.
 
     Args:
@@ -175,14 +143,7 @@ class StormWindow(QWidget):
         open_replay: Callable[[str, str], object],
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__(parent)
-        if parent is not None:
-            self.setWindowFlag(Qt.WindowType.Window)
-        self.setWindowTitle("STORM dialogues")
-        self.resize(1440, 900)
-        self.controller = controller
-        self.open_replay_at = open_replay
-        self.db_path = str(controller.db_path)
+        super().__init__("STORM dialogues", controller, open_replay, parent)
         self.report: Any = None
 
         self.replay_button = QPushButton("Open in replay")
@@ -223,9 +184,8 @@ class StormWindow(QWidget):
         top.setChildrenCollapsible(False)
         top.setSizes([520, 900])
 
-        self.table = _table(TABLE_COLUMNS)
+        self.table = _table(TABLE_COLUMNS, stretch=0)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.methods = QLabel("")
         self.methods.setWordWrap(True)
         self.methods.setStyleSheet("color:#555; font-size:11px;")
@@ -329,9 +289,7 @@ class StormWindow(QWidget):
             ]
             for col, cell in enumerate(cells):
                 self.table.setItem(i, col, cell)
-        shown = max(1, min(len(rows), TABLE_ROWS_SHOWN))
-        height = self.table.horizontalHeader().sizeHint().height() + 2 * self.table.frameWidth()
-        self.table.setFixedHeight(height + shown * self.table.verticalHeader().defaultSectionSize())
+        fit_height(self.table, max(1, min(len(rows), TABLE_ROWS_SHOWN)))
         self.methods.setText(" · ".join(self.report.methods[:5]))
         self.methods.setToolTip("\n".join(self.report.methods))
         self.table.setToolTip("How each figure is computed:\n" + "\n".join(self.report.methods))
@@ -339,9 +297,8 @@ class StormWindow(QWidget):
     # -- showing ---------------------------------------------------------------------------------
 
     def selected_session(self) -> str | None:
-        rows = self.dialogues.selectionModel().selectedRows()
-        item = self.dialogues.item(rows[0].row(), 0) if rows else None
-        return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
+        sid = selected_data(self.dialogues)
+        return str(sid) if sid is not None else None
 
     def _dialogue_selected(self) -> None:
         sid = self.selected_session()

@@ -90,7 +90,8 @@ class HiddenStateCard(QFrame):
         self.footer = QLabel(self)
         self.footer.setStyleSheet("color:#78909c; font-size:10px;")
         self.message.setStyleSheet("color:#37474f; font-style:italic;")
-        for label in (
+        #: The bubble's lines, top to bottom.
+        self.labels = (
             self.header,
             self.message,
             self.thoughts,
@@ -98,7 +99,8 @@ class HiddenStateCard(QFrame):
             self.clarity,
             self.feeling,
             self.footer,
-        ):
+        )
+        for label in self.labels:
             label.setWordWrap(True)
             label.setTextFormat(Qt.TextFormat.RichText)
             lay.addWidget(label)
@@ -136,18 +138,9 @@ class HiddenStateCard(QFrame):
 
     def text(self) -> str:
         """Everything the bubble says, as plain text (for tests and accessibility)."""
-        labels = (
-            self.header,
-            self.message,
-            self.thoughts,
-            self.satisfaction,
-            self.clarity,
-            self.feeling,
-            self.footer,
-        )
         doc = QTextDocument()
         parts = []
-        for label in labels:
+        for label in self.labels:
             doc.setHtml(label.text())
             parts.append(doc.toPlainText())
         return "\n".join(parts)

@@ -1,0 +1,210 @@
+"""The Geometry view in the window: the trajectory and the cohesion/volatility series grow with a
+live session, follow the replay's position, show a one-message session, keep the panes' widths,
+and are reachable from View ▸ Geometry and listed in Help ▸ Keyboard shortcuts."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from playground.embedding.cache import CachingEmbedder
+from playground.geometry import features
+from tests.ui.conftest import until
+from ui.app import build
+from ui.geometry_view import MIN_HEIGHT
+from ui.window_layout import MIN_CONVERSATION, MIN_MEMORY, MIN_THOUGHTS
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+    win, controller = build(db_path=str(tmp_path / "geometry.db"), environ={})
+    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    qtbot.addWidget(win)
+    win.resize(1440, 900)
+    win.show()
+    yield win, controller
+
+
+def _ready(controller) -> None:  # noqa: ANN001
+    """The embedder counts as loaded (made on the test's own loop)."""
+    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
+
+
+def _idle(room) -> bool:  # noqa: ANN001
+    return all(state == "idle" for state in room._states.values())
+
+
+async def _step(win, room, i: int) -> None:  # noqa: ANN001
+    before = room.step
+    win.act_step.trigger()
+    await until(lambda: room.step > before and _idle(room), what=f"step {i}")
+
+
+def _drawn(win, n: int) -> bool:  # noqa: ANN001
+    g = win.geometry_view.panel
+    return g.trajectory.point_count() == n and g.series.point_count() == n
+
+
+async def _expected(controller, messages) -> dict[str, list[float | None]]:  # noqa: ANN001
+    """The series computed independently from the messages' MiniLM vectors."""
+    vecs = await controller._embedder.embed([m.text for m in messages])
+    return features.turn_series(vecs, [m.speaker for m in messages])
+
+
+def _close(got: list[float | None], want: list[float | None]) -> bool:
+    return len(got) == len(want) and all(
+        (a is None and b is None) or (a is not None and b is not None and abs(a - b) < 1e-4)
+        for a, b in zip(got, want, strict=True)
+    )
+
+
+async def test_live_session_adds_one_point_per_message_and_the_series_grow(window):
+    win, controller = window
+    _ready(controller)
+    g = win.geometry_view
+    assert not g.panel.isVisible() and not g.action.isChecked()
+    g.action.trigger()  # View ▸ Geometry
+    assert g.panel.isVisible()
+    room = await controller.new_session(controller.library()[:3], icebreaker="Any plans for May?")
+    assert room is not None
+    await until(lambda: _drawn(win, 1), what="the icebreaker's point")
+    counts = []
+    for i in range(5):
+        await _step(win, room, i + 1)
+        n = len(room.messages)
+        await until(lambda: _drawn(win, n), what=f"{n} points")  # noqa: B023
+        counts.append(n)
+        traj = g.panel.trajectory
+        assert traj.current_index() == n - 1, "the latest message is ringed"
+        assert traj.ring_position() == traj.point_position(n - 1)
+        assert g.panel.series.marker_turn() == room.messages[-1].id
+    assert counts[-1] > 1 and counts == sorted(counts)
+    messages = list(room.messages)
+    traj = g.panel.trajectory
+    # Coloured by speaker with the participants bar's colours; numbered by turn; a legend.
+    assert traj.point_colors() == [win.participants.colors[m.speaker] for m in messages]
+    assert traj.labels() == [str(m.id) for m in messages]
+    spoke = {m.speaker for m in messages}
+    assert traj.legend_names() == [n for n in win.participants.colors if n in spoke]
+    assert traj.legend_colors() == [win.participants.colors[n] for n in traj.legend_names()]
+    # The plotted values are the engine's features of these very messages.
+    want = await _expected(controller, messages)
+    cohesion, volatility = g.panel.series.values()
+    assert _close(cohesion, want["cohesion"]) and _close(volatility, want["volatility"])
+    assert volatility[0] is None and all(v is not None for v in volatility[1:])
+    xy = features.trajectory_2d(await controller._embedder.embed([m.text for m in messages]))
+    assert np.allclose([traj.point_position(i) for i in range(len(messages))], xy, atol=1e-5)
+    # Hidden, it stops following; shown again, it catches up.
+    g.action.trigger()
+    assert not g.panel.isVisible()
+    await _step(win, room, 6)
+    g.action.trigger()
+    n = len(room.messages)
+    await until(lambda: _drawn(win, n), what="catching up")
+    # A new session starts from nothing.
+    room2 = await controller.new_session(controller.library()[3:5], icebreaker="Hello there.")
+    assert room2 is not None
+    await until(lambda: _drawn(win, 1), what="the new session's first point")
+    await controller.shutdown()
+
+
+async def test_replay_moves_the_highlight_and_the_marker_with_the_position(window):
+    win, controller = window
+    _ready(controller)
+    room = await controller.new_session(controller.library()[:3], icebreaker="Best trip ever?")
+    assert room is not None
+    for i in range(6):
+        await _step(win, room, i + 1)
+    sid, messages = room.session_id, list(room.messages)
+    await controller.stop()
+    assert not win.geometry_view.action.isChecked()
+    await win.open_replay(str(controller.db_path), sid)
+    g = win.geometry_view
+    assert g.action.isChecked() and g.panel.isVisible(), "a replay shows the geometry"
+    await until(lambda: _drawn(win, len(messages)), what="the replay's trajectory")
+    db = controller.database()
+    cached = db.execute(
+        "SELECT COUNT(*) FROM message_embeddings WHERE session_id = ?", [sid]
+    ).fetchone()[0]
+    assert cached == len(messages), "the replay's vectors are kept in the database's cache"
+    rec = win.replay.recording
+    assert rec is not None
+    traj, series = g.panel.trajectory, g.panel.series
+    order = [m.id for m in messages]
+    for mid in [*order[::-1], *order]:
+        win.replay.seek(rec.message_seq[mid])
+        await asyncio.sleep(0)
+        assert traj.current_index() == mid - 1
+        assert traj.ring_position() == traj.point_position(mid - 1)
+        assert series.marker_turn() == mid
+        # Messages after the moment are not yet in their speaker's colour.
+        assert len(traj.point_colors()) == mid
+    # A decision moment between messages keeps the last message shown ringed.
+    decision = next(m for m in rec.moments if m.kind == "decision" and m.seq > rec.message_seq[2])
+    win.replay.seek(decision.seq)
+    assert traj.current_index() == rec.messages_shown(decision.seq) - 1
+    want = await _expected(controller, messages)
+    cohesion, volatility = series.values()
+    assert _close(cohesion, want["cohesion"]) and _close(volatility, want["volatility"])
+    # Closing the replay brings back the reader's choice (hidden).
+    win.transport.close_button.click()
+    assert not g.action.isChecked() and not g.panel.isVisible()
+    await controller.shutdown()
+
+
+async def test_a_one_message_session_shows_without_error(window):
+    win, controller = window
+    _ready(controller)
+    room = await controller.new_session(controller.library()[:2], icebreaker="Only this.")
+    assert room is not None
+    sid = room.session_id
+    win.geometry_view.action.trigger()
+    await until(lambda: _drawn(win, 1), what="one point live")
+    await controller.stop()
+    await win.open_replay(str(controller.db_path), sid)
+    g = win.geometry_view.panel
+    await until(lambda: _drawn(win, 1), what="one point in replay")
+    cohesion, volatility = g.series.values()
+    assert cohesion == [None] and volatility == [None]
+    assert g.trajectory.point_position(0) == (0.0, 0.0)
+    assert "1 message" in g.status.text()
+    assert not win.banner.isVisible()
+    await controller.shutdown()
+
+
+async def test_view_menu_shortcut_help_and_the_panes_keep_their_widths_at_1024(window, qtbot):
+    win, controller = window
+    _ready(controller)
+    g = win.geometry_view
+    assert g.action in win.keys.view_menu.actions()
+    assert g.action.shortcut().toString() == "Ctrl+Shift+G"
+    dialog = win.keys.show_shortcuts()
+    assert any(
+        keys == "Ctrl+Shift+G" and does.startswith("Geometry") for keys, does in dialog.rows()
+    )
+    dialog.close()
+    room = await controller.new_session(controller.library()[:3], icebreaker="Weekend plans?")
+    assert room is not None
+    for i in range(3):
+        await _step(win, room, i + 1)
+    sid = room.session_id
+    await controller.stop()
+    win.resize(1024, 700)
+    await win.open_replay(str(controller.db_path), sid)
+    # at 700 px replay leaves the room to the conversation; Ctrl+Shift+G opens the panel
+    await until(lambda: _drawn(win, len(room.messages)), what="the replay's trajectory")
+    assert not g.visible and not g.panel.isVisible()
+    g.action.trigger()
+    await until(lambda: g.panel.isVisible(), what="the panel shown")
+    await asyncio.sleep(0.1)
+    assert win.memory.width() >= MIN_MEMORY
+    assert win.thoughts.width() >= MIN_THOUGHTS
+    assert win.conversation.parentWidget().width() >= MIN_CONVERSATION
+    assert g.panel.height() >= MIN_HEIGHT
+    assert win.splitter.height() >= 250, "the panes keep a usable height under the geometry"
+    assert win.geometry_view.splitter.geometry().right() <= win.width()
+    await controller.shutdown()

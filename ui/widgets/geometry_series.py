@@ -1,0 +1,156 @@
+"""Cohesion and volatility over turns (pyqtgraph), with the current moment marked.
+
+Both come from :func:`playground.geometry.features.turn_series`; a turn where a series is not
+defined (volatility at the first message, for instance) is a gap in its line, not a zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
+
+#: Line colours: cohesion (green, solid) and volatility (purple, dashed).
+COHESION_COLOR = "#2e7d32"
+VOLATILITY_COLOR = "#6a1b9a"
+#: The current-moment marker (the replay timeline's cursor colour).
+MARKER_COLOR = "#283593"
+
+
+def _curve(plot: pg.PlotItem, color: str, *, dashed: bool = False) -> pg.PlotDataItem:
+    pen = pg.mkPen(color, width=2)
+    if dashed:
+        pen.setDashPattern([4, 3])
+    return plot.plot(
+        [],
+        [],
+        pen=pen,
+        symbol="o",
+        symbolSize=4,
+        symbolBrush=color,
+        symbolPen=color,
+        connect="finite",
+    )
+
+
+def _floats(values: Sequence[float | None]) -> np.ndarray:
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+
+
+class GeometrySeries(pg.GraphicsLayoutWidget):
+    """Per-turn cohesion and volatility, one point per message.
+
+    Args:
+        parent: Optional parent widget.
+
+    Attributes:
+        plot: The pyqtgraph plot (x: turn number; y: the series' values).
+        cohesion: The cohesion line.
+        volatility: The volatility line.
+        marker: The vertical line at the current turn.
+        legend: The legend, to the right of the plot.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setBackground("w")
+        self.ci.setContentsMargins(2, 2, 2, 2)
+        self.ci.setSpacing(0)
+        self.plot: pg.PlotItem = self.addPlot(row=0, col=0, rowspan=2)
+        plot = self.plot
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setMouseEnabled(x=False, y=False)
+        plot.disableAutoRange()  # ranges are set with the data (an all-gap series has none)
+        plot.showGrid(x=False, y=True, alpha=0.25)
+        plot.getAxis("left").setWidth(30)
+        plot.getAxis("bottom").setHeight(20)  # the turn numbers; the header says "per turn"
+        self.cohesion = _curve(plot, COHESION_COLOR)
+        self.volatility = _curve(plot, VOLATILITY_COLOR, dashed=True)
+        self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(MARKER_COLOR, width=2))
+        self.marker.hide()
+        plot.addItem(self.marker)
+        self.legend = pg.LegendItem(colCount=1, labelTextSize="8pt", labelTextColor="#333")
+        self.legend.addItem(self.cohesion, "cohesion")
+        self.legend.addItem(self.volatility, "volatility")
+        self.legend.layout.setContentsMargins(0, 0, 0, 0)
+        self.addItem(self.legend, row=0, col=1)
+        self.addLabel("", row=1, col=1)  # under the legend: keeps it compact at the top
+        self.ci.layout.setRowStretchFactor(1, 1)
+        self.ci.layout.setColumnStretchFactor(0, 1)
+        self._turns: list[int] = []
+
+    def set_series(
+        self,
+        turns: Sequence[int],
+        cohesion: Sequence[float | None],
+        volatility: Sequence[float | None],
+        current: int | None = None,
+    ) -> None:
+        """Show the series over ``turns`` (the three sequences have the same length).
+
+        Args:
+            turns: Each message's turn number.
+            cohesion: Cohesion at each turn (None where undefined).
+            volatility: Volatility at each turn (None where undefined).
+            current: Index of the current message (``None``: the last one).
+
+        Raises:
+            ValueError: The sequences differ in length.
+        """
+        if not len(turns) == len(cohesion) == len(volatility):
+            raise ValueError(
+                f"series: {len(turns)} turns, {len(cohesion)} cohesion and"
+                f" {len(volatility)} volatility values"
+            )
+        self._turns = list(turns)
+        x = np.array(self._turns, dtype=float)
+        c, v = _floats(cohesion), _floats(volatility)
+        for item, y in ((self.cohesion, c), (self.volatility, v)):
+            if np.isfinite(y).any():
+                item.setData(x, y, connect="finite")
+            else:  # nothing defined yet (one message): no line (pyqtgraph cannot bound all-NaN)
+                item.setData([], [])
+        last = max(self._turns, default=1)
+        first = min(self._turns, default=1)
+        self.plot.setXRange(first - 0.5, max(last, first + 1) + 0.5, padding=0)
+        finite = np.concatenate([c[np.isfinite(c)], v[np.isfinite(v)]])
+        lo = min(0.0, float(finite.min())) if len(finite) else 0.0
+        hi = max(1.0, float(finite.max())) if len(finite) else 1.0
+        self.plot.setYRange(lo, hi, padding=0.05)
+        span = max(last - first, 1)
+        step = 1 if span <= 12 else 2 if span <= 24 else 5 if span <= 60 else 10
+        ticks = [(t, str(t)) for t in range(first, last + 1) if (t - first) % step == 0]
+        self.plot.getAxis("bottom").setTicks([ticks])
+        self.set_current(len(self._turns) - 1 if current is None else current)
+
+    def set_current(self, index: int | None) -> None:
+        """Mark the turn at ``index`` (``None`` or ``-1``: before the first message)."""
+        if index is None or index < 0 or not self._turns:
+            self.marker.hide()
+            return
+        self.marker.setValue(self._turns[min(index, len(self._turns) - 1)])
+        self.marker.show()
+
+    # -- what is shown (for tests) ---------------------------------------------------------------
+
+    def point_count(self) -> int:
+        """How many turns the series span."""
+        return len(self._turns)
+
+    def marker_turn(self) -> int | None:
+        """The turn the marker stands at, or None when hidden."""
+        return round(self.marker.value()) if self.marker.isVisible() else None
+
+    def values(self) -> tuple[list[float | None], list[float | None]]:
+        """The plotted cohesion and volatility values (None for a gap), in turn order."""
+
+        def back(item: pg.PlotDataItem) -> list[float | None]:
+            _, y = item.getData()
+            if y is None or len(y) == 0:
+                return [None] * len(self._turns)
+            return [float(val) if np.isfinite(val) else None for val in y]
+
+        return back(self.cohesion), back(self.volatility)

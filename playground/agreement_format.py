@@ -4,15 +4,42 @@ from __future__ import annotations
 
 from typing import Any
 
-from playground.agreement_model import PREDICTOR_LABELS, AgreementWithHumans, PairwiseAccuracy
+from playground.agreement_model import (
+    PREDICTOR_LABELS,
+    AgreementWithHumans,
+    MetricAgreement,
+    PairwiseAccuracy,
+)
 from playground.ratings import CONVERSATION_METRICS
 
 TITLE = "Agreement: judge, geometry and humans"
 LABELS = {m.key: m.label for m in CONVERSATION_METRICS}
 
 
-def _num(x: float | None, digits: int = 2) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
+def _num(x: float | None, digits: int = 2, missing: str = "-") -> str:
+    return missing if x is None else f"{x:.{digits}f}"
+
+
+def metric_cells(m: MetricAgreement, *, with_p: bool = True, missing: str = "-") -> list[str]:
+    """One metric's row: judge, metric, sessions, humans, rho, (p,) alpha, alpha among humans.
+
+    Args:
+        m: the judge's agreement with the humans on one metric.
+        with_p: include the p-value of rho (the report's text has it, the window does not).
+        missing: what stands for a number that could not be computed.
+    """
+    rho = m.note if m.rho is None and m.note else _num(m.rho, 2, missing)
+    p = [_num(m.p, 3, missing)] if with_p else []
+    return [
+        m.judge,
+        LABELS.get(m.metric, m.metric),
+        str(m.n),
+        str(m.humans),
+        rho,
+        *p,
+        _num(m.alpha, 3, missing),
+        _num(m.alpha_humans, 3, missing),
+    ]
 
 
 def percent(a: PairwiseAccuracy) -> str:
@@ -42,19 +69,7 @@ def render_lines(a: AgreementWithHumans | None, table: Any) -> list[str]:
             "Judge against the human raters per metric: Spearman's rho (judge score vs mean human"
             " rating), Krippendorff's alpha (ordinal) with and without the judge"
         ]
-        rows = [
-            [
-                m.judge,
-                LABELS.get(m.metric, m.metric),
-                str(m.n),
-                str(m.humans),
-                m.note if m.rho is None and m.note else _num(m.rho),
-                _num(m.p, 3),
-                _num(m.alpha, 3),
-                _num(m.alpha_humans, 3),
-            ]
-            for m in a.metrics
-        ]
+        rows = [metric_cells(m) for m in a.metrics]
         heads = ["judge", "metric", "sessions", "humans", "rho", "p", "alpha", "alpha humans"]
         out += table(heads, rows, 2)
     elif not a.judges:

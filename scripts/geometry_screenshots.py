@@ -8,40 +8,18 @@ Run through ``scripts/screenshots.py trajectory``.
 from __future__ import annotations
 
 import asyncio
-import tempfile
-from pathlib import Path
 
-from PySide6.QtWidgets import QApplication
-
-from ui.app import build
-
-DOCS = Path(__file__).resolve().parent.parent / "docs"
-
-
-async def settle(seconds: float = 0.3) -> None:
-    await asyncio.sleep(seconds)
-    QApplication.processEvents()
+from screenshots import DOCS, four_friends, settle, step  # beside this script
 
 
 async def trajectory() -> None:
-    tmp = tempfile.mkdtemp()
-    win, controller = build(db_path=f"{tmp}/shots.db", environ={})
-    win.resize(1440, 900)
-    win.show()
-    controller.start_loading_embedder()
-    await controller.embedder()
-    people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe", "Dev")]
-    controller.settings.engine.seed = 7
-    await controller.new_session(people, icebreaker="What did you do last weekend?")
+    win, controller = await four_friends()
     room = controller.room
     assert room is not None
     for _ in range(14):
         if len(room.messages) >= 16 or controller.run_state() != "paused":
             break
-        controller.control.step()
-        controller._ensure_simulation_task(room)
-        while any(s != "idle" for s in room._states.values()) or controller.control._steps:
-            await asyncio.sleep(0.05)
+        await step(controller, room)
     sid = room.session_id
     await controller.stop()
     await win.open_replay(str(controller.db_path), sid)

@@ -33,17 +33,31 @@ async def settle(seconds: float = 0.3) -> None:
     QApplication.processEvents()
 
 
-async def main() -> None:
+async def four_friends(size: tuple[int, int] = (1440, 900)) -> tuple[Any, Any]:
+    """A window of ``size`` on a fresh database, MiniLM loaded, and a paused offline session of
+    Ana, Ben, Chloe and Dev (seed 7) started: ``(window, controller)``."""
     tmp = tempfile.mkdtemp()
     win, controller = build(db_path=f"{tmp}/shots.db", environ={})
-    win.resize(1440, 900)
+    win.resize(*size)
     win.show()
     controller.start_loading_embedder()
     await controller.embedder()
-    library = controller.library()
-    people = [p for p in library if p.name in ("Ana", "Ben", "Chloe", "Dev")]
+    people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe", "Dev")]
     controller.settings.engine.seed = 7
     await controller.new_session(people, icebreaker="What did you do last weekend?")
+    return win, controller
+
+
+async def step(controller: Any, room: Any) -> None:
+    """One step of a paused room, waited for until every participant is idle again."""
+    controller.control.step()
+    controller._ensure_simulation_task(room)
+    while any(s != "idle" for s in room._states.values()) or controller.control._steps:
+        await asyncio.sleep(0.05)
+
+
+async def main() -> None:
+    win, controller = await four_friends()
     room = controller.room
     for _ in range(7):
         controller.control.step()
@@ -229,21 +243,10 @@ async def layout() -> None:
     (1024×700), docs/layout-1440.png (1440×900) and docs/layout-1920.png (1920×1080). A person
     has joined, so the one-click question card and the "✎ note" buttons are on screen, and the
     thoughts are sorted by score (latest step first)."""
-    tmp = tempfile.mkdtemp()
-    win, controller = build(db_path=f"{tmp}/shots.db", environ={})
-    win.resize(1024, 700)
-    win.show()
-    controller.start_loading_embedder()
-    await controller.embedder()
-    people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe", "Dev")]
-    controller.settings.engine.seed = 7
-    await controller.new_session(people, icebreaker="What did you do last weekend?")
+    win, controller = await four_friends((1024, 700))
     room = controller.room
     for _ in range(6):
-        controller.control.step()
-        controller._ensure_simulation_task(room)
-        while any(s != "idle" for s in room._states.values()) or controller.control._steps:
-            await asyncio.sleep(0.05)
+        await step(controller, room)
         await settle(0.2)
     win.thoughts.sort_combo.setCurrentIndex(1)
     await controller.join_as_human("Maya")

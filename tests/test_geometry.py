@@ -7,10 +7,12 @@ import csv
 import io
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+import sqlite_utils
 
 from playground.embedding.cache import CachingEmbedder
 from playground.geometry import features as F
@@ -240,117 +242,121 @@ def copy_db(sessions_db: tuple[Path, list[str]], tmp_path: Path) -> tuple[Path, 
     return path, sessions_db[1]
 
 
-@pytest.mark.asyncio
-async def test_cache_and_stored_rows(copy_db, minilm) -> None:  # type: ignore[no-untyped-def]
-    path, ids = copy_db
-    db = open_database(path)
+@pytest.fixture
+def copy_sessions(
+    copy_db: tuple[Path, list[str]],
+) -> Iterator[tuple[sqlite_utils.Database, list[str]]]:
+    """The copied database, open (closed after the test), and its session ids."""
+    db = open_database(copy_db[0])
     try:
-        recorded = db.execute("SELECT COUNT(*) FROM message_embeddings").fetchone()[0]
-        assert recorded > 0  # the recorder kept the vectors the room computed
-        with db.atomic():  # as for sessions recorded before the recorder kept them
-            db.execute("DELETE FROM message_embeddings")
-        n = db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
-        distinct = db.execute("SELECT COUNT(DISTINCT text) FROM messages").fetchone()[0]
-        first = CachingEmbedder(minilm)
-        stats = store.ComputeStats()
-        rows = await store.compute_many(db, ids, first, stats=stats)
-        assert first.misses == distinct and stats.embedded == distinct
-        assert stats.computed == 3 and stats.messages == n
-        cached = db.execute(
-            "SELECT COUNT(*), MIN(dim), MAX(dim), MIN(model) FROM message_embeddings"
-        ).fetchone()
-        assert cached == (n, 384, 384, first.name)
-        assert [r.session_id for r in rows] == ids
-        assert all(r.model == "all-MiniLM-L6-v2 (local)" for r in rows)
-        stored = db.execute(
-            "SELECT session_id, model, version, message_count, goal, features, per_speaker"
-            " FROM session_features ORDER BY session_id"
-        ).fetchall()
-        assert len(stored) == 3
-        for sid, model, version, count, goal, values, per in stored:
-            assert model == first.name and version == F.FEATURES_VERSION
-            icebreaker = db.execute(
-                "SELECT text FROM messages WHERE session_id = ? AND origin = 'icebreaker'", [sid]
-            ).fetchone()[0]
-            assert goal == icebreaker
-            values = json.loads(values)
-            assert values["turns"] == count == 5
-            assert set(values) == {*F.FEATURE_NAMES, "late_k"}
-            assert 0 <= values["volatility"] <= 2
-            assert "NaN" not in per and len(json.loads(per)) >= 2
+        yield db, copy_db[1]
+    finally:
+        db.close()
 
-        # the vectors are the model's: the cache gives back exactly what MiniLM computes
-        mids, vecs = await store.message_vectors(db, ids[0], CachingEmbedder(minilm))
-        texts = [
-            t
-            for (t,) in db.execute(
-                "SELECT text FROM messages WHERE session_id = ? ORDER BY id", [ids[0]]
-            )
-        ]
-        assert mids == list(range(1, 6))
-        assert np.allclose(vecs, await CachingEmbedder(minilm).embed(texts), atol=1e-5)
 
-        # a second computation embeds nothing and reuses the stored rows
-        second = CachingEmbedder(minilm)
-        stats = store.ComputeStats()
-        again = await store.compute_many(db, ids, second, stats=stats)
-        assert second.misses == 0 and stats.embedded == 0 and stats.computed == 0
-        assert [r.computed_at for r in again] == [r.computed_at for r in rows]
+@pytest.mark.asyncio
+async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:  # type: ignore[no-untyped-def]
+    db, ids = copy_sessions
+    recorded = db.execute("SELECT COUNT(*) FROM message_embeddings").fetchone()[0]
+    assert recorded > 0  # the recorder kept the vectors the room computed
+    with db.atomic():  # as for sessions recorded before the recorder kept them
+        db.execute("DELETE FROM message_embeddings")
+    n = db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    distinct = db.execute("SELECT COUNT(DISTINCT text) FROM messages").fetchone()[0]
+    first = CachingEmbedder(minilm)
+    stats = store.ComputeStats()
+    rows = await store.compute_many(db, ids, first, stats=stats)
+    assert first.misses == distinct and stats.embedded == distinct
+    assert stats.computed == 3 and stats.messages == n
+    cached = db.execute(
+        "SELECT COUNT(*), MIN(dim), MAX(dim), MIN(model) FROM message_embeddings"
+    ).fetchone()
+    assert cached == (n, 384, 384, first.name)
+    assert [r.session_id for r in rows] == ids
+    assert all(r.model == "all-MiniLM-L6-v2 (local)" for r in rows)
+    stored = db.execute(
+        "SELECT session_id, model, version, message_count, goal, features, per_speaker"
+        " FROM session_features ORDER BY session_id"
+    ).fetchall()
+    assert len(stored) == 3
+    for sid, model, version, count, goal, values, per in stored:
+        assert model == first.name and version == F.FEATURES_VERSION
+        icebreaker = db.execute(
+            "SELECT text FROM messages WHERE session_id = ? AND origin = 'icebreaker'", [sid]
+        ).fetchone()[0]
+        assert goal == icebreaker
+        values = json.loads(values)
+        assert values["turns"] == count == 5
+        assert set(values) == {*F.FEATURE_NAMES, "late_k"}
+        assert 0 <= values["volatility"] <= 2
+        assert "NaN" not in per and len(json.loads(per)) >= 2
 
-        # an edited message is embedded again, and only its session recomputed
-        db.execute(
-            "UPDATE messages SET text = 'Completely different words about sailing.'"
-            " WHERE session_id = ? AND id = 3",
-            [ids[1]],
+    # the vectors are the model's: the cache gives back exactly what MiniLM computes
+    mids, vecs = await store.message_vectors(db, ids[0], CachingEmbedder(minilm))
+    texts = [
+        t
+        for (t,) in db.execute(
+            "SELECT text FROM messages WHERE session_id = ? ORDER BY id", [ids[0]]
         )
-        db.conn.commit()
-        third = CachingEmbedder(minilm)
-        stats = store.ComputeStats()
-        await store.compute_many(db, ids, third, stats=stats)
-        assert third.misses == 1 and stats.computed == 1
-        h = db.execute(
-            "SELECT text_hash FROM message_embeddings WHERE session_id = ? AND message_id = 3",
-            [ids[1]],
-        ).fetchone()[0]
-        assert h == store.text_hash("Completely different words about sailing.")
+    ]
+    assert mids == list(range(1, 6))
+    assert np.allclose(vecs, await CachingEmbedder(minilm).embed(texts), atol=1e-5)
 
-        # recompute on demand; another late_k is another computation
-        stats = store.ComputeStats()
-        await store.compute_many(db, ids, CachingEmbedder(minilm), recompute=True, stats=stats)
-        assert stats.computed == 3 and stats.embedded == 0
-        row = await store.session_features(db, ids[0], CachingEmbedder(minilm), late_k=2)
-        assert row.features["late_k"] == 2.0
-        assert [r.session_id for r in store.features_table(db, [*ids, "nope"])] == ids
-        with pytest.raises(Exception, match="no session 'nope'"):
-            await store.compute_many(db, ["nope"], CachingEmbedder(minilm))
-    finally:
-        db.close()
+    # a second computation embeds nothing and reuses the stored rows
+    second = CachingEmbedder(minilm)
+    stats = store.ComputeStats()
+    again = await store.compute_many(db, ids, second, stats=stats)
+    assert second.misses == 0 and stats.embedded == 0 and stats.computed == 0
+    assert [r.computed_at for r in again] == [r.computed_at for r in rows]
+
+    # an edited message is embedded again, and only its session recomputed
+    db.execute(
+        "UPDATE messages SET text = 'Completely different words about sailing.'"
+        " WHERE session_id = ? AND id = 3",
+        [ids[1]],
+    )
+    db.conn.commit()
+    third = CachingEmbedder(minilm)
+    stats = store.ComputeStats()
+    await store.compute_many(db, ids, third, stats=stats)
+    assert third.misses == 1 and stats.computed == 1
+    h = db.execute(
+        "SELECT text_hash FROM message_embeddings WHERE session_id = ? AND message_id = 3",
+        [ids[1]],
+    ).fetchone()[0]
+    assert h == store.text_hash("Completely different words about sailing.")
+
+    # recompute on demand; another late_k is another computation
+    stats = store.ComputeStats()
+    await store.compute_many(db, ids, CachingEmbedder(minilm), recompute=True, stats=stats)
+    assert stats.computed == 3 and stats.embedded == 0
+    row = await store.session_features(db, ids[0], CachingEmbedder(minilm), late_k=2)
+    assert row.features["late_k"] == 2.0
+    assert [r.session_id for r in store.features_table(db, [*ids, "nope"])] == ids
+    with pytest.raises(Exception, match="no session 'nope'"):
+        await store.compute_many(db, ["nope"], CachingEmbedder(minilm))
 
 
 @pytest.mark.asyncio
-async def test_storm_task_is_the_goal(copy_db, minilm) -> None:  # type: ignore[no-untyped-def]
-    path, ids = copy_db
-    db = open_database(path)
-    try:
-        user = db.execute(
-            "SELECT name FROM participants WHERE session_id = ? LIMIT 1", [ids[0]]
-        ).fetchone()[0]
-        with db.conn:
-            db.execute(
-                "INSERT INTO storm_dialogues (session_id, user_name, profile_id, category, task,"
-                " difficulty, uncertainty, profile_access, assistant, assistant_model, user_model)"
-                " VALUES (?, ?, 'p', 'c', 'Plan a week of vegetarian dinners', 1, 0, 0, 'a', 'm', 'm')",
-                [ids[0], user],
-            )
-        emb = CachingEmbedder(minilm)
-        row = await store.session_features(db, ids[0], emb)
-        assert row.goal == "Plan a week of vegetarian dinners"
-        _, vecs = await store.message_vectors(db, ids[0], emb)
-        [g] = await emb.embed([row.goal])
-        want = float(np.mean([1 - float(np.dot(v, g)) for v in vecs]))
-        assert row.features["goal_adherence"] == pytest.approx(want, abs=1e-5)
-    finally:
-        db.close()
+async def test_storm_task_is_the_goal(copy_sessions, minilm) -> None:  # type: ignore[no-untyped-def]
+    db, ids = copy_sessions
+    user = db.execute(
+        "SELECT name FROM participants WHERE session_id = ? LIMIT 1", [ids[0]]
+    ).fetchone()[0]
+    with db.conn:
+        db.execute(
+            "INSERT INTO storm_dialogues (session_id, user_name, profile_id, category, task,"
+            " difficulty, uncertainty, profile_access, assistant, assistant_model, user_model)"
+            " VALUES (?, ?, 'p', 'c', 'Plan a week of vegetarian dinners', 1, 0, 0, 'a', 'm', 'm')",
+            [ids[0], user],
+        )
+    emb = CachingEmbedder(minilm)
+    row = await store.session_features(db, ids[0], emb)
+    assert row.goal == "Plan a week of vegetarian dinners"
+    _, vecs = await store.message_vectors(db, ids[0], emb)
+    [g] = await emb.embed([row.goal])
+    want = float(np.mean([1 - float(np.dot(v, g)) for v in vecs]))
+    assert row.features["goal_adherence"] == pytest.approx(want, abs=1e-5)
 
 
 def test_cli_three_formats(copy_db) -> None:  # type: ignore[no-untyped-def]
@@ -416,28 +422,22 @@ def test_cli_bad_input(tmp_path: Path, copy_db) -> None:  # type: ignore[no-unty
 
 
 @pytest.mark.asyncio
-async def test_the_recorder_keeps_the_vectors_the_room_computed(copy_db, minilm) -> None:  # type: ignore[no-untyped-def]
-    path, ids = copy_db
-    db = open_database(path)
-    try:
-        kept = db.execute(
-            "SELECT e.message_id, m.text, e.vector, e.model, e.text_hash FROM message_embeddings e"
-            " JOIN messages m ON m.session_id = e.session_id AND m.id = e.message_id"
-            " WHERE e.session_id = ? ORDER BY e.message_id",
-            [ids[0]],
-        ).fetchall()
-        total = db.execute(
-            "SELECT COUNT(*) FROM messages WHERE session_id = ?", [ids[0]]
-        ).fetchone()[0]
-        assert len(kept) == total  # every message, the last one too (kept before the end)
-        fresh = CachingEmbedder(minilm)
-        want = await fresh.embed([text for _, text, *_ in kept])
-        got = np.stack([np.frombuffer(v, dtype="<f4") for _, _, v, _, _ in kept])
-        assert np.allclose(got, want, atol=1e-5)
-        assert {m for *_, m, _ in kept} == {fresh.name}
-        assert all(h == store.text_hash(t) for _, t, _, _, h in kept)
-        stats = store.ComputeStats()
-        await store.compute_many(db, ids[:1], fresh, stats=stats)
-        assert stats.embedded == total - len(kept)  # only what the recorder did not keep
-    finally:
-        db.close()
+async def test_the_recorder_keeps_the_vectors_the_room_computed(copy_sessions, minilm) -> None:  # type: ignore[no-untyped-def]
+    db, ids = copy_sessions
+    kept = db.execute(
+        "SELECT e.message_id, m.text, e.vector, e.model, e.text_hash FROM message_embeddings e"
+        " JOIN messages m ON m.session_id = e.session_id AND m.id = e.message_id"
+        " WHERE e.session_id = ? ORDER BY e.message_id",
+        [ids[0]],
+    ).fetchall()
+    total = db.execute("SELECT COUNT(*) FROM messages WHERE session_id = ?", [ids[0]]).fetchone()[0]
+    assert len(kept) == total  # every message, the last one too (kept before the end)
+    fresh = CachingEmbedder(minilm)
+    want = await fresh.embed([text for _, text, *_ in kept])
+    got = np.stack([np.frombuffer(v, dtype="<f4") for _, _, v, _, _ in kept])
+    assert np.allclose(got, want, atol=1e-5)
+    assert {m for *_, m, _ in kept} == {fresh.name}
+    assert all(h == store.text_hash(t) for _, t, _, _, h in kept)
+    stats = store.ComputeStats()
+    await store.compute_many(db, ids[:1], fresh, stats=stats)
+    assert stats.embedded == total - len(kept)  # only what the recorder did not keep

@@ -15,6 +15,7 @@ import math
 from typing import Any, TextIO
 
 from playground import errors
+from playground.flags import add_db_flags
 from playground.geometry.features import FEATURE_NAMES
 from playground.geometry.store import EMBED_BATCH, ComputeStats, SessionFeatures
 
@@ -49,7 +50,6 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="sessions (default: every session)")
     p.add_argument("--experiment", help="the sessions of this experiment (id, prefix or name)")
-    p.add_argument("--db", default=default_db, help=f"session database (default {default_db})")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table")
     p.add_argument("--recompute", action="store_true", help="compute stored features again")
     p.add_argument(
@@ -66,7 +66,7 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
         metavar="N",
         help=f"texts per embedding call when many are missing (default {EMBED_BATCH})",
     )
-    p.add_argument("--busy-timeout", type=float, default=busy_timeout, metavar="SECONDS")
+    add_db_flags(p, default_db, busy_timeout)
 
 
 def _session_ids(db: Any, ids: list[str], experiment: str | None) -> list[str]:

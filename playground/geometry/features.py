@@ -26,6 +26,17 @@ import numpy as np
 #: Bumped whenever a definition changes: stored features of another version are recomputed.
 FEATURES_VERSION = 1
 
+#: The features that need a goal (None without one), the last of :data:`FEATURE_NAMES`.
+GOAL_FEATURE_NAMES: tuple[str, ...] = (
+    "goal_adherence",
+    "goal_distance_min",
+    "goal_distance_max",
+    "final_goal_distance",
+    "goal_drift",
+    "goal_trend",
+    "goal_convergence",
+)
+
 #: The session features, in the order tables and CSV files show them.
 FEATURE_NAMES: tuple[str, ...] = (
     "turns",
@@ -46,13 +57,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "late_volatility",
     "max_jump",
     "self_consistency",
-    "goal_adherence",
-    "goal_distance_min",
-    "goal_distance_max",
-    "final_goal_distance",
-    "goal_drift",
-    "goal_trend",
-    "goal_convergence",
+    *GOAL_FEATURE_NAMES,
 )
 
 #: The per-speaker features (each over that speaker's own turns).
@@ -201,17 +206,8 @@ def _gaps(times: Sequence[float | None] | None, n: int) -> list[float | None]:
 
 def _goal_part(t: _Turns, g: np.ndarray | None, idx: list[int]) -> dict[str, float | None]:
     """Goal features over the turns ``idx``."""
-    keys = (
-        "goal_adherence",
-        "goal_distance_min",
-        "goal_distance_max",
-        "final_goal_distance",
-        "goal_drift",
-        "goal_trend",
-        "goal_convergence",
-    )
     if g is None or not idx:
-        return dict.fromkeys(keys)
+        return dict.fromkeys(GOAL_FEATURE_NAMES)
     ds = [min(2.0, max(0.0, 1.0 - x)) for x in (t.v[idx] @ g).tolist()]
     centre = t.v[idx].mean(axis=0)
     norm = float(np.linalg.norm(centre))

@@ -4,7 +4,6 @@ more natural conversation of each pair of a rating plan (see :mod:`playground.ju
 from __future__ import annotations
 
 import argparse
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -13,6 +12,7 @@ import sqlite_utils
 from playground import errors, interrupts
 from playground.flags import LLM_FLAGS, add_db_flags, add_llm_flags, settings_from
 from playground.settings import Settings
+from playground.workers import run_workers
 
 SETTING_FLAGS = {**LLM_FLAGS, "concurrency": "--concurrency"}
 NO_OFFLINE_JUDGE = (
@@ -233,13 +233,7 @@ async def _sessions(
                 line += f"; not judged: {', '.join(missed)} (unreadable answer; a rerun asks again)"
             print(line, file=out, flush=True)
 
-    workers = max(1, min(settings.llm.concurrency, len(ids)))
-    try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(workers):
-                group.create_task(worker())
-    except BaseExceptionGroup as exc:  # the first failure stops the others
-        raise _first_error(exc) from None
+    await run_workers(worker, min(settings.llm.concurrency, len(ids)))
 
 
 def _methods(scores: Any) -> dict[str, int]:
@@ -303,16 +297,3 @@ def _summary(tally: _Tally, client: Any, ids: list[str], plan_id: int | None, ou
             print(f"  {line}", file=out)
     else:
         print("Failures: none", file=out)
-
-
-def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The first PlaygroundError inside a task group's failure (else the first exception)."""
-    flat: list[BaseException] = []
-    stack: list[BaseException] = [group]
-    while stack:
-        exc = stack.pop(0)
-        if isinstance(exc, BaseExceptionGroup):
-            stack[:0] = list(exc.exceptions)
-        else:
-            flat.append(exc)
-    return next((e for e in flat if isinstance(e, errors.PlaygroundError)), flat[0])

@@ -75,28 +75,32 @@ def _statement(item: Item) -> str:
     return f"{item.label} — {item.statement}"
 
 
+def _about(transcript: str, question: str) -> list[dict[str, str]]:
+    """The rating prompt: the judge's instructions, then the conversation and the question."""
+    user = f"The conversation:\n\n{transcript}\n\n{question}"
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
 def metric_messages(transcript: str, item: Item) -> list[dict[str, str]]:
     """The prompt for one statement about one conversation."""
-    user = (
-        f"The conversation:\n\n{transcript}\n\n"
+    return _about(
+        transcript,
         f"Statement: {_statement(item)}\n"
         f"How much do you agree? ({SCALE})\n"
-        f'Reply as {{"reason": "...", "rating": {LIKERT_MIN}-{LIKERT_MAX}}}.'
+        f'Reply as {{"reason": "...", "rating": {LIKERT_MIN}-{LIKERT_MAX}}}.',
     )
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
 def all_metrics_messages(transcript: str, items: Sequence[Item]) -> list[dict[str, str]]:
     """The prompt for several statements about one conversation, answered in one reply."""
     listed = "\n".join(f"- {item.key}: {_statement(item)}" for item in items)
     shape = ", ".join(f'"{item.key}": {{"reason": "...", "rating": n}}' for item in items)
-    user = (
-        f"The conversation:\n\n{transcript}\n\n"
+    return _about(
+        transcript,
         f"Statements:\n{listed}\n"
         f"How much do you agree with each one, on its own? ({SCALE})\n"
-        f"Reply as {{{shape}}}, with n a whole number from {LIKERT_MIN} to {LIKERT_MAX}."
+        f"Reply as {{{shape}}}, with n a whole number from {LIKERT_MIN} to {LIKERT_MAX}.",
     )
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
 def pair_messages(first: str, second: str) -> list[dict[str, str]]:

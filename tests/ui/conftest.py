@@ -41,3 +41,18 @@ async def until(pred: Callable[[], object], timeout: float = 20.0, what: str = "
         if loop.time() > end:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.02)
+
+
+def app_window(qtbot, db_path, minilm, size: tuple[int, int] | None = (1440, 900)):  # noqa: ANN001, ANN201
+    """The app's main window on ``db_path`` with the shared, already-loaded MiniLM, shown at
+    ``size`` (None: Qt's default) and closed by ``qtbot`` after the test: ``(window, controller)``."""
+    from playground.embedding.cache import CachingEmbedder
+    from ui.app import build
+
+    win, controller = build(db_path=str(db_path), environ={})
+    controller._embedder = CachingEmbedder(minilm)
+    qtbot.addWidget(win)
+    if size is not None:
+        win.resize(*size)
+    win.show()
+    return win, controller

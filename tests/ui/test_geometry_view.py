@@ -9,10 +9,8 @@ import asyncio
 import numpy as np
 import pytest
 
-from playground.embedding.cache import CachingEmbedder
 from playground.geometry import features
-from tests.ui.conftest import until
-from ui.app import build
+from tests.ui.conftest import app_window, until
 from ui.geometry_view import MIN_HEIGHT
 from ui.window_layout import MIN_CONVERSATION, MIN_MEMORY, MIN_THOUGHTS
 
@@ -21,17 +19,20 @@ pytestmark = pytest.mark.asyncio
 
 @pytest.fixture
 def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
-    win, controller = build(db_path=str(tmp_path / "geometry.db"), environ={})
-    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
-    qtbot.addWidget(win)
-    win.resize(1440, 900)
-    win.show()
-    yield win, controller
+    return app_window(qtbot, tmp_path / "geometry.db", minilm)
 
 
 def _ready(controller) -> None:  # noqa: ANN001
     """The embedder counts as loaded (made on the test's own loop)."""
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
+
+
+async def _session(controller, people: int, icebreaker: str):  # noqa: ANN001, ANN202
+    """A new session of the library's first ``people`` participants (the embedder counts as loaded)."""
+    _ready(controller)
+    room = await controller.new_session(controller.library()[:people], icebreaker=icebreaker)
+    assert room is not None
+    return room
 
 
 def _idle(room) -> bool:  # noqa: ANN001
@@ -69,8 +70,7 @@ async def test_live_session_adds_one_point_per_message_and_the_series_grow(windo
     assert not g.panel.isVisible() and not g.action.isChecked()
     g.action.trigger()  # View ▸ Geometry
     assert g.panel.isVisible()
-    room = await controller.new_session(controller.library()[:3], icebreaker="Any plans for May?")
-    assert room is not None
+    room = await _session(controller, 3, "Any plans for May?")
     await until(lambda: _drawn(win, 1), what="the icebreaker's point")
     counts = []
     for i in range(5):
@@ -114,9 +114,7 @@ async def test_live_session_adds_one_point_per_message_and_the_series_grow(windo
 
 async def test_replay_moves_the_highlight_and_the_marker_with_the_position(window):
     win, controller = window
-    _ready(controller)
-    room = await controller.new_session(controller.library()[:3], icebreaker="Best trip ever?")
-    assert room is not None
+    room = await _session(controller, 3, "Best trip ever?")
     for i in range(6):
         await _step(win, room, i + 1)
     sid, messages = room.session_id, list(room.messages)
@@ -158,9 +156,7 @@ async def test_replay_moves_the_highlight_and_the_marker_with_the_position(windo
 
 async def test_a_one_message_session_shows_without_error(window):
     win, controller = window
-    _ready(controller)
-    room = await controller.new_session(controller.library()[:2], icebreaker="Only this.")
-    assert room is not None
+    room = await _session(controller, 2, "Only this.")
     sid = room.session_id
     win.geometry_view.action.trigger()
     await until(lambda: _drawn(win, 1), what="one point live")
@@ -187,8 +183,7 @@ async def test_view_menu_shortcut_help_and_the_panes_keep_their_widths_at_1024(w
         keys == "Ctrl+Shift+G" and does.startswith("Geometry") for keys, does in dialog.rows()
     )
     dialog.close()
-    room = await controller.new_session(controller.library()[:3], icebreaker="Weekend plans?")
-    assert room is not None
+    room = await _session(controller, 3, "Weekend plans?")
     for i in range(3):
         await _step(win, room, i + 1)
     sid = room.session_id

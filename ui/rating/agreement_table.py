@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground.agreement_format import LABELS, TITLE, percent, shown
+from playground.agreement_format import TITLE, metric_cells, percent, shown
 from playground.agreement_model import PREDICTOR_LABELS, AgreementWithHumans
 
 METRIC_HEADERS = ["Judge", "Metric", "Sessions", "Humans", "ρ", "α (with judge)", "α (humans)"]
@@ -28,10 +28,6 @@ HELP = (
     "Pairwise: how often each predictor picks the conversation most human raters preferred "
     "(geometry and both: logistic regression, leave-one-out)."
 )
-
-
-def _num(x: float | None, digits: int = 2) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
 
 
 def _table(headers: list[str], name: str, stretch: int) -> QTableWidget:
@@ -106,18 +102,7 @@ class AgreementPanel(QWidget):
         if a is None or not shown(a):
             self.hide()
             return
-        rows = [
-            [
-                m.judge,
-                LABELS.get(m.metric, m.metric),
-                str(m.n),
-                str(m.humans),
-                m.note if m.rho is None and m.note else _num(m.rho),
-                _num(m.alpha, 3),
-                _num(m.alpha_humans, 3),
-            ]
-            for m in a.metrics
-        ]
+        rows = [metric_cells(m, with_p=False, missing="–") for m in a.metrics]
         _fill(self.metrics, rows, 2, [m.note for m in a.metrics])
         self.metrics.setVisible(bool(rows))
         self.metrics_note.setText("" if rows else NO_SHARED if a.judges else NO_JUDGE)

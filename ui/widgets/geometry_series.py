@@ -12,6 +12,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
+from ui.widgets.legend_plot import plot_with_legend
+
 #: Line colours: cohesion (green, solid) and volatility (purple, dashed).
 COHESION_COLOR = "#2e7d32"
 VOLATILITY_COLOR = "#6a1b9a"
@@ -55,15 +57,9 @@ class GeometrySeries(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setBackground("w")
-        self.ci.setContentsMargins(2, 2, 2, 2)
-        self.ci.setSpacing(0)
-        self.plot: pg.PlotItem = self.addPlot(row=0, col=0, rowspan=2)
+        # Ranges are set with the data (an all-gap series has none).
+        self.plot, self.legend = plot_with_legend(self)
         plot = self.plot
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.disableAutoRange()  # ranges are set with the data (an all-gap series has none)
         plot.showGrid(x=False, y=True, alpha=0.25)
         plot.getAxis("left").setWidth(30)
         plot.getAxis("bottom").setHeight(20)  # the turn numbers; the header says "per turn"
@@ -72,14 +68,8 @@ class GeometrySeries(pg.GraphicsLayoutWidget):
         self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(MARKER_COLOR, width=2))
         self.marker.hide()
         plot.addItem(self.marker)
-        self.legend = pg.LegendItem(colCount=1, labelTextSize="8pt", labelTextColor="#333")
         self.legend.addItem(self.cohesion, "cohesion")
         self.legend.addItem(self.volatility, "volatility")
-        self.legend.layout.setContentsMargins(0, 0, 0, 0)
-        self.addItem(self.legend, row=0, col=1)
-        self.addLabel("", row=1, col=1)  # under the legend: keeps it compact at the top
-        self.ci.layout.setRowStretchFactor(1, 1)
-        self.ci.layout.setColumnStretchFactor(0, 1)
         self._turns: list[int] = []
 
     def set_series(

@@ -16,6 +16,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
+from ui.widgets.legend_plot import plot_with_legend
+
 #: Colour of the line between consecutive turns, and of messages after the current moment.
 PATH_COLOR = (120, 120, 120, 90)
 FUTURE_COLOR = "#bdbdbd"
@@ -43,15 +45,8 @@ class TrajectoryPlot(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setBackground("w")
-        self.ci.setContentsMargins(2, 2, 2, 2)
-        self.ci.setSpacing(0)
-        self.plot: pg.PlotItem = self.addPlot(row=0, col=0, rowspan=2)
+        self.plot, self.legend = plot_with_legend(self)  # ranges are set with the data
         plot = self.plot
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.disableAutoRange()  # ranges are set with the data (an all-gap series has none)
         plot.hideAxis("left")
         plot.hideAxis("bottom")
         plot.setAspectLocked(True)
@@ -67,13 +62,7 @@ class TrajectoryPlot(pg.GraphicsLayoutWidget):
         for item in (self._future, self._points, self._ring):
             plot.addItem(item)
         self._labels: list[pg.TextItem] = []
-        self.legend = pg.LegendItem(colCount=1, labelTextSize="8pt", labelTextColor="#333")
-        self.legend.layout.setContentsMargins(0, 0, 0, 0)
         self.legend.layout.setVerticalSpacing(0)
-        self.addItem(self.legend, row=0, col=1)
-        self.addLabel("", row=1, col=1)  # under the legend: keeps it compact at the top
-        self.ci.layout.setRowStretchFactor(1, 1)
-        self.ci.layout.setColumnStretchFactor(0, 1)
         self._xy = np.zeros((0, 2))
         self._speakers: list[str] = []
         self._turns: list[int] = []

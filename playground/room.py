@@ -10,11 +10,9 @@ one step at a time; the loops that drive it (simulation, real time) are in
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import itertools
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
@@ -25,10 +23,10 @@ from playground.clock import Clock, SystemClock
 from playground.cognition.base import Cognition, Context
 from playground.embedding.cache import CachingEmbedder
 from playground.memory import Pool
-from playground.settings import PRESETS, ProactivitySettings, Settings
+from playground.room_edits import RoomEdits
+from playground.room_people import Human, RoomPeople
+from playground.settings import Settings
 from playground.storm import participant as simulated
-from playground.storm.model import UserProfile
-from playground.storm.user import UserSimulator
 
 T = TypeVar("T")
 
@@ -52,18 +50,12 @@ FATAL = (
 )
 
 
-@dataclass
-class Human:
-    """A person in the room (their messages trigger the agents; they do not think in the engine)."""
-
-    name: str
-    kind: domain.ParticipantKind = "human"
-    last_spoke: int = 0
-    turns: int = 0
-
-
-class Room:
+class Room(RoomPeople, RoomEdits):
     """Agents (and humans) sharing one conversation.
+
+    Seating participants is in :class:`playground.room_people.RoomPeople` and the user's edits
+    in :class:`playground.room_edits.RoomEdits`; the room itself holds the state, the
+    transcript and one trigger's turn-taking.
 
     Args:
         cognition: the mind every agent uses (offline engine or an LLM).
@@ -168,17 +160,7 @@ class Room:
             self._states[name] = state
             self.emit(events.ParticipantStateChanged(name=name, state=state))  # type: ignore[arg-type]
 
-    # -- participants ----------------------------------------------------------------------------
-
-    @property
-    def agents(self) -> list[Agent]:
-        return [p for p in self.participants.values() if isinstance(p, Agent)]
-
-    def agent(self, name: str) -> Agent:
-        p = self.participants.get(name)
-        if not isinstance(p, Agent):
-            raise KeyError(f"no AI participant named {name!r}")
-        return p
+    # -- the session's start and its embeddings --------------------------------------------------
 
     def start(
         self,
@@ -203,63 +185,6 @@ class Room:
                 draw=draw,
             )
         )
-
-    async def add_agent(
-        self,
-        persona: domain.Persona,
-        proactivity: ProactivitySettings | None = None,
-        *,
-        policy: domain.Policy = "inner-thoughts",
-        defer_memories: bool = False,
-    ) -> Agent:
-        """Add an AI participant and load its persona into long-term memory.
-
-        With ``defer_memories`` the memories are embedded in the background (agents in the order
-        they were added, so ids do not depend on timing) and the first retrieval waits for them:
-        the command line seats the agents and posts the icebreaker while the model still loads.
-        """
-        self.require_open()
-        if persona.name in self.participants:
-            raise errors.PlaygroundError(
-                f"a participant named {persona.name!r} is already in the room"
-            )
-        proactivity = proactivity or PRESETS[self.settings.preset]
-        agent = Agent(
-            persona,
-            proactivity,
-            cognition=self.cognition,
-            embedder=self.embedder,
-            memory_ids=self._memory_ids,
-            room_settings=self.settings.room,
-            seed=self.seed,
-            emit=self.emit,
-            policy=policy,
-        )
-        self.participants[agent.name] = agent
-        self.emit(
-            events.ParticipantJoined(
-                name=agent.name,
-                participant_kind="ai",
-                persona=persona,
-                proactivity=proactivity.model_dump(),
-                color_index=next(self._colors),
-                policy=policy,
-            )
-        )
-        if defer_memories:
-            before = self._memories_loading
-
-            async def load() -> None:
-                if before is not None:
-                    await before
-                await agent.load_persona()
-
-            self._memories_loading = asyncio.ensure_future(load())
-        else:
-            await self.embeddings_ready()
-            await agent.load_persona()
-        self._set_state(agent.name, "idle")
-        return agent
 
     async def embeddings_ready(self) -> None:
         """Wait for the embeddings still being computed: messages' and deferred persona memories'.
@@ -292,109 +217,6 @@ class Room:
             await self.embeddings_ready()
         except errors.PlaygroundError:
             self._msg_vec_pending.clear()
-
-    def add_human(self, name: str) -> Human:
-        """A person joins.
-
-        Raises:
-            SessionEnded: the session has ended.
-            PlaygroundError: the name is empty or already taken.
-        """
-        self.require_open()
-        if not name.strip() or name in self.participants:
-            raise errors.PlaygroundError(
-                f"cannot join as {name!r}: the name is empty or already taken"
-            )
-        human = Human(name=name)
-        self.participants[name] = human
-        self.emit(
-            events.ParticipantJoined(
-                name=name, participant_kind="human", color_index=next(self._colors)
-            )
-        )
-        return human
-
-    @property
-    def simulated_users(self) -> list[simulated.SimulatedUser]:
-        return [p for p in self.participants.values() if isinstance(p, simulated.SimulatedUser)]
-
-    def add_simulated_user(
-        self,
-        profile: UserProfile,
-        simulator: UserSimulator,
-        *,
-        speak_probability: float | None = None,
-        name: str | None = None,
-    ) -> simulated.SimulatedUser:
-        """Seat a simulated user (see :mod:`playground.storm.participant` for its turn taking).
-
-        Args:
-            profile: its private profile (snapshotted into the session, never shown to others).
-            simulator: the mind that answers for it.
-            speak_probability: its chance of speaking unaddressed; the room setting if None.
-            name: its name in the room; the profile's name if None.
-
-        Raises:
-            SessionEnded: the session has ended.
-            PlaygroundError: the name is taken, or the probability is not between 0 and 1.
-        """
-        self.require_open()
-        name = name or profile.name
-        if not name.strip() or name in self.participants:
-            raise errors.PlaygroundError(
-                f"cannot seat the simulated user {name!r}: the name is empty or already taken"
-            )
-        p = self.settings.room.simulated_speak_probability if speak_probability is None else speak_probability  # fmt: skip
-        if not 0.0 <= p <= 1.0:
-            raise errors.PlaygroundError(f"speak probability of {name}: {p} is not between 0 and 1")
-        user = simulated.SimulatedUser(name, profile, simulator, speak_probability=p)
-        self.participants[name] = user
-        self.emit(
-            events.ParticipantJoined(
-                name=name,
-                participant_kind="simulated",
-                proactivity={"speak_probability": p},  # its seating, read back by a fork
-                color_index=next(self._colors),
-                profile=profile,
-            )
-        )
-        self._set_state(name, "idle")
-        return user
-
-    async def simulated_turn(self, name: str) -> domain.Message:
-        """Make a simulated user speak now, whoever has the floor (e.g. to open a STORM dyad).
-
-        Raises:
-            SessionEnded: the session has ended.
-            PlaygroundError: ``name`` is not a simulated user in the room.
-            LLMError: its simulator's model could not be used.
-        """
-        self.require_open()
-        user = self.participants.get(name)
-        if not isinstance(user, simulated.SimulatedUser):
-            raise errors.PlaygroundError(f"{name!r} is not a simulated user in the room")
-        self.generation += 1
-        self._set_state(name, "speaking")
-        try:
-            msg = await simulated.speak(self, user, addressed_by=None)
-        finally:
-            self._set_state(name, "idle")
-        assert msg is not None  # no generation given: never stale
-        self.arrived.set()
-        return msg
-
-    def remove_participant(self, name: str) -> None:
-        """A participant leaves.
-
-        Raises:
-            SessionEnded: the session has ended.
-        """
-        self.require_open()
-        if self.participants.pop(name, None) is not None:
-            if participation.relation(self._pending, name) == "allocated-self":
-                self._pending = None  # the addressee left: nobody is owed the turn
-            self.generation += 1
-            self.emit(events.ParticipantLeft(name=name))
 
     # -- messages --------------------------------------------------------------------------------
 
@@ -461,170 +283,6 @@ class Room:
             raise errors.PlaygroundError(f"{name!r} has not joined as a human participant")
         self.generation += 1
         return await self.post(name, text)
-
-    async def force_express(self, agent_name: str, thought_id: int) -> domain.Message:
-        """Make an agent say one of its thoughts now, whatever its score.
-
-        The message is marked ``forced``. If the session ends while the thought is being worded
-        (Stop pressed right after the click), nothing is posted.
-
-        Raises:
-            SessionEnded: the session has ended, before or while the thought was being worded.
-            KeyError: no such agent or thought.
-        """
-        self.require_open()
-        agent = self.agent(agent_name)
-        thought = agent.reservoir.get(thought_id)
-        self.generation += 1
-        ctx = dataclasses.replace(
-            self._context(agent, self.messages[-1] if self.messages else None, "new_message", None),
-            forced=True,  # the articulation must say this thought, not the one it would choose
-        )
-        self._set_state(agent.name, "speaking")
-        try:
-            text = await agent.articulate(ctx, thought)
-            msg = await self.post(agent.name, text, thought=thought, forced=True)
-            agent.expressed(thought.id, msg.id, self.step)
-            self.emit(
-                events.ThoughtExpressed(
-                    agent=agent.name, thought_id=thought.id, message_id=msg.id, forced=True
-                )
-            )
-        finally:
-            self._set_state(agent.name, "idle")
-        return msg
-
-    def delete_thought(self, agent_name: str, thought_id: int) -> None:
-        """Delete a thought from an agent's reservoir.
-
-        Raises:
-            SessionEnded: the session has ended.
-        """
-        self.require_open()
-        self.agent(agent_name).reservoir.delete(thought_id)
-
-    def restore_thought(self, agent_name: str, thought_id: int) -> domain.Thought:
-        """Undo the deletion of a thought: it is back in the agent's reservoir, as it was.
-
-        Raises:
-            SessionEnded: the session has ended.
-            PlaygroundError: the thought was not deleted (or is already back).
-        """
-        self.require_open()
-        return self.agent(agent_name).reservoir.restore(thought_id)
-
-    async def add_memory(
-        self, agent_name: str, kind: domain.MemoryKind, text: str, weight: float = 1.0
-    ) -> domain.MemoryItem:
-        """Add a long-term memory to an agent.
-
-        Raises:
-            SessionEnded: the session has ended.
-            PlaygroundError: the text is empty.
-        """
-        self.require_open()
-        if not text.strip():
-            raise errors.PlaygroundError("a memory needs some text")
-        return await self.agent(agent_name).memory.add(
-            kind, text.strip(), weight=weight, step=self.step
-        )
-
-    async def edit_memory(
-        self,
-        agent_name: str,
-        memory_id: int,
-        *,
-        kind: domain.MemoryKind | None = None,
-        text: str | None = None,
-        weight: float | None = None,
-    ) -> domain.MemoryItem:
-        """Change a memory's kind, text or weight.
-
-        Raises:
-            SessionEnded: the session has ended.
-        """
-        self.require_open()
-        return await self.agent(agent_name).memory.edit(
-            memory_id, kind=kind, text=text, weight=weight
-        )
-
-    def delete_memory(self, agent_name: str, memory_id: int) -> None:
-        """Delete a memory.
-
-        Raises:
-            SessionEnded: the session has ended.
-        """
-        self.require_open()
-        self.agent(agent_name).memory.delete(memory_id)
-
-    def set_proactivity(self, agent_name: str, proactivity: ProactivitySettings) -> None:
-        """Change an agent's proactivity settings.
-
-        Raises:
-            SessionEnded: the session has ended.
-        """
-        self.require_open()
-        agent = self.agent(agent_name)
-        agent.proactivity = proactivity
-        self.emit(events.ProactivityChanged(name=agent.name, proactivity=proactivity.model_dump()))
-
-    def set_policy(self, agent_name: str, policy: domain.Policy) -> None:
-        """Change how an agent takes turns; it applies from the next trigger.
-
-        Raises:
-            SessionEnded: the session has ended.
-            PlaygroundError: an unknown policy.
-        """
-        self.require_open()
-        if policy not in domain.POLICIES:
-            raise errors.PlaygroundError(
-                f"unknown turn-taking policy {policy!r}; choose one of {', '.join(domain.POLICIES)}"
-            )
-        agent = self.agent(agent_name)
-        agent.policy = policy
-        self.emit(events.PolicyChanged(name=agent.name, policy=policy))
-
-    def annotate(self, author: str, message_id: int, text: str) -> events.AnnotationAdded:
-        """A human's private note: a *reason* on their own message, a *reaction* on anyone else's.
-
-        Notes are recorded and shown only to their author; no agent prompt ever includes them.
-        A note is a judgment on what was said, not a change to the conversation: it is taken
-        also after the session ended (an answer given just before Stop is not lost).
-
-        Raises:
-            PlaygroundError: not a human, no such message, or an empty note.
-        """
-        if not isinstance(self.participants.get(author), Human):
-            raise errors.PlaygroundError(
-                f"only a human participant can add private notes ({author!r} is not one)"
-            )
-        if not 1 <= message_id <= len(self.messages):
-            raise errors.PlaygroundError(f"there is no message #{message_id}")
-        if not text.strip():
-            raise errors.PlaygroundError("a note needs some text")
-        kind = "reason" if self.messages[message_id - 1].speaker == author else "reaction"
-        event = events.AnnotationAdded(
-            message_id=message_id, author=author, note_kind=kind, text=text.strip()
-        )
-        self.emit(event)
-        return event
-
-    def record_label(self, author: str, message_id: int, question: str, answer: str) -> None:
-        """A one-click answer to an in-the-moment question about a message (taken also after the
-        session ended, like :meth:`annotate`).
-
-        Raises:
-            PlaygroundError: the author is not a human participant.
-        """
-        if not isinstance(self.participants.get(author), Human):
-            raise errors.PlaygroundError(
-                f"only a human participant can answer questions ({author!r} is not one)"
-            )
-        self.emit(
-            events.LabelRecorded(
-                message_id=message_id, author=author, question=question, answer=answer
-            )
-        )
 
     # -- understanding an utterance (once per message, shared by all agents) ----------------------
 

@@ -100,3 +100,17 @@ def settings_from(
         raise errors.SettingsError(
             f"{flags[exc.field]}: {exc.reason}", field=exc.field, reason=exc.reason
         ) from exc
+
+
+#: The flags of a command that asks a judge model (``judge``, ``storm-judge``).
+JUDGE_FLAGS = {**LLM_FLAGS, "concurrency": "--concurrency"}
+
+
+def judge_settings(args: argparse.Namespace) -> Settings:
+    """Settings for a judge model from its command's flags: always at temperature 0, so the same
+    conversation gets the same labels whichever command judged it.
+
+    Raises:
+        SettingsError: a flag's value is invalid (the message names the flag).
+    """
+    return settings_from(args, JUDGE_FLAGS, {"temperature": 0.0})

@@ -10,11 +10,10 @@ from typing import Any, TextIO
 import sqlite_utils
 
 from playground import errors, interrupts
-from playground.flags import LLM_FLAGS, add_db_flags, add_llm_flags, settings_from
+from playground.flags import add_db_flags, add_llm_flags, judge_settings
 from playground.settings import Settings
 from playground.workers import run_workers
 
-SETTING_FLAGS = {**LLM_FLAGS, "concurrency": "--concurrency"}
 NO_OFFLINE_JUDGE = (
     "The offline engine has no judge: give --engine openai with --model and --base-url (or set"
     " OPENAI_API_KEY / OPENAI_BASE_URL) to have a model rate the sessions. No scores are invented."
@@ -64,11 +63,6 @@ class _Tally:
     pairs_skipped: int = 0
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    # A judge's ratings should not depend on sampling: the most likely answer, every time.
-    return settings_from(args, SETTING_FLAGS, {"temperature": 0.0})
-
-
 def cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run ``playground judge`` (its own event loop; Ctrl-C stops it cleanly).
 
@@ -80,7 +74,7 @@ def cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         LLMError: the judge's server cannot be used (the command line prints it in one line).
     """
     try:
-        settings = _settings(args)
+        settings = judge_settings(args)
     except errors.SettingsError as exc:
         print(f"judge: {exc}", file=err)
         return 2

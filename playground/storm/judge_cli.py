@@ -7,11 +7,10 @@ import argparse
 from typing import Any, TextIO
 
 from playground import errors, interrupts
-from playground.flags import LLM_FLAGS, add_db_flags, add_llm_flags, settings_from
+from playground.flags import add_db_flags, add_llm_flags, judge_settings
 from playground.settings import Settings
 from playground.workers import run_workers
 
-SETTING_FLAGS = {**LLM_FLAGS, "concurrency": "--concurrency"}
 NO_OFFLINE_JUDGE = (
     "there is no offline judge: Clarify comes from a judge model's turn-pair analysis. Use an"
     " OpenAI-compatible server (--engine openai with --base-url and --model, or OPENAI_API_KEY /"
@@ -40,11 +39,6 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     add_db_flags(p, default_db, busy_timeout)
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    # A judge's labels should not depend on sampling: the most likely answer, every time.
-    return settings_from(args, SETTING_FLAGS, {"temperature": 0.0})
-
-
 def cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run ``playground storm-judge`` (its own event loop; Ctrl-C stops it cleanly).
 
@@ -57,7 +51,7 @@ def cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         PlaygroundError: no database, an unknown session or experiment, no STORM dialogue.
         LLMError: the judge's server cannot be used.
     """
-    settings = _settings(args)
+    settings = judge_settings(args)
     if settings.engine.engine == "offline":
         print(f"storm-judge: {NO_OFFLINE_JUDGE}", file=err)
         return 2

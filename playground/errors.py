@@ -133,3 +133,8 @@ class SessionEnded(PlaygroundError):
             f"this session has ended ({status}{when}); it can no longer change."
             " Start a new session like this one, or fork it from a replay, to go on"
         )
+
+
+class Cancelled(PlaygroundError):
+    """Work stopped half-way because its result is no longer wanted (a newer refresh superseded
+    it, or its window closed). Whoever asked for the stop expects this; nobody shows it."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import sys
+import threading
 import warnings
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -155,6 +156,7 @@ def build_report(
     experiment: str | None = None,
     session_ids: list[str] | None = None,
     agreement_options: dict[str, Any] | None = None,
+    stop: threading.Event | None = None,
 ) -> Report:
     """Compute the whole report from the database.
 
@@ -164,11 +166,14 @@ def build_report(
         session_ids: only these sessions (ids or unique prefixes); combined with experiment.
         agreement_options: keyword arguments of :func:`playground.agreement.build_agreement`
             (judge, features_model, min_pairs, missing, embedder); ``{"skip": True}`` leaves
-            the judge/geometry agreement out.
+            the judge/geometry agreement out (see :func:`with_agreement`).
+        stop: when set (from another thread), the slow agreement part stops with
+            :class:`~playground.errors.Cancelled`.
 
     Raises:
         PlaygroundError: unknown experiment, or a bad agreement option.
         SessionNotFound: an unknown session id.
+        Cancelled: ``stop`` was set.
     """
     scope = _scope(db, experiment, session_ids)
     cond = {sid: c for sid, (c, _) in scope.items()}
@@ -227,18 +232,50 @@ def build_report(
         comparisons=comparisons, preferences=prefs, rater_preferences=per_rater,
         conversation_marks=conv_marks, condition_marks=cond_marks, agreement=agreement,
         participant=participant, methods=METHODS,
-        agreement_with_humans=_with_humans(db, scope, agreement_options or {}),
+        agreement_with_humans=_with_humans(db, scope, agreement_options or {}, stop),
     )  # fmt: skip
 
 
+def with_agreement(
+    db: sqlite_utils.Database,
+    report: Report,
+    *,
+    session_ids: list[str] | None = None,
+    agreement_options: dict[str, Any] | None = None,
+    stop: threading.Event | None = None,
+) -> Report:
+    """``report``, built with ``agreement_options={"skip": True}``, completed with the judge and
+    geometry agreement: the same report :func:`build_report` gives in one go, in two steps, so
+    that a window can show the quick part while the slow one (leave-one-out regressions) runs.
+
+    Args:
+        db: the session database the report was built from.
+        report: the report without its agreement.
+        session_ids: the ``session_ids`` the report was built with.
+        agreement_options: as for :func:`build_report`.
+        stop: as for :func:`build_report`.
+
+    Raises:
+        PlaygroundError: unknown experiment, or a bad agreement option.
+        SessionNotFound: an unknown session id.
+        Cancelled: ``stop`` was set.
+    """
+    scope = _scope(db, report.experiment, session_ids)
+    agreement = _with_humans(db, scope, agreement_options or {}, stop)
+    return report.model_copy(update={"agreement_with_humans": agreement})
+
+
 def _with_humans(
-    db: sqlite_utils.Database, scope: dict[str, tuple[str, int]], options: dict[str, Any]
+    db: sqlite_utils.Database,
+    scope: dict[str, tuple[str, int]],
+    options: dict[str, Any],
+    stop: threading.Event | None,
 ) -> Any:
     if options.get("skip"):
         return None
     from playground.agreement import build_agreement
 
-    return build_agreement(db, list(scope), **options)
+    return build_agreement(db, list(scope), stop=stop, **options)
 
 
 def _preferences(

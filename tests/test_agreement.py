@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import threading
 from pathlib import Path
 
 import krippendorff
@@ -17,7 +18,7 @@ import pytest
 
 from playground import agreement, cli, errors
 from playground.agreement_data import human_majority, judge_scores
-from playground.report import build_report
+from playground.report import build_report, with_agreement
 from playground.storage import open_database
 from tests.support import agreement_data as data
 
@@ -180,6 +181,26 @@ def test_the_scope_limits_sessions_and_pairs(adb) -> None:  # type: ignore[no-un
         and a.judges == sorted([data.JUDGE, data.FALLBACK_JUDGE])
     )
     assert build_report(adb, agreement_options={"skip": True}).agreement_with_humans is None
+
+
+def test_the_report_in_two_steps_equals_the_report_in_one(adb) -> None:  # type: ignore[no-untyped-def]
+    """The report view shows the quick part first and adds the agreement after."""
+    data.rho_data(adb)
+    data.pair_data(adb)
+    quick = build_report(adb, agreement_options={"skip": True})
+    assert with_agreement(adb, quick) == build_report(adb)
+
+
+def test_a_stop_ends_the_leave_one_out_folds_and_says_cancelled(adb) -> None:  # type: ignore[no-untyped-def]
+    data.pair_data(adb)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(errors.Cancelled):
+        agreement.build_agreement(adb, _all(adb), stop=stop)
+    with pytest.raises(errors.Cancelled):
+        agreement.loo_correct([[1.0], [-1.0], [2.0]], [1, 0, 1], stop=stop)
+    stop.clear()  # an Event left unset changes nothing
+    assert agreement.loo_correct([[1.0], [-1.0], [2.0]], [1, 0, 1], stop=stop) == 3
 
 
 # -- playground report ------------------------------------------------------------------------

@@ -105,6 +105,32 @@ def open_for_reading(
     return _open_read_only(path, busy_timeout)
 
 
+def open_read_only(
+    path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+) -> sqlite_utils.Database:
+    """A connection that only reads an existing session database, wherever it lies.
+
+    For a worker thread beside the connection that opened the file (sqlite3 connections belong to
+    the thread that made them): nothing is written, not even the marking or upgrading that
+    :func:`open_database` does, so it cannot hold up that connection's writes.
+
+    Raises:
+        PlaygroundError: no file at ``path``, or a file that cannot be read as a session database.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise errors.PlaygroundError(f"no database at {path}")
+    return _open_read_only(path, busy_timeout)
+
+
+def database_path(db: sqlite_utils.Database) -> Path | None:
+    """The absolute path of the file behind ``db`` (None for a database in memory)."""
+    for _, name, file in db.execute("PRAGMA database_list").fetchall():
+        if name == "main" and file:
+            return Path(file)
+    return None
+
+
 def _cannot_write(exc: BaseException | None) -> bool:
     """True for SQLite's "this place is read-only" failures (file, folder, mount, -shm)."""
     if not isinstance(exc, sqlite3.Error):

@@ -2,6 +2,9 @@
 
 Never call qtbot.wait*/waitUntil inside an async test: it spins a nested Qt loop under the running
 qasync loop and hangs the session. Poll with ``await asyncio.sleep`` instead (see ``until``).
+
+A stuck test or teardown fails instead of hanging (see ``TestLoop`` and
+``pytest_collection_modifyitems``).
 """
 
 from __future__ import annotations
@@ -11,13 +14,64 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import asyncio  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+from collections.abc import Callable, Generator  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, ClassVar  # noqa: E402
 
 import PySide6  # noqa: E402,F401 - bind qasync to PySide6
+import pytest  # noqa: E402
 import qasync  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from ui.collector import MainThreadCollector  # noqa: E402
+
+UI_TESTS = Path(__file__).resolve().parent
+#: Seconds each step of a test's loop teardown may take (cancelling the tasks the test left,
+#: closing async generators, ...) before it fails. Cancelled tasks normally end in milliseconds.
+TEARDOWN_LIMIT = 60.0
+
+
+class TestLoop(qasync.QEventLoop):
+    """qasync's loop, whose ``run_until_complete`` gives up after :data:`TEARDOWN_LIMIT` seconds
+    while a test is torn down.
+
+    pytest-asyncio closes the loop as ``asyncio.Runner`` does: it cancels the tasks a test left and
+    waits for them with ``run_until_complete(gather(...))``, without a limit. If one of them never
+    ends (it swallows the cancellation, or waits on something that will not come), or qasync misses
+    the stop, Qt's loop idles in C++ for ever: a pytest-xdist worker once sat there in
+    ``_cancel_all_tasks`` after tests/ui/test_layout.py::test_a_real_session_at_1024_is_usable,
+    where a signal-based timeout cannot reach it. The limit is a ``call_later``, which qasync runs
+    from a Qt timer, so it fires while Qt idles; it stops Qt's loop itself (not only qasync's
+    view of it) and the teardown fails, naming the tasks still pending.
+    """
+
+    __test__ = False  # not a test class, despite its name
+    tearing_down: ClassVar[bool] = False  # set by pytest_runtest_teardown below
+
+    def run_until_complete(self, future: Any) -> Any:
+        if not TestLoop.tearing_down:
+            return super().run_until_complete(future)
+        future = asyncio.ensure_future(future, loop=self)
+        give_up = self.call_later(TEARDOWN_LIMIT, self._give_up)
+        try:
+            return super().run_until_complete(future)
+        except RuntimeError:  # "Event loop stopped before Future completed."
+            if future.done():
+                raise
+        finally:
+            give_up.cancel()
+        pending = [t for t in asyncio.all_tasks(self) if not t.done()]
+        stuck = "\n".join(f"  {t!r}" for t in pending) or f"  {future!r}"
+        pytest.fail(
+            f"the test's event loop did not shut down within {TEARDOWN_LIMIT:.0f} s; "
+            f"still pending:\n{stuck}",
+            pytrace=False,
+        )
+
+    def _give_up(self) -> None:
+        self.stop()
+        # Also when qasync already counts itself stopped but Qt's loop still runs (a stop lost).
+        QApplication.exit()
 
 
 def _qasync_loop() -> qasync.QEventLoop:
@@ -27,11 +81,45 @@ def _qasync_loop() -> qasync.QEventLoop:
         MainThreadCollector(
             parent=app
         )  # as the app does: no widget is ever freed off the GUI thread
-    return qasync.QEventLoop(app)
+    return TestLoop(app)
 
 
 def pytest_asyncio_loop_factories(config, item):  # noqa: ANN001, ANN201
     return {"qasync": _qasync_loop}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """The loop runner's teardown (a fixture finalizer) runs inside this hook: bound its waits."""
+    TestLoop.tearing_down = True
+    try:
+        return (yield)
+    finally:
+        TestLoop.tearing_down = False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """UI tests time out with pytest-timeout's ``thread`` method, not the configured ``signal``.
+
+    SIGALRM cannot stop a test stuck in Qt's loop (checked): Python runs its handler only when
+    Python code next runs, so with no Python timer pending it never runs at all; with one (the
+    collector's) the handler's ``Failed: Timeout`` is raised inside that slot, pytest-qt reports
+    it as "Exceptions caught in Qt event loop" and Qt's loop idles on. The thread method dumps every thread's stack and ends the process (under xdist the worker; xdist
+    reports the test as crashed and starts a new one): a clear failure instead of a hang. It
+    applies to setup, call and teardown alike (``timeout_func_only`` stays false: teardown is
+    where the hang was). ``TestLoop`` catches the usual teardown case sooner and fails only that
+    test; this is the backstop for anything else, such as a worker thread that never returns.
+    """
+    for item in items:
+        if not item.path.is_relative_to(UI_TESTS):
+            continue
+        own = item.get_closest_marker("timeout")
+        if own is not None and ("method" in own.kwargs or len(own.args) > 1):
+            continue  # the test chose its method
+        seconds = own.kwargs.get("timeout", own.args[0] if own.args else None) if own else None
+        item.add_marker(pytest.mark.timeout(seconds, method="thread"), append=False)
 
 
 async def until(pred: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> None:  # noqa: ASYNC109

@@ -22,6 +22,10 @@ METRIC_HEADERS = ["Judge", "Metric", "Sessions", "Humans", "ρ", "α (with judge
 PAIR_HEADERS = ["Predictor", "Pairs", "Accuracy [Wilson 95 %]", "TRACE paper"]
 NO_JUDGE = "No judge ratings yet: run `playground judge` (the offline engine has no judge)."
 NO_SHARED = "No session is rated by both a judge and a human yet."
+COMPUTING = (
+    "Computing agreement… (leave-one-out regressions over the rated pairs take a while; the rest "
+    "of the report is ready)"
+)
 HELP = (
     "ρ: Spearman between the judge's score and the mean human rating per session. α: "
     "Krippendorff's alpha (ordinal), with the judge as one more rater and among the humans only. "
@@ -93,15 +97,44 @@ class AgreementPanel(QWidget):
         self.details.setStyleSheet("color:#555;")
         self.details.setToolTip(HELP)
         lay.addWidget(self.details)
+        self.status = QLabel("")  # computing, or why it could not be computed
+        self.status.setObjectName("agreement status")
+        self.status.setWordWrap(True)
+        lay.addWidget(self.status)
         self.agreement: AgreementWithHumans | None = None
+        #: True from :meth:`set_computing` until a result or a failure arrives.
+        self.computing = False
         self.hide()
+
+    def _only_status(self, text: str, style: str) -> None:
+        self.agreement = None
+        for w in (self.metrics_note, self.metrics, self.pairs_note, self.pairwise, self.details):
+            w.hide()
+        self.status.setStyleSheet(style)
+        self.status.setText(text)
+        self.status.show()
+        self.show()
+
+    def set_computing(self) -> None:
+        """Say that the agreement is being computed (the tables are hidden meanwhile)."""
+        self.computing = True
+        self._only_status(COMPUTING, "color:#555; font-style:italic;")
+
+    def set_failed(self, text: str) -> None:
+        """Say that the agreement could not be computed, and why."""
+        self.computing = False
+        self._only_status(f"⚠ {text}", "color:#b71c1c;")
 
     def set_agreement(self, a: AgreementWithHumans | None) -> None:
         """Show a report's agreement record (hidden when there is nothing to show)."""
+        self.computing = False
         self.agreement = a
+        self.status.hide()
         if a is None or not shown(a):
             self.hide()
             return
+        for w in (self.pairs_note, self.pairwise, self.details):
+            w.show()
         rows = [metric_cells(m, with_p=False, missing="–") for m in a.metrics]
         _fill(self.metrics, rows, 2, [m.note for m in a.metrics])
         self.metrics.setVisible(bool(rows))

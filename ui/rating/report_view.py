@@ -1,12 +1,25 @@
-"""The ratings report in a window: the text table and the Likert and preference plots, recomputed
-from the database on every refresh."""
+"""The ratings report in a window: the text table, the agreement tables and the Likert and
+preference plots, recomputed from the database on every refresh.
+
+The computing runs in worker threads (:mod:`ui.rating.report_jobs`), in two steps: the counts,
+statistics, table and plots first (about a second), then the judge/geometry agreement, whose
+leave-one-out regressions take seconds to tens of seconds with a few hundred rated pairs. The view
+says what it is computing and stays usable meanwhile. A refresh supersedes the one still
+computing (its thread is told to stop and its result is dropped), and closing the view stops it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QFontDatabase, QPixmap, QResizeEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QFontDatabase, QPixmap, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -21,19 +34,27 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
-from playground.plots import figure_png, likert_figure, preference_figure
-from playground.report import build_report, render_table
+from playground.report_model import Report
+from playground.storage.database import database_path
+from ui.rating import report_jobs
 from ui.rating.agreement_table import AgreementPanel
 from ui.tool_window import ToolWindow
 
+log = logging.getLogger(__name__)
+
 ALL = "All sessions"
-MIN_DPI, MAX_DPI = 70, 110
 WIDE = 1200  # px: table and plots side by side from this width, one above the other below it
 NO_RATINGS = (
     "No ratings yet{scope}. Raters add them under Rating › Rate conversations (blind)…, after a "
     "researcher creates a plan under Rating › Rating plans…; a person who joined a session can "
     "answer its questionnaire. Press Refresh to recompute."
 )
+COMPUTING = "Computing the report…"
+COMPUTING_AGREEMENT = "computing agreement…"
+FAILED = "The report could not be computed ({error}). The details are in the log; press Refresh to try again."
+AGREEMENT_FAILED = "The agreement could not be computed ({error}); the details are in the log."
+
+T = TypeVar("T")
 
 
 class ReportView(ToolWindow):
@@ -42,8 +63,17 @@ class ReportView(ToolWindow):
     def __init__(self, db: Any, parent: QWidget | None = None) -> None:
         super().__init__("Ratings report", (1440, 900), parent)
         self.db = db
-        self.report: Any = None
+        self.report: Report | None = None
         self._pixmaps: dict[str, QPixmap] = {}
+        # The file the worker threads read (their own connections); a database in memory
+        # cannot be shared with a thread, so its report is computed on the GUI thread.
+        path = database_path(db)
+        self._source: Any = path if path is not None else db
+        self._generation = 0  # the refresh whose results are shown; older ones are dropped
+        self._task: asyncio.Future[None] | None = None
+        self._stop = threading.Event()
+        self._plots_width: int | None = None
+        self._closed_while_computing = False
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 6, 8, 6)
         top = QHBoxLayout()
@@ -79,6 +109,7 @@ class ReportView(ToolWindow):
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         mono.setPointSize(9)
         self.table.setFont(mono)
+        self.table.setPlaceholderText(COMPUTING)
         self.scroll_area = QScrollArea()
         self.scroll_area.setWidgetResizable(True)
         self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -136,47 +167,154 @@ class ReportView(ToolWindow):
         text = self.experiment.currentText().strip()
         return None if not text or text == ALL else text
 
+    @property
+    def computing(self) -> bool:
+        """True while a refresh is still computing (the report, or its agreement)."""
+        return self._task is not None and not self._task.done()
+
     def refresh(self) -> None:
-        """Recompute the report and the plots from the database."""
+        """Recompute the report and the plots from the database, in worker threads; a refresh
+        still computing is superseded by this one."""
         experiment = self.selected_experiment()
         self._fill_experiments()
         self.experiment.setCurrentText(experiment or ALL)
         self.report = None
-        self._pixmaps = {}
-        for img in (self.likert_image, self.preference_image):
-            img.clear()
-            img.hide()
-        self.agreement.set_agreement(None)
+        self._clear_plots()
+        self.message.hide()
+        self.table.setPlainText("")
+        self.summary.setText(COMPUTING)
+        self.agreement.set_computing()
+        self._start(lambda generation, stop: self._compute(generation, stop, experiment))
+
+    # -- computing -------------------------------------------------------------------------------
+
+    def _start(self, work: Callable[[int, threading.Event], Coroutine[Any, Any, None]]) -> None:
+        self._stop_work()
+        self._closed_while_computing = False
+        self._stop = threading.Event()
+        coro = work(self._generation, self._stop)
         try:
-            report = build_report(self.db, experiment=experiment)
-        except errors.PlaygroundError as exc:
-            self.table.setPlainText("")
-            self.summary.setText("")
-            self._say(f"⚠ {exc}", error=True)
+            asyncio.get_running_loop()
+        except RuntimeError:
+            # No event loop runs (a script, a synchronous test): compute now, blocking as the
+            # view always did there, on a loop of its own that leaves the thread's current loop
+            # alone (asyncio.run would unset it). The app runs qasync's loop throughout.
+            with asyncio.Runner(loop_factory=asyncio.new_event_loop) as runner:
+                runner.run(coro)
             return
-        self.report = report
+        self._task = asyncio.ensure_future(coro)
+
+    def _stop_work(self) -> None:
+        """Drop the computation under way: its result is never shown, and its thread stops at its
+        next check (between two regressions) instead of computing on for nobody."""
+        self._generation += 1
+        self._stop.set()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._task = None
+
+    def _current(self, generation: int) -> bool:
+        """The computation ``generation`` is still wanted and the view still exists."""
+        return generation == self._generation and shiboken6.isValid(self)
+
+    async def _in_worker(self, job: Callable[..., T], *args: Any) -> T:
+        """``job(db, *args)`` in a worker thread (see :func:`report_jobs.run_on`)."""
+        if isinstance(self._source, Path):
+            return await asyncio.to_thread(report_jobs.run_on, self._source, job, *args)
+        return report_jobs.run_on(self._source, job, *args)
+
+    async def _compute(
+        self, generation: int, stop: threading.Event, experiment: str | None
+    ) -> None:
+        step = "report"
+        try:
+            quick = await self._in_worker(
+                report_jobs.quick_part, experiment, self._plot_width(), stop
+            )
+            if not self._current(generation):
+                return
+            self._show_quick(quick)
+            step = "agreement"
+            full = await self._in_worker(report_jobs.with_agreement, quick.report, stop)
+            if self._current(generation):
+                self._show_full(full, experiment)
+        except errors.Cancelled:
+            pass  # superseded, or the view closed: nobody is waiting for it
+        except errors.PlaygroundError as exc:  # an unknown experiment, an unreadable database
+            if self._current(generation):
+                self._failed(step, str(exc), expected=True)
+        except Exception as exc:  # noqa: BLE001 - a view must never take the window down
+            log.exception("ratings report: computing the %s failed", step)
+            if self._current(generation):
+                self._failed(step, f"{type(exc).__name__}: {exc}", expected=False)
+        finally:
+            # A cancelled task does not stop its thread: this does, at the thread's next check.
+            stop.set()
+
+    # -- showing ---------------------------------------------------------------------------------
+
+    def _plot_width(self) -> int:
+        return self.scroll_area.viewport().width()
+
+    def _summary(self, report: Report, *, computing: bool) -> None:
         c = report.counts
         self.summary.setText(
             f"{c.sessions} sessions · {c.rated_sessions} rated · {c.raters} raters · "
             f"{c.preferences} preferences · {c.questionnaires} questionnaires"
+            + (f" · {COMPUTING_AGREEMENT}" if computing else "")
         )
-        self.table.setPlainText(render_table(report))
-        self.agreement.set_agreement(report.agreement_with_humans)
-        if report.empty:
+
+    def _set_table(self, text: str) -> None:
+        """Replace the table's text, keeping where the reader scrolled to."""
+        bars = (self.table.verticalScrollBar(), self.table.horizontalScrollBar())
+        at = [b.value() for b in bars]
+        self.table.setPlainText(text)
+        for b, v in zip(bars, at, strict=True):
+            b.setValue(v)
+
+    def _show_quick(self, quick: report_jobs.Computed) -> None:
+        """The counts, statistics and plots, while the agreement is still being computed."""
+        self.report = quick.report
+        self._summary(quick.report, computing=True)
+        self._set_table(quick.table)
+        if quick.plots is not None:
+            for label, png in (
+                (self.likert_image, quick.plots.likert),
+                (self.preference_image, quick.plots.preference),
+            ):
+                if png is not None:
+                    self._show(label, png)
+            self._plots_width = quick.plots.width
+
+    def _show_full(self, full: report_jobs.Computed, experiment: str | None) -> None:
+        self.report = full.report
+        self._summary(full.report, computing=False)
+        self._set_table(full.table)
+        self.agreement.set_agreement(full.report.agreement_with_humans)
+        if full.report.empty:
             scope = f" for experiment {experiment}" if experiment else ""
             self._say(NO_RATINGS.format(scope=scope))
-            return
-        self.message.hide()
-        if c.conversation_ratings:
-            self._show(self.likert_image, self._png(likert_figure(report)))
-        if report.preferences:
-            self._show(self.preference_image, self._png(preference_figure(report)))
+        else:
+            self.message.hide()
 
-    def _png(self, fig: Any) -> bytes:
-        """The figure as PNG, at a resolution that fits the plot area's width (within limits)."""
-        inches = float(fig.get_figwidth())
-        dpi = min(MAX_DPI, max(MIN_DPI, int((self.scroll_area.viewport().width() - 24) / inches)))
-        return figure_png(fig, dpi=dpi)
+    def _failed(self, step: str, error: str, *, expected: bool) -> None:
+        """Say what could not be computed; what was computed before stays on screen."""
+        if step == "agreement":
+            if self.report is not None:
+                self._summary(self.report, computing=False)
+            self.agreement.set_failed(error if expected else AGREEMENT_FAILED.format(error=error))
+            return
+        self.table.setPlainText("")
+        self.summary.setText("")
+        self.agreement.set_agreement(None)
+        self._say(f"⚠ {error}" if expected else f"⚠ {FAILED.format(error=error)}", error=True)
+
+    def _clear_plots(self) -> None:
+        self._pixmaps = {}
+        self._plots_width = None
+        for img in (self.likert_image, self.preference_image):
+            img.clear()
+            img.hide()
 
     def _say(self, text: str, *, error: bool = False) -> None:
         self.message.setText(text)
@@ -214,13 +352,28 @@ class ReportView(ToolWindow):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
-        if not self._shown_once:  # draw the plots again at the size they are shown at
+        if self._closed_while_computing:  # shown again: compute what was dropped at the close
+            self.refresh()
+        elif not self._shown_once:  # draw the plots again at the size they are shown at
             self._shown_once = True
             QTimer.singleShot(0, self, self._redraw)
 
     def _redraw(self) -> None:
-        if self.report is not None and self._pixmaps:
+        # Plots drawn before the view was shown (a script computing at once) are drawn again for
+        # the width they are shown at; a computation still running reads that width itself.
+        if (
+            self.report is not None
+            and self._pixmaps
+            and not self.computing
+            and self._plots_width != self._plot_width()
+        ):
             self.refresh()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        if self.computing:  # nobody will look at the result: stop computing it
+            self._stop_work()
+            self._closed_while_computing = True
+        super().closeEvent(event)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)

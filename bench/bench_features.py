@@ -154,13 +154,13 @@ def inner(stderr: str) -> str:
 
 def throughput(texts: list[str]) -> None:
     """MiniLM's raw encode rate (texts/s) at several batch sizes."""
-    from playground.embedding.minilm import SentenceTransformerEmbedder
+    from playground.embedding.minilm import MiniLMEmbedder
 
-    model = SentenceTransformerEmbedder().load_sync()
+    model = MiniLMEmbedder().load_sync()
     model.encode(texts[:64], batch_size=64)  # warm-up
     for bs in (16, 32, 64, 128, 256):
         start, cpu = time.perf_counter(), time.process_time()
-        model.encode(texts, batch_size=bs, show_progress_bar=False, normalize_embeddings=True)
+        model.encode(texts, batch_size=bs)
         took, cpu = time.perf_counter() - start, time.process_time() - cpu
         print(
             f"  encode batch_size={bs:>3}: {len(texts) / took:7.0f} texts/s wall,"

@@ -14,12 +14,12 @@ from _common import REPO
 
 from playground import events, factory, loops, personas
 from playground.embedding.cache import CachingEmbedder
-from playground.embedding.minilm import SentenceTransformerEmbedder
+from playground.embedding.minilm import MiniLMEmbedder
 from playground.settings import load_settings
 
 
 async def main() -> None:
-    inner = SentenceTransformerEmbedder()
+    inner = MiniLMEmbedder()
     t0 = time.perf_counter()
     await inner.load()
     print(

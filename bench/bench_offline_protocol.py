@@ -33,7 +33,7 @@ from _common import REPO
 from playground import domain, events, factory, loops, personas
 from playground.cognition.offline.repeats import NEAR_COSINE, SHARED_RUN, shared_run, words
 from playground.embedding.cache import CachingEmbedder
-from playground.embedding.minilm import SentenceTransformerEmbedder
+from playground.embedding.minilm import MiniLMEmbedder
 from playground.settings import load_settings
 
 AGENTS = 4
@@ -88,7 +88,7 @@ def about_person(
 
 
 async def one(
-    seed: int, inner: SentenceTransformerEmbedder, library: list[domain.Persona], tally: Tally
+    seed: int, inner: MiniLMEmbedder, library: list[domain.Persona], tally: Tally
 ) -> list[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
@@ -238,7 +238,7 @@ async def main() -> None:
     ap.add_argument("--conversations", type=int, default=50)
     ap.add_argument("--show", type=int, default=1, help="print this many transcripts")
     args = ap.parse_args()
-    inner = SentenceTransformerEmbedder()
+    inner = MiniLMEmbedder()
     await inner.load()
     library = personas.load_personas(REPO / "personas")
     tally = Tally()

@@ -16,7 +16,7 @@ from playground import domain
 from playground.agent import Agent, TriggerWork
 from playground.cognition.base import Context
 from playground.embedding.cache import CachingEmbedder
-from playground.embedding.minilm import SentenceTransformerEmbedder
+from playground.embedding.minilm import MiniLMEmbedder
 from playground.memory import Pool
 from playground.settings import PRESETS, RoomSettings
 
@@ -83,7 +83,7 @@ async def main() -> None:
     )
     rng.shuffle(texts)
     texts = texts[:10_000]
-    embedder = CachingEmbedder(SentenceTransformerEmbedder())
+    embedder = CachingEmbedder(MiniLMEmbedder())
     t0 = time.perf_counter()
     await embedder.embed(texts)
     print(

@@ -15,7 +15,7 @@ import numpy as np
 from _common import REPO
 
 from playground import scoring
-from playground.embedding.minilm import SentenceTransformerEmbedder
+from playground.embedding.minilm import MiniLMEmbedder
 from playground.personas import load_icebreakers, load_personas
 from playground.settings import RoomSettings
 
@@ -26,7 +26,7 @@ STEPS = (1, 8, 15)
 def main() -> None:
     personas = load_personas(REPO / "personas")
     icebreakers = load_icebreakers(REPO / "personas")
-    embedder = SentenceTransformerEmbedder()
+    embedder = MiniLMEmbedder()
     u = embedder.embed_sync(icebreakers)
     decay = RoomSettings().memory_decay
     default = RoomSettings().saliency_threshold

@@ -31,7 +31,7 @@ from _common import REPO, summary
 
 from playground import events, factory, loops, personas
 from playground.embedding.cache import CachingEmbedder
-from playground.embedding.minilm import SentenceTransformerEmbedder
+from playground.embedding.minilm import MiniLMEmbedder
 from playground.settings import load_settings
 
 LATENCY = 0.3
@@ -87,7 +87,7 @@ def model_load() -> float:
     """Seconds a fresh process takes to import torch and load MiniLM (what start-up overlaps)."""
     code = (
         "import time; t = time.perf_counter();"
-        "from playground.embedding.minilm import SentenceTransformerEmbedder as S;"
+        "from playground.embedding.minilm import MiniLMEmbedder as S;"
         "S().load_sync(); print(time.perf_counter() - t)"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
@@ -168,7 +168,7 @@ async def run(
 
 
 async def main() -> None:
-    embedder = CachingEmbedder(SentenceTransformerEmbedder())
+    embedder = CachingEmbedder(MiniLMEmbedder())
     await embedder.inner.load()  # one-off model load, outside every figure but start-up's
     target = 1.3 * CRITICAL_PATH_CALLS * LATENCY
     with server(LATENCY) as base_url:

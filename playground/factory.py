@@ -44,9 +44,9 @@ class Engine:
 
 
 def local_embedder() -> CachingEmbedder:
-    from playground.embedding.minilm import SentenceTransformerEmbedder
+    from playground.embedding.minilm import MiniLMEmbedder
 
-    return CachingEmbedder(SentenceTransformerEmbedder())
+    return CachingEmbedder(MiniLMEmbedder())
 
 
 #: The HTTP libraries the chat client can send with.

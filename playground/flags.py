@@ -69,9 +69,9 @@ def local_embedder(settings: Settings) -> CachingEmbedder | None:
     if settings.engine.engine != "offline" and settings.engine.embeddings != "local":
         return None
     from playground.embedding.cache import CachingEmbedder
-    from playground.embedding.minilm import SentenceTransformerEmbedder
+    from playground.embedding.minilm import MiniLMEmbedder
 
-    minilm = SentenceTransformerEmbedder()
+    minilm = MiniLMEmbedder()
     minilm.start_loading()
     return CachingEmbedder(minilm)
 

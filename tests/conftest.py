@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 from playground import events  # noqa: E402
 from playground.embedding.cache import CachingEmbedder  # noqa: E402
-from playground.embedding.minilm import SentenceTransformerEmbedder  # noqa: E402
+from playground.embedding.minilm import MiniLMEmbedder  # noqa: E402
 from playground.settings import load_settings  # noqa: E402
 from playground.storage import open_database  # noqa: E402
 from tests.support.llm_server import FakeLLMServer  # noqa: E402
@@ -31,15 +31,15 @@ def _no_real_provider(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def minilm() -> SentenceTransformerEmbedder:
+def minilm() -> MiniLMEmbedder:
     """The real all-MiniLM-L6-v2 model, loaded once for the whole run."""
-    model = SentenceTransformerEmbedder()
+    model = MiniLMEmbedder()
     model.load_sync()
     return model
 
 
 @pytest.fixture
-def embedder(minilm: SentenceTransformerEmbedder) -> CachingEmbedder:
+def embedder(minilm: MiniLMEmbedder) -> CachingEmbedder:
     """A fresh cache over the shared model (cache statistics start at zero)."""
     return CachingEmbedder(minilm)
 

@@ -19,7 +19,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from playground import domain, events, factory, loops, personas
 from playground.embedding.cache import CachingEmbedder
-from playground.embedding.minilm import SentenceTransformerEmbedder
+from playground.embedding.minilm import MiniLMEmbedder
 from playground.settings import load_settings
 
 SEEDS = range(6)
@@ -50,7 +50,7 @@ class Run:
         return next(t for t in formed if t.id == message.thought_id)
 
 
-async def _conversation(seed: int, inner: SentenceTransformerEmbedder) -> Run:
+async def _conversation(seed: int, inner: MiniLMEmbedder) -> Run:
     settings = load_settings({}, {"engine": "offline", "seed": seed, "max_turns": 15})
     library = personas.load_personas()
     engine = await factory.build_engine(settings, embedder=CachingEmbedder(inner))
@@ -67,7 +67,7 @@ async def _conversation(seed: int, inner: SentenceTransformerEmbedder) -> Run:
 
 
 @pytest.fixture(scope="module")
-def runs(minilm: SentenceTransformerEmbedder) -> list[Run]:
+def runs(minilm: MiniLMEmbedder) -> list[Run]:
     async def all_runs() -> list[Run]:
         return [await _conversation(seed, minilm) for seed in SEEDS]
 

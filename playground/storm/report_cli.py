@@ -115,10 +115,10 @@ def cli(args: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int
     if not args.no_goal:
 
         def embed(texts: Any) -> Any:
-            from playground.embedding.minilm import SentenceTransformerEmbedder
+            from playground.embedding.minilm import MiniLMEmbedder
 
             print("Loading the embedding model (for goal progress)…", file=err, flush=True)
-            return SentenceTransformerEmbedder().embed_sync(texts)
+            return MiniLMEmbedder().embed_sync(texts)
 
     db = open_for_reading(path)
     try:

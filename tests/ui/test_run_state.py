@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from playground.embedding.cache import CachingEmbedder
-from playground.embedding.minilm import SentenceTransformerEmbedder
+from playground.embedding.minilm import MiniLMEmbedder
 from tests.ui.conftest import until
 from ui.app import build, start
 
@@ -140,7 +140,7 @@ async def test_the_model_loads_from_start_up_and_a_set_up_waiting_for_it_says_so
     qtbot.addWidget(win)
     busy: list[str] = []
     controller.busy_changed.connect(busy.append)
-    controller._embedder = CachingEmbedder(SentenceTransformerEmbedder())  # not loaded yet
+    controller._embedder = CachingEmbedder(MiniLMEmbedder())  # not loaded yet
     start(win, controller)
     assert controller._embedder_task is not None, "loading starts with the app"
     loading = controller._embedder_task

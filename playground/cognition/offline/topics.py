@@ -118,13 +118,18 @@ class _NoModel:
 
 
 def _keybert(embedder: CachingEmbedder) -> Any:
-    """KeyBERT on the SentenceTransformer object behind ``embedder`` (nothing new is loaded)."""
+    """KeyBERT on the MiniLM model behind ``embedder`` (nothing new is loaded)."""
     from keybert import KeyBERT
     from keybert.backend import BaseEmbedder
 
     load = getattr(embedder.inner, "load_sync", None)
     if load is not None:
-        return KeyBERT(model=load())
+
+        class Local(BaseEmbedder):
+            def embed(self, documents: Any, verbose: bool = False) -> Any:
+                return self.embedding_model.encode(list(documents))
+
+        return KeyBERT(model=Local(embedding_model=load()))
 
     class Guard(_NoModel, BaseEmbedder):
         pass

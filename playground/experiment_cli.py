@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 import sqlite_utils
 
-from playground import domain, errors, experiment, experiment_report, personas
+from playground import domain, errors, experiment, experiment_report, gc_tuning, personas
 from playground.flags import LLM_FLAGS, add_db_flags, add_llm_flags, local_embedder, settings_from
 from playground.settings import Settings
 from playground.storage import open_database
@@ -208,7 +208,7 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
             flush=True,
         )
-        with bar:
+        with bar, gc_tuning.batch():
             progress = await runner.run()
     failed = tell_outcome(progress, err, "conversation")
     rdb = open_for_reading(args.db)

@@ -440,3 +440,29 @@ def test_an_unreachable_server_stops_the_experiment_before_anything_is_written(t
     )  # fmt: skip
     assert code == 1 and "cannot reach http://127.0.0.1:9/v1" in err.getvalue()
     assert "Traceback" not in err.getvalue() and not db.exists()
+
+
+def test_the_tail_of_a_batch_starts_its_longest_conditions_first() -> None:
+    """Design order (pairs together) until the last ``window`` jobs; then the condition that took
+    longest so far first, an unmeasured one counting as longest, design order among equals."""
+    draws = [experiment.Draw(i, i, (), "", "") for i in range(4)]
+    jobs = [experiment.Job(d, c) for d in draws for c in ("inner-thoughts", "next-speaker")]
+    pending = list(jobs)
+    took: dict[str, list[float]] = {}
+    picked = [experiment.next_job(pending, 4, took) for _ in range(4)]
+    assert picked == jobs[:4]  # more than 4 waited each time: design order
+    took.update({"inner-thoughts": [25.0, 27.0], "next-speaker": [11.0]})
+    tail = [experiment.next_job(pending, 4, took) for _ in range(4)]
+    assert [(j.draw.index, j.condition) for j in tail] == [
+        (2, "inner-thoughts"),
+        (3, "inner-thoughts"),
+        (2, "next-speaker"),
+        (3, "next-speaker"),
+    ]
+    assert pending == []
+
+    pending = list(jobs[4:])
+    took = {"next-speaker": [11.0]}  # no Inner Thoughts conversation has finished yet
+    assert experiment.next_job(pending, 4, took) == jobs[4]
+    took = {"inner-thoughts": [5.0], "next-speaker": [11.0]}
+    assert experiment.next_job(pending, 4, took) == jobs[5]

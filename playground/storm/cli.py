@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 from typing import Any, TextIO
 
-from playground import errors, experiment, interrupts
+from playground import errors, experiment, gc_tuning, interrupts
 from playground.flags import LLM_FLAGS, add_db_flags, add_llm_flags, local_embedder, settings_from
 from playground.settings import Settings
 from playground.storage.database import open_for_reading
@@ -339,7 +339,7 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 "--no-judge: the dialogues are not judged (`playground storm-judge` later).",
                 file=err,
             )
-        with bar:
+        with bar, gc_tuning.batch():
             progress = await runner.run()
     failed = tell_outcome(progress, err, "dialogue")
     rdb = open_for_reading(args.db)

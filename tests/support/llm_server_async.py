@@ -21,6 +21,7 @@ import json
 from email.message import Message
 from typing import Any
 
+from playground import gc_tuning
 from tests.support.llm_server import FakeLLMServer, _error_body
 
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
@@ -112,7 +113,10 @@ def main(argv: list[str] | None = None) -> None:
         "--faithful", action="store_true", help="answer as tests.support.responders does"
     )
     args = parser.parse_args(argv)
-    with contextlib.suppress(KeyboardInterrupt):
+    # The same collector settings as the batch it serves (playground/gc_tuning.py): each answer
+    # with logprobs is built from a few thousand small dicts, and a stand-in for a remote model
+    # server should spend as little of the shared cores as it can.
+    with contextlib.suppress(KeyboardInterrupt), gc_tuning.batch():
         asyncio.run(_main(args.latency, args.faithful))
 
 

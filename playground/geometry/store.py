@@ -378,13 +378,13 @@ async def compute_many(
     st = stats if stats is not None else ComputeStats()
     # A local model takes seconds to load: start it in its own thread as soon as the first text
     # without a vector turns up, and read the rest of the sessions meanwhile.
-    start_loading = getattr(getattr(embedder, "inner", embedder), "start_loading", None)
+    local = getattr(embedder, "inner", embedder)  # the model behind a cache
     t0 = time.perf_counter()
-    sessions = _load(db, ids, model, on_missing=start_loading)
+    sessions = _load(db, ids, model, on_missing=getattr(local, "start_loading", None))
     t1 = time.perf_counter()
     if any(m.vector is None for s in sessions for m in s.messages) or any(s.task for s in sessions):
         # Load the model first (a local model takes seconds), so that its cost is reported apart.
-        load = getattr(getattr(embedder, "inner", embedder), "load", None)
+        load = getattr(local, "load", None)
         if load is not None:
             await load()
     t_model = time.perf_counter()

@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from playground import domain, events, memory, participation, scoring
-from playground.cognition.base import Cognition, Context, Rating, ThoughtDraft
+from playground.cognition.base import (
+    Cognition,
+    Context,
+    Rating,
+    ThoughtDraft,
+    placeholder_reason,
+)
 from playground.embedding.cache import CachingEmbedder
 from playground.reservoir import ThoughtReservoir
 from playground.settings import ProactivitySettings, RoomSettings
@@ -32,6 +38,9 @@ class TriggerWork:
     stimuli: list[domain.Stimulus] = field(default_factory=list)
     retained: list[int] = field(default_factory=list)
     drafts: list[tuple[ThoughtDraft, np.ndarray]] = field(default_factory=list)
+    #: Drafts that said nothing (empty, "...", a slot copied from the prompt), with the reason:
+    #: never adopted, evaluated or spoken; published as ThoughtRefused by :meth:`Agent.adopt`.
+    refused: list[tuple[ThoughtDraft, str]] = field(default_factory=list)
     new: list[domain.Thought] = field(default_factory=list)
     scored: list[participation.Scored] = field(default_factory=list)
 
@@ -165,9 +174,16 @@ class Agent:
 
     # -- thought formation -----------------------------------------------------------------------
 
-    async def form(self, work: TriggerWork) -> None:
+    async def form(self, work: TriggerWork) -> int:
         """Form System-1 thoughts from the conversation alone (SPEC.md §1: quick, no memories)
-        and System-2 thoughts from every stimulus, in separate requests run together."""
+        and System-2 thoughts from every stimulus, in separate requests run together.
+
+        Drafts that say nothing (:func:`placeholder_reason`) are set aside in ``work.refused``:
+        they are never embedded, adopted or evaluated.
+
+        Returns:
+            How many drafts were kept.
+        """
         p = self.proactivity
         quick = [st for st in work.stimuli if st.ref.startswith("message:")]
         parts = await asyncio.gather(
@@ -178,22 +194,37 @@ class Agent:
             if p.system2_count
             else _no_drafts(),
         )
-        drafts = [d for d in (*parts[0], *parts[1]) if d.text.strip()]
+        drafts: list[ThoughtDraft] = []
+        for d in (*parts[0], *parts[1]):
+            why = placeholder_reason(d.text)
+            if why is None:
+                drafts.append(d)
+            else:
+                work.refused.append((d, why))
         vecs = (
             await self._embedder.embed([d.text for d in drafts])
             if drafts
             else np.zeros((0, 384), np.float32)
         )
         work.drafts = list(zip(drafts, vecs, strict=True))
+        return len(drafts)
 
     def adopt(self, work: TriggerWork, ids: Iterator[int]) -> None:
-        """Turn drafts into numbered thoughts in the reservoir (publishes ThoughtFormed)."""
+        """Turn drafts into numbered thoughts in the reservoir (publishes ThoughtFormed); the
+        refused drafts are published first (ThoughtRefused), in the order the mind gave them."""
+        for draft, why in work.refused:
+            self._emit(
+                events.ThoughtRefused(
+                    agent=self.name, text=draft.text, reason=why, step=work.ctx.step
+                )
+            )
         known = {st.ref: st for st in work.stimuli}
         recent = {m.ref for m in work.ctx.recent}
         if work.ctx.latest:
             recent.add(work.ctx.latest.ref)
         for draft, vec in work.drafts:
-            stimuli = [r for r in dict.fromkeys(draft.stimuli) if r in known or r in recent]
+            refs = (r.strip().strip("[]").strip() for r in draft.stimuli)  # "[memory:3]" too
+            stimuli = [r for r in dict.fromkeys(refs) if r in known or r in recent]
             sal = max(0.0, max((known[r].saliency for r in stimuli if r in known), default=0.0))
             thought = domain.Thought(
                 id=next(ids),
@@ -245,6 +276,7 @@ class Agent:
                 silence_factor=round(d_p, 4),
                 score=score,
                 method=r.method,
+                samples=r.samples,
             )
             current = self.reservoir.get(thought.id)
             if thought.id not in new_ids:
@@ -267,7 +299,7 @@ class Agent:
     # -- participation ---------------------------------------------------------------------------
 
     def decide(self, work: TriggerWork) -> domain.Decision:
-        return participation.decide(
+        decision = participation.decide(
             agent=self.name,
             step=work.ctx.step,
             trigger=work.ctx.trigger,
@@ -276,6 +308,14 @@ class Agent:
             settings=self.proactivity,
             rng=self.rng(work.ctx.step, "system1"),
         )
+        if not work.scored and work.refused:
+            n = len(work.refused)
+            why = (
+                f"no thoughts to express: the {n} thought{'s' if n > 1 else ''} the mind formed"
+                f" {'were' if n > 1 else 'was'} refused ({work.refused[0][1]})"
+            )
+            decision = decision.model_copy(update={"reason": why})
+        return decision
 
     async def articulate(self, ctx: Context, thought: domain.Thought) -> str:
         stimuli = self._stimuli_of(thought, {m.id: m for m in ctx.recent})

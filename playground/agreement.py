@@ -412,5 +412,27 @@ def build_agreement(
         judges=judges, pairwise_judge=judge, features_model=features_model if feats else None,
         features=names, metrics=metrics, human_pairs=len(human), tied_pairs=ties,
         min_pairs=min_pairs, min_sessions=min_sessions, pairwise=pairwise,
-        methods=[*METHODS, f"missing features: {missing}"],
+        methods=[*METHODS, missing_note(sorted(human), feats, names, missing)],
     )  # fmt: skip
+
+
+def missing_note(
+    pairs: list[Pair], feats: dict[str, dict[str, float]], names: list[str], missing: str
+) -> str:
+    """The methods line on missing features, with how many there were: the features dropped
+    (``drop``) or the values filled with a median (``impute``) over the pairs' sessions."""
+    sessions = sorted({s for a, b in pairs if a in feats and b in feats for s in (a, b)})
+    if not sessions:
+        return f"missing features: {missing}"
+    if missing == "drop":
+        every = set.union(*(set(feats[s]) for s in sessions))
+        dropped = len(every) - len(names)
+        return (
+            f"missing features: drop ({dropped} of {len(every)} features left out: missing in"
+            f" some of the {len(sessions)} sessions)"
+        )
+    filled = sum(1 for s in sessions for n in names if feats[s].get(n) is None)
+    return (
+        f"missing features: impute ({filled} of {len(sessions) * len(names)} values filled with"
+        " the feature's median)"
+    )

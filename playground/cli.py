@@ -15,6 +15,7 @@ from importlib.metadata import entry_points
 from typing import TextIO
 
 from playground import domain, errors, events, interrupts, loops, personas, transcript
+from playground.llm.capabilities import server_profile, summary_of
 from playground.settings import PRESETS, Settings
 from playground.storage import SessionReader, open_database
 from playground.storage.database import DEFAULT_BUSY_TIMEOUT, DEFAULT_DB, open_for_reading
@@ -74,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--max-silent-steps", type=int, help="stop after this many silent steps in a row"
     )
+    from playground.flags import add_server_flags
+
+    add_server_flags(sim)
     sim.add_argument(
         "--personas", default=str(personas.DEFAULT_DIR), help="directory of persona files"
     )
@@ -178,6 +182,11 @@ SETTING_FLAGS = {
     "max_retries": "--max-retries",
     "concurrency": "--concurrency",
     "max_silent_steps": "--max-silent-steps",
+    "llm_concurrency": "--llm-concurrency",
+    "pins": "--pin",
+    "rating_method": "--rating-method",
+    "rating_samples": "--rating-samples",
+    "rating_call": "--rating-call",
 }
 
 
@@ -256,9 +265,11 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             u = engine.client.usage
             retried = f", {u.retry_text()}" if u.retries else ", no retries"
             print(
-                f"LLM use: {u.calls} chat calls, {u.prompt_tokens + u.completion_tokens} tokens, {u.embedding_calls} embedding calls{retried}",
+                f"LLM use: {u.calls} chat calls, {u.prompt_tokens + u.completion_tokens} tokens,"
+                f" {u.embedding_calls} embedding calls{retried}{u.loss_text(', ')}",
                 file=out,
             )
+            print(f"Server: {engine.client.profile.summary()}", file=out)
         if room is not None and unsaved is None:  # no id of a run that was not saved
             print(room.session_id, file=out, flush=True)
         db.close()
@@ -287,7 +298,10 @@ def list_sessions(args: argparse.Namespace, out: TextIO) -> int:
 def show(args: argparse.Namespace, out: TextIO) -> int:
     db = open_for_reading(args.db)  # never created; read-only where it cannot be written
     data = SessionReader(db).load(args.id)
+    profile = server_profile(data["session"].get("server_profile"))
     if args.json:
+        if profile is not None:
+            data["session"]["server_profile"] = profile
         json.dump(data, out, indent=2, ensure_ascii=False)
         print(file=out)
         return 0
@@ -302,6 +316,10 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         for p in data["participants"]
     ]
     print(f"Participants: {', '.join(people)} · condition {s['condition']}", file=out)
+    if profile is not None:
+        print(f"Server: {summary_of(profile)}", file=out)
+        for why in profile.get("learned") or []:
+            print(f"  learned: {why}", file=out)
     thoughts = {t["id"]: t for t in data["thoughts"]}
     turns = {(p["message_id"], p["chosen"]): p for p in data["predictions"] if p["chosen"]}
     for m in data["messages"]:
@@ -321,14 +339,17 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
             )
         t = thoughts.get(m["thought_id"])
         if t:
+            method = t["method"] or ""
+            if method == "sampled" and t.get("samples"):
+                method += f" ×{t['samples']}"
             print(
-                f"      thought #{t['id']} (System {t['system']}, score {t['score'] or 0:.2f}, {t['method']}): {t['text']}",
+                f"      thought #{t['id']} (System {t['system']}, score {t['score'] or 0:.2f}, {method}): {t['text']}",
                 file=out,
             )
     usage = domain.Usage(**{k: s[k] for k in domain.Usage.model_fields if s.get(k) is not None})
     print(
         f"\n{len(data['thoughts'])} thoughts, {len(data['decisions'])} decisions, {s['calls']} LLM calls"
-        f" ({usage.retry_text() or 'no retries'})",
+        f" ({usage.retry_text() or 'no retries'}{usage.loss_text(', ')})",
         file=out,
     )
     return 0

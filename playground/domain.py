@@ -16,7 +16,7 @@ MemoryKind = Literal[
 PERSONA_MEMORY_KINDS = ("objective", "interest", "knowledge", "experience")
 ParticipantKind = Literal["ai", "human", "simulated"]
 TriggerKind = Literal["new_message", "pause"]
-ScoreMethod = Literal["logprobs", "parsed", "offline-heuristic"]
+ScoreMethod = Literal["logprobs", "sampled", "parsed", "offline-heuristic"]
 #: How an AI participant takes turns (SPEC.md §1, "Baseline and evaluation protocol"):
 #: ``inner-thoughts`` (the engine), ``next-speaker`` (a predictor picks who speaks next; the
 #: chosen agent answers from its static persona) or ``reactive`` (answers only when addressed).
@@ -160,6 +160,8 @@ class Evaluation(Record):
     silence_factor: float
     score: float
     method: ScoreMethod
+    #: The sampled method: how many ratings the distribution was estimated from.
+    samples: int | None = None
 
 
 class Decision(Record):
@@ -206,6 +208,23 @@ class Usage(Record):
     #: Of those, the ones that waited out a 429 (rate limited), and the seconds waited for them.
     rate_limit_waits: int = 0
     rate_limit_seconds: float = 0.0
+    #: Answers left out because they were unusable even after a repair request (a thought, a
+    #: rating, a sample): the turn went on without them.
+    dropped: int = 0
+    #: Answers cut at the token limit (asked again with a higher limit, or trimmed).
+    cut: int = 0
+    #: What the server was found to accept (:class:`playground.llm.capabilities.ServerProfile`
+    #: as JSON); empty for the offline engine.
+    server_profile: str = ""
+
+    def loss_text(self, lead: str = "") -> str:
+        """``"2 answers dropped, 3 cut at the token limit"`` after ``lead``, or ``""``."""
+        parts = []
+        if self.dropped:
+            parts.append(f"{self.dropped} {'answer' if self.dropped == 1 else 'answers'} dropped")
+        if self.cut:
+            parts.append(f"{self.cut} cut at the token limit")
+        return lead + ", ".join(parts) if parts else ""
 
     def retry_text(self) -> str:
         """``"3 retries, 2 after 429 (4.5 s)"``, or ``""`` when nothing was retried."""

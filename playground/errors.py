@@ -64,7 +64,13 @@ class LLMRateLimited(LLMError):
 
 
 class LLMTimeout(LLMError):
-    """The server did not answer within the timeout."""
+    """A call got no answer within the timeout, after its retries. The server still answers
+    other calls: the caller skips what this call was for (one agent, one step) and goes on."""
+
+
+class LLMServerGone(LLMTimeout):
+    """The server stopped answering altogether: every call times out and none has been answered
+    for a while. A session cannot go on."""
 
 
 class LLMServerError(LLMError):

@@ -116,6 +116,20 @@ class ThoughtFormed(BaseEvent):
     thought: domain.Thought
 
 
+class ThoughtRefused(BaseEvent):
+    """A text from the mind that says nothing, refused (see
+    :func:`playground.cognition.base.placeholder_reason`): an empty or placeholder thought draft
+    (``"..."``, ``<thought>``, a field description copied from the prompt), dropped before
+    evaluation (``stage="thought"``), or such an utterance, not posted: the agent stays silent
+    for that step (``stage="utterance"``). Kept in the event log only."""
+
+    kind: Literal["thought_refused"] = "thought_refused"
+    agent: str
+    text: str
+    reason: str
+    stage: Literal["thought", "utterance"] = "thought"
+
+
 class ThoughtEvaluated(BaseEvent):
     kind: Literal["thought_evaluated"] = "thought_evaluated"
     agent: str
@@ -251,6 +265,7 @@ Event = Annotated[
     | PolicyChanged
     | MemoriesRetrieved
     | ThoughtFormed
+    | ThoughtRefused
     | ThoughtEvaluated
     | ThoughtExpressed
     | ThoughtDeleted

@@ -61,11 +61,6 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     add_llm_flags(x)
     x.add_argument("--embeddings", choices=["local", "remote"])
     x.add_argument(
-        "--llm-concurrency",
-        type=int,
-        help="most LLM calls in flight at once over all conversations (default 32)",
-    )
-    x.add_argument(
         "--http",
         choices=["auto", "aiohttp", "httpx"],
         default="auto",
@@ -103,7 +98,6 @@ def parse_conditions(text: str) -> tuple[domain.Policy, ...]:
 def settings_of(args: argparse.Namespace) -> Settings:
     """Raises: SettingsError naming the flag."""
     extra = {
-        "concurrency": args.llm_concurrency,
         "preset": experiment.PRESET,
         "evaluation_mode": experiment.EVALUATION_MODE,
     }

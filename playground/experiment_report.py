@@ -42,6 +42,9 @@ class ConditionSummary(BaseModel):
     motivation: float | None
     calls_per_message: float | None
     tokens_per_message: float | None
+    #: Finished conversations without an AI agent: turns per agent and Gini are undefined there,
+    #: so they are left out of those two means (not counted as 0).
+    no_agents: int = 0
 
 
 def _rows(db: sqlite_utils.Database, sql: str, params: list[Any]) -> list[dict[str, Any]]:
@@ -123,18 +126,23 @@ def runs(db: sqlite_utils.Database, experiment: str) -> list[dict[str, Any]]:
     )
 
 
-def gini(counts: list[int]) -> float:
-    """Gini coefficient of turn shares: ``Σᵢ Σⱼ |xᵢ − xⱼ| / (2 n² x̄)``; 0 when nobody spoke."""
+def gini(counts: list[int]) -> float | None:
+    """Gini coefficient of turn shares: ``Σᵢ Σⱼ |xᵢ − xⱼ| / (2 n² x̄)``; 0 when nobody spoke;
+    None without anyone to share turns (undefined, not 0)."""
     n = len(counts)
     total = sum(counts)
-    if n == 0 or total == 0:
+    if n == 0:
+        return None
+    if total == 0:
         return 0.0
     diff = sum(abs(a - b) for a in counts for b in counts)
     return diff / (2 * n * n * (total / n))
 
 
-def _mean(xs: list[float]) -> float | None:
-    return sum(xs) / len(xs) if xs else None
+def _mean(xs: list[float | None]) -> float | None:
+    """The mean of the values present (None: undefined for that conversation, left out)."""
+    present = [x for x in xs if x is not None]
+    return sum(present) / len(present) if present else None
 
 
 def summarise(db: sqlite_utils.Database, experiment: str) -> list[ConditionSummary]:
@@ -201,6 +209,8 @@ def summarise(db: sqlite_utils.Database, experiment: str) -> list[ConditionSumma
         " AND score IS NOT NULL AND session_id IN ({}) GROUP BY session_id"
     )
     per: dict[str, list[dict[str, float]]] = defaultdict(list)
+    # Turns per agent and Gini per conversation: None without an AI agent (undefined).
+    shares: dict[str, list[tuple[float | None, float | None]]] = defaultdict(list)
     for s in sessions:
         sid = s["id"]
         people = agents.get(sid, [])
@@ -208,11 +218,12 @@ def summarise(db: sqlite_utils.Database, experiment: str) -> list[ConditionSumma
         messages = sum(said.values())
         inter, sys1, by_step = counts.get(sid, (0, 0, 0))
         mot_sum, mot_n = motivation.get(sid, (0.0, 0))
+        shares[s["condition"]].append(
+            (messages / len(people) if people else None, gini([said.get(a, 0) for a in people]))
+        )
         per[s["condition"]].append(
             {
                 "messages": messages,
-                "turns_per_agent": messages / len(people) if people else 0.0,
-                "gini": gini([said.get(a, 0) for a in people]),
                 "silent_steps": max(0, triggers.get(sid, (0,))[0] - by_step),
                 "interruptions": inter,
                 "system1": sys1,
@@ -225,6 +236,7 @@ def summarise(db: sqlite_utils.Database, experiment: str) -> list[ConditionSumma
     out = []
     for cond in conditions:
         rows = per.get(cond, [])
+        turn_shares = shares.get(cond, [])
         msgs = sum(r["messages"] for r in rows)
         mot_n = sum(r["motivation_n"] for r in rows)
         st = status.get(cond, {})
@@ -235,14 +247,15 @@ def summarise(db: sqlite_utils.Database, experiment: str) -> list[ConditionSumma
                 failed=st.get("failed", 0),
                 unfinished=st.get("interrupted", 0) + st.get("running", 0),
                 messages=_mean([r["messages"] for r in rows]),
-                turns_per_agent=_mean([r["turns_per_agent"] for r in rows]),
-                gini=_mean([r["gini"] for r in rows]),
+                turns_per_agent=_mean([t for t, _ in turn_shares]),
+                gini=_mean([g for _, g in turn_shares]),
                 silent_steps=_mean([r["silent_steps"] for r in rows]),
                 interruptions=_mean([r["interruptions"] for r in rows]),
                 system1_replies=_mean([r["system1"] for r in rows]),
                 motivation=sum(r["motivation_sum"] for r in rows) / mot_n if mot_n else None,
                 calls_per_message=sum(r["calls"] for r in rows) / msgs if msgs else None,
                 tokens_per_message=sum(r["tokens"] for r in rows) / msgs if msgs else None,
+                no_agents=sum(1 for t, _ in turn_shares if t is None),
             )
         )
     return out
@@ -273,7 +286,8 @@ def _cell(value: Any) -> str:
 
 
 def format_summary(rows: list[ConditionSummary]) -> str:
-    """A plain-text table, one row per condition; per-conversation means except where noted."""
+    """A plain-text table, one row per condition; per-conversation means except where noted,
+    and a note per condition whose conversations lacked a value (left out, not counted 0)."""
     table = [[label for _, label in COLUMNS]]
     table += [[_cell(getattr(r, key)) for key, _ in COLUMNS] for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
@@ -286,4 +300,10 @@ def format_summary(rows: list[ConditionSummary]) -> str:
         lines.append("  ".join(cells).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
+    for r in rows:
+        if r.no_agents:
+            lines.append(
+                f"{r.condition}: {r.no_agents} of {r.conversations} conversations without an AI"
+                " agent, left out of turns/agent and Gini"
+            )
     return "\n".join(lines)

@@ -94,7 +94,7 @@ def make_chat_client(settings: Settings, *, http: str = "httpx") -> ChatClient:
         timeout=llm.timeout,
         max_retries=0,
     )
-    return ChatClient(client, llm)
+    return ChatClient(client, llm, seed=settings.engine.seed)
 
 
 def _coalesce(emb: CachingEmbedder, on: bool) -> None:
@@ -170,7 +170,13 @@ async def build_engine(
             start()
         _coalesce(emb, True)
     engine = Engine(
-        LLMCognition(client, evaluation_mode=settings.engine.evaluation_mode),
+        LLMCognition(
+            client,
+            evaluation_mode=settings.engine.evaluation_mode,
+            rating_method=settings.engine.rating_method,
+            rating_samples=settings.engine.rating_samples,
+            rating_call=settings.engine.rating_call,
+        ),
         emb,
         client,
         f"OpenAI-compatible ({client.where})",

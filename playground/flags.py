@@ -22,7 +22,50 @@ LLM_FLAGS = {
     "api_key": "--api-key",
     "timeout": "--timeout",
     "max_retries": "--max-retries",
+    "llm_concurrency": "--llm-concurrency",
+    "pins": "--pin",
+    "rating_method": "--rating-method",
+    "rating_samples": "--rating-samples",
+    "rating_call": "--rating-call",
 }
+
+#: The flags of :func:`add_server_flags`, by setting.
+SERVER_FLAGS = {
+    k: LLM_FLAGS[k]
+    for k in ("llm_concurrency", "pins", "rating_method", "rating_samples", "rating_call")
+}
+
+
+def add_server_flags(parser: Any) -> None:
+    """How calls go to the server: calls in flight, pinned capabilities, the rating method."""
+    parser.add_argument(
+        "--llm-concurrency",
+        metavar="N|auto",
+        help="LLM calls in flight at once: auto (default) starts at 2 for a server on this"
+        " machine or network and adapts to what it sustains; N fixes it",
+    )
+    parser.add_argument(
+        "--pin",
+        action="append",
+        metavar="CAP=VALUE",
+        help="fix a server capability instead of learning it, e.g. structured=json_object,"
+        " tokens=max_completion_tokens, temperature=no, logprobs=no, n=no, seed=no (repeatable)",
+    )
+    parser.add_argument(
+        "--rating-method",
+        choices=["auto", "logprobs", "sampled", "parsed"],
+        help="how a rating's distribution is estimated (default auto: logprobs where the server"
+        " gives them, else sampled ratings)",
+    )
+    parser.add_argument(
+        "--rating-samples", type=int, help="ratings sampled per evaluation (default 20)"
+    )
+    parser.add_argument(
+        "--rating-call",
+        choices=["final", "inline"],
+        help="read the rating's logprobs or samples from a short final call (default) or from"
+        " the whole evaluation answer",
+    )
 
 
 def add_llm_flags(
@@ -46,6 +89,7 @@ def add_llm_flags(
     parser.add_argument("--api-key", help="API key (else $OPENAI_API_KEY); never stored")
     parser.add_argument("--timeout", type=float, help="seconds per LLM call")
     parser.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts")
+    add_server_flags(parser)
 
 
 def add_db_flags(parser: Any, default_db: str, busy_timeout: float) -> None:
@@ -91,6 +135,9 @@ def settings_from(
     overrides: dict[str, object] = {
         name: getattr(args, flag[2:].replace("-", "_"), None) for name, flag in flags.items()
     }
+    pins = overrides.get("pins")
+    if isinstance(pins, list):  # --pin given several times
+        overrides["pins"] = ",".join(str(p) for p in pins)
     overrides.update(extra or {})
     try:
         return load_settings(os.environ, overrides)

@@ -57,7 +57,7 @@ async def run_simulation(
                 break
             if silent >= s.max_silent_steps:
                 await room.keep_last_vectors()
-                room.finish("finished", f"{silent} silent steps in a row")
+                room.finish("finished", room.silence.explain(silent))
                 break
             if room.stop_requested or (control and not await control.wait_for_step_permission()):
                 if not (control and control.handing_over):

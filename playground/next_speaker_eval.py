@@ -154,7 +154,14 @@ async def predict_offline(todo: Sequence[Item]) -> list[Outcome]:
     return out
 
 
-async def predict_llm(client: ChatClient, todo: Sequence[Item], *, workers: int) -> list[Outcome]:
+async def predict_llm(
+    client: ChatClient,
+    todo: Sequence[Item],
+    *,
+    workers: int,
+    method: str = "auto",
+    samples: int = 20,
+) -> list[Outcome]:
     """Every item through the model, ``workers`` calls at a time (the client limits them too).
 
     An answer that cannot be read even after the client's retry is recorded as a failure (scored
@@ -170,7 +177,9 @@ async def predict_llm(client: ChatClient, todo: Sequence[Item], *, workers: int)
         for index in queue:
             it = todo[index]
             try:
-                pred = await next_speaker.predict_with_llm(client, it.recent, it.participants)
+                pred = await next_speaker.predict_with_llm(
+                    client, it.recent, it.participants, method=method, samples=samples
+                )
                 results[index] = Outcome(it, pred)
             except errors.LLMOutputError as exc:
                 results[index] = Outcome(it, None, str(exc))
@@ -372,7 +381,13 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         try:
             print(f"Asking {client.model} at {client.where}…", file=err, flush=True)
             await client.probe()  # one cheap call: a wrong URL or key fails once, clearly
-            outcomes = await predict_llm(client, todo, workers=settings.llm.concurrency)
+            outcomes = await predict_llm(
+                client,
+                todo,
+                workers=settings.llm.concurrency,
+                method=settings.engine.rating_method,
+                samples=settings.engine.rating_samples,
+            )
             usage = client.usage
         finally:
             await client.close()

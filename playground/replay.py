@@ -44,6 +44,7 @@ _TRANSIENT = {
     "decision_made",
     "usage_recorded",
     "error_occurred",
+    "thought_refused",
 }
 #: Thought events between two kept thought ledgers: a jump folds at most this many.
 LEDGER_EVERY = 1000

@@ -20,7 +20,7 @@ import numpy as np
 from playground import domain, errors, events, participation
 from playground.agent import Agent, TriggerWork
 from playground.clock import Clock, SystemClock
-from playground.cognition.base import Cognition, Context
+from playground.cognition.base import Cognition, Context, placeholder_reason
 from playground.embedding.cache import CachingEmbedder
 from playground.memory import Pool
 from playground.room_edits import RoomEdits
@@ -44,7 +44,7 @@ FATAL = (
     errors.LLMUnreachable,
     errors.LLMAuthError,
     errors.LLMRateLimited,
-    errors.LLMTimeout,
+    errors.LLMServerGone,  # a single call's timeout only skips its agent for the step
     errors.LLMServerError,
     errors.RecordingError,  # the database cannot be written: the run stops, not just one agent
 )
@@ -110,6 +110,8 @@ class Room(RoomPeople, RoomEdits):
         self._colors = itertools.count()
         #: When the session ended (the SessionFinished event's time), or "" while it is open.
         self.ended_at = ""
+        #: Why nobody has spoken since the last message (the end reason after silent steps).
+        self.silence = participation.SilentRun()
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -259,6 +261,7 @@ class Room(RoomPeople, RoomEdits):
             forced=forced,
         )
         self.messages.append(msg)
+        self.silence = participation.SilentRun()  # someone spoke: a new silent run may start
         # Embedded in the background (the model may still be loading); retrieval awaits it.
         self._msg_vec_pending[msg.id] = asyncio.ensure_future(self.embedder.embed_one(text))
         p.last_spoke = self.step
@@ -516,7 +519,9 @@ class Room(RoomPeople, RoomEdits):
                 prediction_first=self.settings.room.mixed_floor == "prediction-first",
             )
             for d in [*(d for _, _, d in decisions), *wishes]:
-                self.emit(events.DecisionMade(decision=participation.outcome(d, winner, turn)))
+                settled = participation.outcome(d, winner, turn)
+                self.silence.note(settled)
+                self.emit(events.DecisionMade(decision=settled))
                 self._set_state(d.agent, "wants_to_speak" if d is winner else "idle")
             if winner is None or gen != self.generation:
                 return None
@@ -541,6 +546,8 @@ class Room(RoomPeople, RoomEdits):
                 )  # as long as typing it would take
             if gen != self.generation:
                 return None  # a newer trigger arrived while articulating: this answer is stale
+            if not self._usable_utterance(agent.name, text):
+                return None  # nothing worth posting: the agent stays silent for this step
             msg = await self.post(
                 agent.name,
                 text,
@@ -565,6 +572,17 @@ class Room(RoomPeople, RoomEdits):
             for name in [*(a.name for a in listeners), *(u.name for u in users)]:
                 if name in self.participants:
                     self._set_state(name, "idle")
+
+    def _usable_utterance(self, agent: str, text: str) -> bool:
+        """False (published as ThoughtRefused, counted for the silent run) when the mind's
+        utterance says nothing: empty, ``...``, a slot copied from the prompt. A short message
+        ("Yes!") is a fine chat message."""
+        why = placeholder_reason(text, short_ok=True)
+        if why is None:
+            return True
+        self.silence.unspoken += 1
+        self.emit(events.ThoughtRefused(agent=agent, text=text, reason=why, stage="utterance"))
+        return False
 
     async def _simulated_speaks(
         self, name: str, addressed_by: str | None, gen: int
@@ -607,13 +625,16 @@ class Room(RoomPeople, RoomEdits):
             a.retrieve(w, pool, u, u_interp)
         # An agent whose thought formation failed still re-scores its retained thoughts.
         active = list(zip(thinkers, works, strict=True))
-        await self._bounded(Agent.form, active)
+        formed = await self._bounded(Agent.form, active)
+        self.silence.failed += sum(1 for f in formed if f is None)
         for a, w in active:
             a.adopt(w, self._thought_ids)
+            self.silence.refused += len(w.refused)
         ratings = await self._bounded(Agent.evaluate, active)
         decisions: list[tuple[Agent, TriggerWork, domain.Decision]] = []
         for (a, w), r in zip(active, ratings, strict=True):
             if r is None:
+                self.silence.failed += 1
                 decisions.append(
                     (
                         a,

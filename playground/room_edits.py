@@ -37,6 +37,8 @@ class RoomEdits:
 
         def agent(self, name: str) -> Agent: ...
 
+        def _usable_utterance(self, agent: str, text: str) -> bool: ...
+
         def _context(
             self,
             agent: Agent,
@@ -66,6 +68,7 @@ class RoomEdits:
 
         Raises:
             SessionEnded: the session has ended, before or while the thought was being worded.
+            PlaygroundError: the mind's message was empty or a placeholder (not posted).
             KeyError: no such agent or thought.
         """
         self.require_open()
@@ -79,6 +82,11 @@ class RoomEdits:
         self._set_state(agent.name, "speaking")
         try:
             text = await agent.articulate(ctx, thought)
+            if not self._usable_utterance(agent.name, text):
+                raise errors.PlaygroundError(
+                    f"{agent.name} could not word thought #{thought.id}: the model's message"
+                    " was empty or a placeholder; nothing was posted"
+                )
             msg = await self.post(agent.name, text, thought=thought, forced=True)
             agent.expressed(thought.id, msg.id, self.step)
             self.emit(

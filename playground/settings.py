@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from playground import errors
 from playground.urls import redact
@@ -85,6 +85,34 @@ class LLMSettings(BaseModel):
         ),
     )
     temperature: float = Field(0.7, ge=0, le=2)
+    adaptive_concurrency: bool = Field(
+        True,
+        description=(
+            "Adapt the calls in flight to what the server sustains: start at 2 for a server on"
+            " this machine or network and grow while answers keep their speed, halve when they"
+            " slow down or time out (never above concurrency). Off: always concurrency"
+            " (--llm-concurrency N)."
+        ),
+    )
+    pins: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Capabilities fixed by the user instead of learned from the server: structured"
+            " (json_schema, json_schema_loose, json_object_schema, json_object, text), tokens"
+            " (max_tokens, max_completion_tokens, none), temperature, logprobs, n, seed (yes/no)."
+        ),
+    )
+
+    @field_validator("pins", mode="before")
+    @classmethod
+    def _check_pins(cls, value: object) -> dict[str, str]:
+        from playground.llm.capabilities import parse_pins
+
+        if value is None:
+            return {}
+        if not isinstance(value, (str, Mapping)):
+            raise ValueError("pins are CAPABILITY=VALUE pairs")
+        return parse_pins(value)
 
 
 class EngineSettings(BaseModel):
@@ -103,6 +131,27 @@ class EngineSettings(BaseModel):
         ),
     )
     seed: int = 0
+    rating_method: Literal["auto", "logprobs", "sampled", "parsed"] = Field(
+        "auto",
+        description=(
+            "How a rating's distribution is estimated: the rating token's logprobs, the"
+            " empirical distribution of sampled ratings (G-Eval's way without logprobs), or the"
+            " parsed rating alone (probability 1, one call). auto: logprobs where the server"
+            " gives them, else sampled."
+        ),
+    )
+    rating_samples: int = Field(
+        20, ge=2, le=100, description="Ratings sampled per evaluation with the sampled method."
+    )
+    rating_call: Literal["final", "inline"] = Field(
+        "final",
+        description=(
+            "Where the rating's distribution is read: a short final call that asks for the"
+            " rating alone after the reasons (logprobs or samples for a few tokens), or inline,"
+            " from the logprobs of the whole evaluation answer (one call, but every token of"
+            " the reasons is scored too)."
+        ),
+    )
 
 
 class RoomSettings(BaseModel):
@@ -232,11 +281,33 @@ def load_settings(
         "retry_base_delay",
         "concurrency",
         "temperature",
+        "adaptive_concurrency",
+        "pins",
     ):
         if name in o:
             llm[name] = o[name]
+    if "llm_concurrency" in o:
+        value = str(o["llm_concurrency"]).strip()
+        if value == "auto":
+            llm["adaptive_concurrency"] = True
+        else:
+            try:
+                llm["concurrency"] = int(value)
+            except ValueError:
+                reason = f"auto or a whole number of calls (got {value!r})"
+                raise errors.SettingsError(
+                    f"llm_concurrency: {reason}", field="llm_concurrency", reason=reason
+                ) from None
+            llm["adaptive_concurrency"] = False
     eng = {"engine": engine}
-    for name in ("embeddings", "evaluation_mode", "seed"):
+    for name in (
+        "embeddings",
+        "evaluation_mode",
+        "seed",
+        "rating_method",
+        "rating_samples",
+        "rating_call",
+    ):
         if name in o:
             eng[name] = o[name]
     room = {n: o[n] for n in RoomSettings.model_fields if n in o}

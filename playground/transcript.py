@@ -61,6 +61,9 @@ class TranscriptPrinter:
                         f"        stimuli: {', '.join(t.stimuli)} · origin: {m.origin}",
                         file=self.out,
                     )
+        elif e.kind == "thought_refused":
+            what = "thought" if e.stage == "thought" else "message"
+            print(f"  ! {e.agent}'s {what} refused: {e.reason}", file=self.err, flush=True)
         elif e.kind == "error_occurred":
             print(f"  ! {e.where}: {e.message}", file=self.err, flush=True)
         elif e.kind == "session_finished":

@@ -136,6 +136,9 @@ def test_pairwise_accuracy_geometry_judge_and_combined(adb) -> None:  # type: ig
     assert [acc[k].paper for k in ("geometry", "judge", "combined")] == [68.2, 70.0, 80.2]
     imputed = agreement.build_agreement(adb, _all(adb), missing="impute")
     assert imputed.features == ["cohesion", "goal_adherence", "volatility"]
+    # Either rule says how many were missing: the feature dropped, or the one value imputed.
+    assert res.methods[-1].startswith("missing features: drop (1 of 3 features left out")
+    assert imputed.methods[-1].startswith("missing features: impute (1 of ")
 
 
 def test_below_20_pairs_says_not_enough_pairs(adb) -> None:  # type: ignore[no-untyped-def]

@@ -174,6 +174,51 @@ def test_gini():
     assert experiment_report.gini([0, 0, 6]) == pytest.approx(2 / 3)
     assert experiment_report.gini([1, 2, 3]) == pytest.approx(2 / 9)
     assert experiment_report.gini([0, 0]) == 0
+    assert experiment_report.gini([]) is None  # nobody to share turns: undefined, not 0
+
+
+def test_a_conversation_without_agents_is_left_out_of_turns_per_agent_and_gini(tmp_path):
+    """Turns per agent and Gini are undefined without an AI agent: such a conversation used to
+    count 0 for both, pulling the condition's means down."""
+    db = open_database(tmp_path / "e.db")
+    at = "2025-05-01T10:00:00+00:00"
+    db.execute(
+        "INSERT INTO experiments (id, name, created_at, config) VALUES ('e1', 'e', ?, '{}')", [at]
+    )
+    for sid, people, said in (
+        ("s1", [("A", "ai"), ("B", "ai")], ["A", "A"]),  # 1 turn per agent, Gini 0.5
+        ("s2", [("Hana", "human")], ["Hana", "Hana", "Hana"]),  # no AI agent at all
+    ):
+        db.execute(
+            "INSERT INTO sessions (id, created_at, status, engine, model, config, condition)"
+            " VALUES (?, ?, 'finished', 'offline', 'offline', '{}', 'c')",
+            [sid, at],
+        )
+        db.execute(
+            "INSERT INTO experiment_runs (experiment_id, draw, condition, session_id, status,"
+            " updated_at) VALUES ('e1', ?, 'c', ?, 'finished', ?)",
+            [int(sid[1:]), sid, at],
+        )
+        for name, kind in people:
+            db.execute(
+                "INSERT INTO participants (session_id, name, kind, joined_at) VALUES (?, ?, ?, ?)",
+                [sid, name, kind, at],
+            )
+        for i, speaker in enumerate(said):
+            kind = dict(people)[speaker]
+            db.execute(
+                "INSERT INTO messages (session_id, id, step, speaker, speaker_kind, text,"
+                " posted_at) VALUES (?, ?, ?, ?, ?, 'hello', ?)",
+                [sid, i, i, speaker, kind, at],
+            )
+    db.conn.commit()
+    (row,) = experiment_report.summarise(db, "e1")
+    db.close()
+    assert row.conversations == 2 and row.no_agents == 1
+    assert row.turns_per_agent == 1.0 and row.gini == 0.5  # were 0.5 and 0.25
+    assert row.messages == 2.5  # defined for both conversations
+    text = experiment_report.format_summary([row])
+    assert "c: 1 of 2 conversations without an AI agent, left out of turns/agent and Gini" in text
 
 
 @pytest.mark.asyncio

@@ -124,7 +124,7 @@ async def test_scores_are_logprob_weighted_with_logprobs_and_parsed_without(fres
     sid = ids[0]
     with FakeLLMServer(logprobs=False) as plain:
         client = client_for(plain)
-        parsed = await judge.judge_session(db, sid, client, mode=mode)
+        parsed = await judge.judge_session(db, sid, client, mode=mode, method="parsed")
         await client.close()
         assert len(chat_bodies(plain)) == (7 if mode == "per-metric" else 1)
     assert [s.metric for s in parsed] == [m.key for m in CONVERSATION_METRICS]
@@ -148,6 +148,20 @@ async def test_scores_are_logprob_weighted_with_logprobs_and_parsed_without(fres
         "fake-model"
     }
     assert RATER in RatingStore(db).raters()
+
+
+@pytest.mark.asyncio
+async def test_without_logprobs_the_judge_samples_each_rating_in_a_final_call(fresh):
+    db, ids, _ = fresh
+    with FakeLLMServer(logprobs=False) as plain:
+        client = client_for(plain)
+        await client.probe()  # learns: no logprobs
+        scores = await judge.judge_session(db, ids[0], client, samples=4)
+        await client.close()
+        finals = [b for b in chat_bodies(plain) if "alone" in b["messages"][-1]["content"]]
+    assert {s.method for s in scores} <= {"sampled:4", "sampled:3", "sampled:2", "sampled:1"}
+    assert len(scores) == 7 and len(finals) == 7 * 4  # the server ignores n: one by one
+    assert all(b["temperature"] == 1.0 and "logprobs" not in b for b in finals)
 
 
 def test_rating_tokens_are_read_per_metric_and_only_after_a_rating_key():

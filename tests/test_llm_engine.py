@@ -109,17 +109,56 @@ async def test_system1_thoughts_come_from_the_conversation_alone_and_schemas_sta
         for r in requests:
             thoughts = r["response_format"]["json_schema"]["schema"]["properties"]["thoughts"]
             assert thoughts["minItems"] == thoughts["maxItems"] == n
-    rating = [r for r in chats if r.get("top_logprobs") == 5 and r.get("max_tokens") != 1]
-    assert rating  # (a max_tokens=1 request is the capability probe)
-    for r in rating:
+    evaluations = [
+        r
+        for r in chats
+        if "response_format" in r
+        and "reasons_for" in r["response_format"]["json_schema"]["schema"].get("properties", {})
+    ]
+    assert evaluations
+    for r in evaluations:
         schema = r["response_format"]["json_schema"]["schema"]
         assert schema["properties"]["reasons_for"]["minItems"] == 2
         assert schema["properties"]["reasons_against"]["maxItems"] == 2
+        assert "logprobs" not in r  # the reasons are not scored: only the final rating call is
+    finals = [r for r in chats if r.get("top_logprobs") == 5 and r.get("max_tokens") != 1]
+    assert finals and all(
+        set(r["response_format"]["json_schema"]["schema"]["properties"]) == {"rating"}
+        for r in finals
+    )
 
 
-async def test_server_without_logprobs_falls_back_to_the_parsed_rating(embedder, db):
+async def test_inline_rating_call_scores_the_whole_evaluation_answer(embedder, db):
+    with FakeLLMServer() as srv:
+        room, _, seen = await _simulate(srv, embedder, db, rating_call="inline")
+        chats = [r for r in srv.requests if r["_path"].endswith("/chat/completions")]
+    evaluated = of(events.ThoughtEvaluated, seen)
+    assert evaluated and all(e.evaluation.method == "logprobs" for e in evaluated)
+    rated = [r for r in chats if r.get("top_logprobs") == 5 and r.get("max_tokens") != 1]
+    assert rated and all(
+        "reasons_for" in r["response_format"]["json_schema"]["schema"]["properties"] for r in rated
+    )
+
+
+async def test_server_without_logprobs_samples_the_rating_by_default(embedder, db):
+    with FakeLLMServer(logprobs=False) as srv:
+        room, _, seen = await _simulate(srv, embedder, db, rating_samples=5)
+    evaluated = of(events.ThoughtEvaluated, seen)
+    assert evaluated and all(e.evaluation.method == "sampled" for e in evaluated)
+    assert all(e.evaluation.samples and 1 <= e.evaluation.samples <= 5 for e in evaluated)
+    for e in evaluated:  # an empirical distribution over the samples that were read
+        assert abs(sum(e.evaluation.distribution.values()) - 1) < 1e-6
+        assert all(
+            round(p * e.evaluation.samples, 6).is_integer()
+            for p in e.evaluation.distribution.values()
+        )
+    data = SessionReader(db).load(room.session_id)
+    assert {ev["samples"] for t in data["thoughts"] for ev in t["evaluations"]} <= set(range(1, 6))
+
+
+async def test_parsed_rating_method_makes_no_rating_call(embedder, db):
     with FakeLLMServer(logprobs=False, response_format_mode="ignore") as srv:
-        room, _, seen = await _simulate(srv, embedder, db)
+        room, _, seen = await _simulate(srv, embedder, db, rating_method="parsed")
     evaluated = of(events.ThoughtEvaluated, seen)
     assert evaluated and all(e.evaluation.method == "parsed" for e in evaluated)
     assert all(max(e.evaluation.distribution.values()) == 1.0 for e in evaluated)

@@ -239,3 +239,54 @@ def test_floor_turn_pause_opens_the_floor_and_interrupted_allocations_stay_pendi
     # An open message (the interrupter's) leaves the interrupted allocation in force.
     assert participation.floor_turn("new_message", OPEN, TO_BEN) is TO_BEN
     assert participation.floor_turn("new_message", OPEN, None) is OPEN
+
+
+# -- why a run went silent ---------------------------------------------------------------------
+
+
+def _silent(agent: str, score: float, threshold: float, **kw: object) -> domain.Decision:
+    fields: dict[str, object] = {"action": "silent", "reason": "below", **kw}
+    return domain.Decision(
+        agent=agent, step=1, trigger="pause", score=score, threshold=threshold, **fields
+    )  # type: ignore[arg-type]
+
+
+def test_a_silent_run_reports_the_score_closest_to_its_threshold():
+    run = participation.SilentRun()
+    run.note(_silent("Ana", 3.5, 4.8, turn_type="allocated-other"))  # 1.30 short
+    run.note(_silent("Ben", 3.1, 3.95))  # 0.85 short: the closest
+    run.note(_silent("Cy", 2.0, 3.59))
+    run.note(domain.Decision(agent="Dee", step=1, trigger="pause", action="silent",
+                             reason="reactive", policy="reactive"))  # fmt: skip
+    assert run.best is not None and run.best.agent == "Ben"
+    reason = run.explain(4)
+    assert reason == (
+        "4 silent steps in a row: no thought's motivation reached the threshold (best 3.10"
+        " against 3.95); try a more talkative preset (active-contributor), lower the"
+        " thresholds, or a stronger model"
+    )
+    assert participation.explains_silence(reason)
+    run.refused = 2
+    assert "(best 3.10 against 3.95); 2 other thoughts refused as empty or placeholder" in (
+        run.explain(4)
+    )
+
+
+def test_a_silent_run_of_unusable_answers_says_so_instead():
+    run = participation.SilentRun(refused=6)
+    assert run.explain(2) == (
+        "2 silent steps in a row: every thought the model formed was unusable (6 thoughts"
+        " refused as empty or placeholder text, such as '...'), so none could be rated; try a"
+        " stronger model"
+    )
+    run.note(_silent("Ana", 4.2, 3.95, action="speak"))  # chosen, but its message was refused
+    run.unspoken = 1
+    assert run.explain(2).startswith("2 silent steps in a row: the model's messages were unusable")
+    failed = participation.SilentRun(failed=3).explain(4)
+    assert "no thought could be formed or rated (3 failures, see the errors)" in failed
+
+
+def test_a_silent_run_with_nothing_to_explain_keeps_the_short_reason():
+    assert participation.SilentRun().explain(4) == "4 silent steps in a row"
+    assert not participation.explains_silence("4 silent steps in a row")
+    assert not participation.explains_silence("reached 15 turns")

@@ -125,6 +125,39 @@ async def test_simulation_stops_after_repeated_silence(embedder):
     assert [t.trigger for t in of(events.TriggerFired, seen)] == ["new_message", "pause", "pause"]
 
 
+async def test_a_silent_end_names_the_best_score_against_the_threshold_and_what_to_change(
+    embedder,
+):
+    settings = offline_settings(max_silent_steps=3, max_turns=15)
+    room, _, seen = await build(settings, embedder, library(3))
+    for a in room.agents:
+        a.proactivity = QUIET  # imThreshold 5: no thought gets there
+    await loops.run_simulation(room, icebreaker="Hey!")
+    assert len(room.messages) == 1
+    scores = [e.decision.score for e in of(events.DecisionMade, seen)]
+    assert scores and None not in scores
+    reason = of(events.SessionFinished, seen)[0].reason
+    assert reason == (
+        "3 silent steps in a row: no thought's motivation reached the threshold"
+        f" (best {max(scores):.2f} against 5.00); try a more talkative preset"
+        " (active-contributor), lower the thresholds, or a stronger model"
+    )
+    # The record keeps it, as the window shows it.
+    assert room.silence.best is not None and room.silence.best.score == max(scores)
+
+
+async def test_the_silent_run_starts_afresh_when_someone_speaks(embedder):
+    room, _, seen = await build(offline_settings(), embedder, library(2))
+    for a in room.agents:
+        a.proactivity = QUIET
+    room.add_human("Zoe")
+    await room.post_human_message("Zoe", "What did you do last weekend?")
+    await room.step_once()
+    assert room.silence.best is not None
+    await room.post_human_message("Zoe", "Anyone?")
+    assert room.silence.best is None and room.silence.explain(1) == "1 silent steps in a row"
+
+
 async def test_simulation_stops_at_max_turns(embedder):
     room, _, _ = await build(offline_settings(max_turns=5, seed=4), embedder, library(4))
     await loops.run_simulation(room, icebreaker="What did you do last weekend?")

@@ -23,7 +23,14 @@ from playground.storage import open_database
 from playground.storm import metrics as m
 from playground.storm.dialogues import load_dialogue
 from playground.storm.judge import judge_dialogue, judge_session, normalise_label
-from playground.storm.model import HiddenState, TaskProfile, TurnJudgement, UserProfile
+from playground.storm.model import (
+    CLARITY_CARRIED,
+    MISSING_SATISFACTION,
+    HiddenState,
+    TaskProfile,
+    TurnJudgement,
+    UserProfile,
+)
 from playground.storm.report import build_storm_report
 from playground.storm.report_format import render_table, to_csv
 from tests.support.cli import openai_flags
@@ -114,9 +121,13 @@ def test_dialogue_metrics_by_hand() -> None:
 
     one = m.dialogue_metrics(STATES[:1])
     assert one.trend is None and one.improved is None and one.mean_c is None
-    missing = [STATES[0], HiddenState(clarity=0.3, satisfaction_missing=True)]
-    assert m.dialogue_metrics(missing).missing_satisfaction == 1
-    assert m.dialogue_metrics(missing).final_satisfaction == 0.5
+    # An unreadable satisfaction is stored as the placeholder 0.5 and counted nowhere: the final
+    # satisfaction is the last rated one (0.9), not the placeholder.
+    missing = [STATES[3], HiddenState(clarity=0.3, satisfaction_missing=True)]
+    d3 = m.dialogue_metrics(missing)
+    assert d3.missing_satisfaction == 1 and d3.satisfaction_rated == 1 and d3.turns == 2
+    assert d3.final_satisfaction == 0.9 and d3.average_satisfaction == 0.9
+    assert d3.improved is None and d3.trend is None and d3.improved_turn_share is None
 
 
 def test_clarify_formulas() -> None:
@@ -199,6 +210,85 @@ def test_group_rates_are_shares_of_dialogues_by_default() -> None:
     t = m.group_metrics([a, b], m.MetricOptions(rates="turns"))
     assert t.high_rate == pytest.approx((0.25 + 0.0) / 2)
     assert t.improved_rate == pytest.approx((1.0 + 0.0) / 2)
+
+
+# -- unreadable ratings: left out, never imputed ----------------------------------------------
+def rated(s: float, c: float) -> HiddenState:
+    return HiddenState(satisfaction=s, clarity=c)
+
+
+def unrated(c: float) -> HiddenState:
+    """A turn whose answer had no readable satisfaction, stored as parse stores it."""
+    return HiddenState(satisfaction=MISSING_SATISFACTION, satisfaction_missing=True, clarity=c)
+
+
+# No turn is ever rated higher than the first: one rated turn, then only unreadable answers...
+FLAT = [rated(0.3, 0.2), unrated(0.3), unrated(0.4), unrated(0.5)]
+# ...and two equal ratings with unreadable answers between and after them.
+LEVEL = [rated(0.4, 0.2), unrated(0.3), rated(0.4, 0.4), unrated(0.5)]
+
+
+def test_unreadable_satisfaction_gives_no_improvement_nor_rising_trend() -> None:
+    # Counting the placeholder 0.5 made both dialogues "improved" (final 0.5 above 0.3 / 0.4)
+    # with a rising trend (+0.06 / +0.02), and "high" at a 0.5 threshold.
+    o = m.MetricOptions(high_threshold=0.5)
+    flat = m.dialogue_metrics(FLAT, options=o)
+    assert (flat.turns, flat.satisfaction_rated, flat.missing_satisfaction) == (4, 1, 3)
+    assert flat.final_satisfaction == 0.3 and flat.average_satisfaction == 0.3
+    assert flat.improved is None and flat.trend is None  # one rated turn: nothing to compare
+    assert flat.improved_turn_share is None and flat.high is False
+    level = m.dialogue_metrics(LEVEL, options=o)
+    assert (level.satisfaction_rated, level.missing_satisfaction) == (2, 2)
+    assert level.final_satisfaction == 0.4 and level.average_satisfaction == pytest.approx(0.4)
+    assert level.improved is False and level.trend == pytest.approx(0.0)
+    assert level.improved_turn_share == 0.0 and level.high is False
+    # Δsatisfaction only between rated turns; C where both ratings were given, since the last
+    # such turn: turn 2 against turn 0, 0.4·(0.4 − 0.2) + 0.4·(0.4 − 0.4) = 0.08.
+    per = level.per_turn
+    assert [t.satisfaction for t in per] == [0.4, None, 0.4, None]
+    assert [t.d_satisfaction for t in per] == [None, None, pytest.approx(0.0), None]
+    assert [t.d_clarity for t in per] == [None, *[pytest.approx(0.1)] * 3]
+    assert [t.score for t in per] == [None, None, pytest.approx(0.08), None]
+    assert level.mean_c == pytest.approx(0.08)
+
+    g = m.group_metrics([flat, level], o)
+    assert g.improved_rate == 0.0 and g.high_rate == 0.0  # were 100 % and 100 %
+    assert g.trend == pytest.approx(0.0)  # was +0.04
+    assert g.average_satisfaction == pytest.approx(0.35)  # (0.3 + 0.4) / 2, was 0.45
+    # Each rate's denominator is the dialogues that have the value, and the group says so.
+    assert (g.n, g.n_rated, g.n_compared, g.n_scored) == (2, 2, 1, 1)
+    assert (g.turns, g.missing_satisfaction, g.missing_clarity) == (8, 5, 0)
+    t = m.group_metrics([flat, level], m.MetricOptions(rates="turns", high_threshold=0.5))
+    assert t.improved_rate == 0.0 and t.high_rate == 0.0  # were (1 + 2/3) / 2 and (3/4 + 2/4) / 2
+
+    # A dialogue without a single rated satisfaction is in no satisfaction figure.
+    blank = m.dialogue_metrics([unrated(0.2), unrated(0.3)])
+    assert blank.average_satisfaction is None and blank.high is None and blank.improved is None
+    g2 = m.group_metrics([blank, level])
+    assert (g2.n, g2.n_rated, g2.n_compared) == (2, 1, 1)
+    assert g2.average_satisfaction == pytest.approx(0.4) and g2.improved_rate == 0.0
+
+
+def test_unreadable_clarity_is_left_out_of_deltas_c_and_the_self_rated_figure() -> None:
+    carried = HiddenState(satisfaction=0.6, clarity=0.2, clarity_explanation=CLARITY_CARRIED)
+    states = [rated(0.5, 0.2), carried, rated(0.7, 0.6)]
+    assert carried.clarity_missing and carried.rated_clarity is None
+    d = m.dialogue_metrics(states)
+    assert d.missing_clarity == 1 and d.missing_satisfaction == 0
+    assert [t.clarity for t in d.per_turn] == [0.2, None, 0.6]
+    assert [t.d_clarity for t in d.per_turn] == [None, None, pytest.approx(0.4)]
+    # C at turn 2 against turn 0: 0.4·0.4 + 0.4·0.2 = 0.24 (the carried value gave a fake 0.04)
+    assert [t.score for t in d.per_turn] == [None, None, pytest.approx(0.24)]
+    # Self-rated: one pair of rated clarities, 0.2 → 0.6, improves: 10 (was 7.5 with a
+    # "not change" for the carried-over value).
+    assert d.self_clarify == pytest.approx(10.0)
+    assert m.self_labels([0.2, None, 0.6]) == ["improve"]
+
+
+def test_slope_uses_the_turn_numbers_of_the_rated_turns() -> None:
+    assert m.slope([0.2, 0.8], [0, 3]) == pytest.approx(0.2)
+    assert m.slope([0.2, 0.8]) == pytest.approx(0.6)
+    assert m.slope([0.5]) is None and m.slope([0.1, 0.2], [2, 2]) is None
 
 
 # -- a database built by hand -----------------------------------------------------------------
@@ -527,11 +617,13 @@ def test_report_command_table(report_db: Path) -> None:
     assert "other judges in the database: judge:other" in out
     head = next(x for x in lines if x.startswith("Assistant (Uncertainty)"))
     assert head.split() == ["Assistant", "(Uncertainty)", *(["w/Profile", "w/o", "Profile"] * 3),
-                            "w/o", "Profile", "w/o", "Profile", "w/Profile", "w/o", "Profile"]  # fmt: skip
+                            "w/o", "Profile", "w/o", "Profile",
+                            *(["w/Profile", "w/o", "Profile"] * 2)]  # fmt: skip
     top = lines[lines.index(head) - 1]
     for group in ("Average Satisfaction", "High Satisfaction Rate", "Improved Satisfaction Rate",
-                  "Clarify", "SSA", "n dialogues"):  # fmt: skip
+                  "Clarify", "SSA", "n dialogues", "Unrated turns"):  # fmt: skip
         assert group in top
+    assert "Unrated: satisfaction in 0 of 11 user turns, clarity in 0;" in out
     row = next(x for x in lines if x.startswith("model-a (0%)")).split()
     assert row[2:] == [
         "0.95",
@@ -544,6 +636,8 @@ def test_report_command_table(report_db: Path) -> None:
         "6.36",
         "1",
         "2",
+        "0/2",  # unrated turns / turns, with profile (d3)
+        "0/5",  # without (d1, d2)
     ]
     row40 = next(x for x in lines if x.startswith("model-a (40%)"))
     assert row40.split()[2:6] == ["–", "0.35", "–", "0.0%"] and "no judge" in row40
@@ -590,6 +684,70 @@ def test_report_command_csv_json_and_out_file(report_db: Path, tmp_path: Path) -
 
     code, _, err = run(*base, "--c-weights", "1,2")
     assert code == 1 and "--c-weights" in err
+
+
+def unreadable(db: Any, sid: str, turns: list[int], *, clarity: bool = False) -> None:
+    """Mark turns of ``sid`` as parse stores an unreadable answer: satisfaction 0.5, flagged
+    (and the clarity carried over, with ``clarity``)."""
+    for t in turns:
+        db.execute(
+            "UPDATE hidden_states SET satisfaction = 0.5, satisfaction_missing = 1"
+            " WHERE session_id = ? AND turn = ?",
+            [sid, t],
+        )
+        if clarity:
+            db.execute(
+                "UPDATE hidden_states SET clarity_explanation = ? WHERE session_id = ? AND turn = ?",
+                [CLARITY_CARRIED, sid, t],
+            )
+    db.conn.commit()
+
+
+def test_report_leaves_unreadable_turns_out_and_says_how_many(tmp_path: Path) -> None:
+    db = open_database(tmp_path / "u.db")
+    d = dialogue_turns
+    # u1: rated 0.3 once, then three unreadable answers; u2: 0.4, unreadable, 0.4, unreadable.
+    add_dialogue(db, "u1", d("a", [0.3, 0.5, 0.5, 0.5], [0.2, 0.3, 0.4, 0.5]), ["r"] * 4)
+    unreadable(db, "u1", [1, 2, 3], clarity=True)
+    add_dialogue(db, "u2", d("b", [0.4, 0.5, 0.4, 0.5], [0.2, 0.3, 0.4, 0.5]), ["r"] * 4)
+    unreadable(db, "u2", [1, 3])
+    rep = build_storm_report(db, options=m.MetricOptions(high_threshold=0.5))
+    db.close()
+    g = rep.rows[0].without_profile
+    assert g is not None
+    assert g.improved_rate == 0.0 and g.high_rate == 0.0 and g.trend == pytest.approx(0.0)
+    assert g.average_satisfaction == pytest.approx(0.35)
+    assert (g.n, g.n_rated, g.n_compared, g.turns, g.missing_satisfaction) == (2, 2, 1, 8, 5)
+    assert g.missing_clarity == 3
+    u1 = next(x for x in rep.dialogues if x.session_id == "u1")
+    assert u1.satisfaction == [0.3, None, None, None] and u1.clarity == [0.2, None, None, None]
+    assert u1.metrics.improved is None and u1.metrics.trend is None
+    # The group's curve: the mean of the rated values per turn, with how many rated it.
+    curve = rep.rows[0].curves["without"]
+    assert curve.satisfaction == [pytest.approx(0.35), None, 0.4, None]
+    assert curve.satisfaction_n == [2, 0, 1, 0] and curve.n == [2, 2, 2, 2]
+    assert curve.clarity_n == [2, 1, 1, 1]
+
+    text = render_table(rep, dialogues=True)
+    assert "Unrated: satisfaction in 5 of 8 user turns, clarity in 3;" in text
+    assert "1 dialogue with one rated turn only (no Improved value, no trend)" in text
+    row = next(x for x in text.splitlines() if x.startswith("model-a (0%)")).split()
+    # Avg w/, w/o; High w/, w/o; Improved w/, w/o (not 100 %); ...; unrated turns w/, w/o
+    assert row[2:8] == ["–", "0.35", "–", "0.0%", "–", "0.0%"]
+    assert row[-2:] == ["–", "5/8"]
+    missing = text.split("Missing values per group")[1]
+    cells = next(x for x in missing.splitlines() if x.startswith("model-a (0%)")).split()
+    # unrated sat., unrated clarity (turns); Avg/Final/High, Improved/Trend, Mean C (dialogues)
+    assert cells[2:] == ["–", "5/8", "–", "3/8", "–", "2/2", "–", "1/2", "–", "1/2"]
+    assert any("counted in no figure" in x for x in rep.methods)
+
+    per = {r["session_id"]: r for r in csv.DictReader(io.StringIO(to_csv(rep, dialogues=True)))}
+    assert per["u1"]["satisfaction_curve"] == "0.3 NA NA NA"
+    assert per["u1"]["missing_satisfaction"] == "3" and per["u1"]["satisfaction_rated"] == "1"
+    assert per["u1"]["improved"] == "" and per["u2"]["improved"] == "0"
+    group = next(csv.DictReader(io.StringIO(to_csv(rep))))
+    assert (group["n_rated"], group["n_compared"], group["missing_satisfaction"]) == ("2", "1", "5")
+    assert float(group["improved_rate"]) == 0.0
 
 
 def test_report_without_dialogues_says_so(tmp_path: Path) -> None:

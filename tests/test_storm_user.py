@@ -8,8 +8,14 @@ import json
 import pytest
 
 from playground import errors, factory
-from playground.storm import keywords, parse
-from playground.storm.model import Difficulty, HiddenState, TaskProfile, UserProfile
+from playground.storm import keywords, parse, prompts
+from playground.storm.model import (
+    CLARITY_CARRIED,
+    Difficulty,
+    HiddenState,
+    TaskProfile,
+    UserProfile,
+)
 from playground.storm.user import (
     LLMUserSimulator,
     OfflineUserSimulator,
@@ -117,11 +123,13 @@ async def test_the_papers_one_bracket_form_and_our_emotion_and_intent_tags():
     ["1.7", "abc", "", "-0.2"],
     ids=["above-one", "not-a-number", "empty", "negative"],
 )
-async def test_an_unreadable_satisfaction_counts_as_one_half_and_says_so(score):
+async def test_an_unreadable_satisfaction_is_stored_flagged_and_rated_as_none(score):
     turn = parse_user_answer(
         f"[SATISFACTION] {score} - hm [/SATISFACTION] I want a phone, any tips?"
     )
+    # The column holds the placeholder 0.5, flagged; the metrics read no rating at all.
     assert turn.state.satisfaction == 0.5 and turn.state.satisfaction_missing
+    assert turn.state.rated_satisfaction is None
     assert turn.text == "I want a phone, any tips?"
 
 
@@ -138,6 +146,8 @@ async def test_no_tags_at_all_makes_the_whole_text_the_message_and_everything_fa
     assert turn.text == "I need a phone that does not die, thanks"
     assert (s.format, s.satisfaction, s.satisfaction_missing) == ("fallback", 0.5, True)
     assert s.clarity == 0.42 and "carried over" in s.clarity_explanation
+    # Neither rating was given: both are marked missing, and the metrics see no value.
+    assert s.clarity_missing and s.rated_clarity is None and s.rated_satisfaction is None
     assert s.emotion_source == s.intent_source == "keywords"
     assert s.intent == "leaving"  # "thanks" (L.3) -- first listed label with the most hits
 
@@ -146,6 +156,10 @@ async def test_clarity_without_a_previous_turn_starts_from_the_uncertainty():
     assert parse.start_clarity(0) == 0.8 and parse.start_clarity(80) == pytest.approx(0.32)
     s = parse_user_answer("hello there, I need help", start=parse.start_clarity(60)).state
     assert s.clarity == pytest.approx(0.44) and "uncertainty" in s.clarity_explanation
+    assert s.clarity_missing and s.rated_clarity is None
+    rated = parse_user_answer(WELL_FORMED).state
+    assert not rated.clarity_missing and rated.rated_clarity == 0.4
+    assert rated.rated_satisfaction == 0.6
 
 
 @pytest.mark.parametrize("text", ["", "   ", "[INNER_THOUGHTS] only private things [/INNER_THOUGHTS]"], ids=["empty", "blank", "only-tags"])  # fmt: skip
@@ -250,6 +264,16 @@ async def test_an_llm_turn_shows_the_users_own_earlier_states(llm_server):
     await sim.client.close()
     prompt = llm_server.requests[-1]["messages"][-1]["content"]
     assert "PRIVATE-EARLIER" in prompt and "satisfaction 0.30" in prompt and "You: hi" in prompt
+
+
+async def test_an_earlier_unreadable_rating_is_shown_to_the_user_as_not_given():
+    unread = HiddenState(
+        inner_thoughts="EARLIER", satisfaction=0.5, satisfaction_missing=True, clarity=0.2,
+        clarity_explanation=CLARITY_CARRIED,
+    )  # fmt: skip
+    prompt = prompts.turn_prompt("Mia", [("Mia", "hi"), ("Bot", "hello")], [unread], None)
+    assert "satisfaction not given" in prompt and "clarity not given" in prompt
+    assert "0.50" not in prompt and "0.20" not in prompt  # no placeholder passed off as a rating
 
 
 async def test_a_server_answering_in_tagged_text_is_read_as_tags(llm_server):

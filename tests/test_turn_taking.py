@@ -124,12 +124,12 @@ async def test_proactive_tone_restyles_the_wording_only(server, embedder):
     for tone in (False, True):
         await engine.cognition.articulate(ctx, thought, [], proactive_tone=tone)
     await engine.close()
-    plain, assertive = (
-        r["messages"][-1]["content"]
-        for r in server.requests
-        if "Write your next chat message" in str(r.get("messages"))
-    )
+    asked = [r["messages"] for r in server.requests if "Write your next chat" in str(r.get("messages"))]  # fmt: skip
+    assert len(asked) == 2 and asked[0][-1] == asked[1][-1]  # the same conversation and thought
+    # The tone is a standing instruction: it is in the system message, before the conversation.
+    plain, assertive = (messages[0]["content"] for messages in asked)
     head, mark, tail = plain.partition("as a text chat message.")
+    assert mark
     head += mark
     assert assertive.startswith(head) and assertive.endswith(tail)
     tone = assertive[len(head) : len(assertive) - len(tail)]

@@ -36,6 +36,7 @@ class EngineBridge(QObject):
     )  # agent, "added"|"edited"|"deleted", domain.MemoryItem
     thought_formed = Signal(object)  # domain.Thought
     thought_evaluated = Signal(str, object, bool)  # agent, domain.Evaluation, retained
+    thought_refused = Signal(object)  # events.ThoughtRefused (a placeholder, never evaluated)
     thought_expressed = Signal(str, int, int, bool)  # agent, thought id, message id, forced
     thought_deleted = Signal(str, int)  # agent, thought id
     thought_restored = Signal(str, object)  # agent, domain.Thought (an undone deletion)
@@ -94,6 +95,8 @@ class EngineBridge(QObject):
                 self.thought_formed.emit(e.thought)
             case "thought_evaluated":
                 self.thought_evaluated.emit(e.agent, e.evaluation, e.retained)
+            case "thought_refused":
+                self.thought_refused.emit(e)
             case "thought_expressed":
                 self.thought_expressed.emit(e.agent, e.thought_id, e.message_id, e.forced)
             case "thought_deleted":

@@ -196,12 +196,19 @@ class SessionController(QObject, RoomCommands, SimulatedUserCommands):
             logprobs = await client.probe()
         finally:
             await client.close()
-        how = (
-            "returns logprobs: scores use the rating distribution"
-            if logprobs
-            else "returns no logprobs: scores use the parsed rating"
+        method = settings.engine.rating_method
+        if method == "auto":
+            method = "logprobs" if logprobs else "sampled"
+        how = {
+            "logprobs": "ratings from the rating token's logprobs",
+            "sampled": f"ratings sampled {settings.engine.rating_samples} times (no logprobs)",
+            "parsed": "the parsed rating alone",
+        }.get(method, method)
+        learned = "".join(f"\n• {why}" for why in client.profile.learned)
+        return (
+            f"Connected to {client.where} with model {settings.llm.model}: {how}."
+            f"\nServer: {client.profile.summary()}{learned}"
         )
-        return f"Connected to {client.where} with model {settings.llm.model}; it {how}."
 
     # -- sessions ------------------------------------------------------------------------------------
 

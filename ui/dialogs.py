@@ -330,6 +330,29 @@ class EngineSettingsDialog(QDialog):
         self.mode.addItem("Per thought (as in the paper)", "per-thought")
         self.mode.addItem("Batched (one evaluation call per agent, cheaper)", "batched")
         self.mode.setCurrentIndex(self.mode.findData(settings.engine.evaluation_mode))
+        self.rating = QComboBox()
+        self.rating.addItem("Auto: logprobs where the server gives them, else sampled", "auto")
+        self.rating.addItem("Logprobs of the rating token", "logprobs")
+        self.rating.addItem(
+            f"Sampled ({settings.engine.rating_samples} ratings, G-Eval)", "sampled"
+        )
+        self.rating.addItem("Parsed rating only (cheapest)", "parsed")
+        self.rating.setCurrentIndex(self.rating.findData(settings.engine.rating_method))
+        self.llm_concurrency = QLineEdit(
+            "auto" if settings.llm.adaptive_concurrency else str(settings.llm.concurrency)
+        )
+        self.llm_concurrency.setToolTip(
+            "auto: start at 2 calls in flight for a server on this machine or network and adapt"
+            " to what it sustains; a number fixes it"
+        )
+        self.pins = QLineEdit(",".join(f"{k}={v}" for k, v in settings.llm.pins.items()))
+        self.pins.setPlaceholderText(
+            "learned from the server (e.g. structured=json_object, logprobs=no)"
+        )
+        self.pins.setToolTip(
+            "Capabilities to fix instead of learning them: structured, tokens, temperature,"
+            " logprobs, n, seed"
+        )
         self.pause_seconds = QDoubleSpinBox()
         self.pause_seconds.setRange(1, 600)
         self.pause_seconds.setValue(settings.room.pause_seconds)
@@ -342,6 +365,9 @@ class EngineSettingsDialog(QDialog):
         form.addRow("Model", self.model)
         form.addRow("API key", self.api_key)
         form.addRow("Evaluation", self.mode)
+        form.addRow("Rating distribution", self.rating)
+        form.addRow("Calls in flight", self.llm_concurrency)
+        form.addRow("Pinned capabilities", self.pins)
         form.addRow("Pause trigger after", self.pause_seconds)
         form.addRow("Max turns", self.max_turns)
         lay.addLayout(form)
@@ -370,11 +396,20 @@ class EngineSettingsDialog(QDialog):
         lay.addWidget(buttons)
         self.engine.currentIndexChanged.connect(self._toggle)
         self._toggle()
-        self.resize(560, 360)
+        self.resize(600, 440)
 
     def _toggle(self) -> None:
         remote = self.engine.currentData() == "openai"
-        for w in (self.base_url, self.model, self.api_key, self.mode, self.test_button):
+        for w in (
+            self.base_url,
+            self.model,
+            self.api_key,
+            self.mode,
+            self.rating,
+            self.llm_concurrency,
+            self.pins,
+            self.test_button,
+        ):
             w.setEnabled(remote)
 
     def overrides(self) -> dict[str, object]:
@@ -384,6 +419,9 @@ class EngineSettingsDialog(QDialog):
             "model": self.model.text().strip(),
             "api_key": self.api_key.text().strip() or None,
             "evaluation_mode": self.mode.currentData(),
+            "rating_method": self.rating.currentData(),
+            "llm_concurrency": self.llm_concurrency.text().strip() or "auto",
+            "pins": self.pins.text().strip() or None,
             "pause_seconds": self.pause_seconds.value(),
             "max_turns": self.max_turns.value(),
         }

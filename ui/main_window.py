@@ -19,7 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import domain, errors
+from playground import domain, errors, events, participation
+from playground.llm.capabilities import server_profile, summary_of
 from playground.replay import Recording
 from ui.bridge import EngineBridge
 from ui.controller import SessionController
@@ -48,6 +49,14 @@ from ui.widgets.session_library import SessionLibraryDialog
 from ui.widgets.thoughts_pane import ThoughtsPane
 from ui.window_layout import fit_panes
 
+#: The banner above the conversation: an error, or a notice (why a session ended quietly).
+ERROR_STYLE = (
+    "background:#fdecea; color:#b71c1c; padding:6px; border:1px solid #f5c6cb; border-radius:4px;"
+)
+NOTICE_STYLE = (
+    "background:#fff8e1; color:#4e342e; padding:6px; border:1px solid #ffe082; border-radius:4px;"
+)
+
 
 class MainWindow(QMainWindow):
     """The playground: participants bar, memory | conversation | thoughts, decision strip, controls."""
@@ -70,9 +79,7 @@ class MainWindow(QMainWindow):
 
         self.banner = QLabel("")
         self.banner.setWordWrap(True)
-        self.banner.setStyleSheet(
-            "background:#fdecea; color:#b71c1c; padding:6px; border:1px solid #f5c6cb; border-radius:4px;"
-        )
+        self.banner.setStyleSheet(ERROR_STYLE)
         self.banner.hide()
         self.banner_close = QToolButton()
         self.banner_close.setText("✕")
@@ -216,9 +223,8 @@ class MainWindow(QMainWindow):
         )
         self.bridge.usage_recorded.connect(self._usage)
         self.bridge.error_occurred.connect(lambda where, msg: self.show_error(f"{where}: {msg}"))
-        self.bridge.session_finished.connect(
-            lambda status, reason: self.hint(f"Session {status}: {reason}")
-        )
+        self.bridge.session_finished.connect(self._session_finished)
+        self.bridge.thought_refused.connect(self._refused)
         self.bridge.session_finished.connect(lambda *_: self._set_running(False))
         self.conversation.send_requested.connect(lambda text: self.spawn(c.send(text)))
         self.conversation.note_requested.connect(
@@ -255,7 +261,30 @@ class MainWindow(QMainWindow):
         self.status_label.setStyleSheet("color:#333;")
         self.status_label.setText(text)
 
+    def _session_finished(self, status: str, reason: str) -> None:
+        """The end in the status bar; an end that says why nobody spoke (and what to change)
+        also in the banner, wrapped, where it is read in full."""
+        self.hint(f"Session {status}: {reason}")
+        if participation.explains_silence(reason):
+            self.show_notice(f"Session {status}: {reason}")
+
+    def _refused(self, e: events.ThoughtRefused) -> None:
+        what = "thought" if e.stage == "thought" else "message"
+        self.hint(f"{e.agent}'s {what} was refused: {e.reason}")
+
+    def show_notice(self, text: str) -> None:
+        """Something to read, not an error: the banner, in its notice colours, as plain text."""
+        self.banner.setStyleSheet(NOTICE_STYLE)
+        self.banner.setTextFormat(Qt.TextFormat.PlainText)
+        self.banner.setToolTip("")
+        self.banner.setText(text)
+        self.banner.show()
+        self.banner_close.show()
+
     def show_error(self, text: str) -> None:
+        self.banner.setStyleSheet(ERROR_STYLE)
+        if self.banner.textFormat() == Qt.TextFormat.PlainText:
+            self.banner.setTextFormat(Qt.TextFormat.AutoText)  # as before any notice
         self.banner.setText(f"⚠ {text}")
         self.banner.show()
         self.banner_close.show()
@@ -268,9 +297,15 @@ class MainWindow(QMainWindow):
 
     def _usage(self, u) -> None:  # noqa: ANN001
         retried = f" · {u.retry_text()}" if u.retries else ""
+        profile = server_profile(u.server_profile)
+        server = f" · {profile['structured']}" if profile else ""
         self.usage_label.setText(
             f"{u.calls} LLM calls · {u.prompt_tokens + u.completion_tokens:,} tokens{retried}"
+            f"{u.loss_text(' · ')}{server}"
         )
+        if profile:
+            learned = "".join(f"\n• {why}" for why in profile.get("learned") or [])
+            self.usage_label.setToolTip(f"Server: {summary_of(profile)}{learned}")
 
     def _set_running(self, _running: object = None) -> None:
         """Follow the run state (:mod:`ui.run_state`; the argument is not trusted): Run and

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -45,12 +46,123 @@ class Rating:
     reasons_against: list[str]
     method: domain.ScoreMethod
     heuristics: dict[str, float] = field(default_factory=dict)
+    #: How many sampled ratings the distribution was estimated from (the sampled method).
+    samples: int | None = None
 
 
 def without_name(text: str, agent: str) -> str:
     """A model's utterance without the ``Name:`` prefix it sometimes writes before it."""
     prefix = f"{agent}:"
     return text[len(prefix) :].strip() if text.startswith(prefix) else text
+
+
+# -- unusable texts ---------------------------------------------------------------------------
+
+#: What the reply shapes of our prompts show where the model writes something of its own: a
+#: description between angle brackets, never a sample value (a small model copies a sample,
+#: ``"..."`` included, as its answer). The prompt modules build their shapes from these, so a
+#: text that is one of them was copied from a prompt: :func:`placeholder_reason` refuses it.
+SLOT_THOUGHT = "the thought, in your own words"
+SLOT_STIMULI = "the ids it came from, without the brackets"
+SLOT_SYSTEM = "1 or 2"
+SLOT_INTERPRETATION = "one sentence, in your own words"
+SLOT_NEXT_SPEAKER = 'a participant\'s name, or "anyone"'
+SLOT_REASON_FOR = "the strongest reason to say it now"
+SLOT_REASON_AGAINST = "the strongest reason not to say it now"
+SLOT_NEXT_REASON = "the next strongest"
+SLOT_RATING = "a whole number from 1 to 5"
+SLOT_THOUGHT_ID = "the number in brackets before the thought"
+PROMPT_SLOTS: frozenset[str] = frozenset(
+    {
+        SLOT_THOUGHT,
+        SLOT_STIMULI,
+        SLOT_SYSTEM,
+        SLOT_INTERPRETATION,
+        SLOT_NEXT_SPEAKER,
+        SLOT_REASON_FOR,
+        SLOT_REASON_AGAINST,
+        SLOT_NEXT_REASON,
+        SLOT_RATING,
+        SLOT_THOUGHT_ID,
+    }
+)
+
+#: Words models write in place of content (case, quotes and surrounding punctuation ignored).
+PLACEHOLDER_WORDS: frozenset[str] = frozenset(
+    {
+        "n/a", "na", "n.a", "none", "null", "nil", "undefined", "tbd",
+        "todo", "placeholder", "text", "string", "str", "thought", "thoughts", "your thought",
+        "my thought", "the thought", "thought text", "your thought here", "thought here",
+        "insert thought here", "message", "your message", "your message here", "message text",
+        "example", "sample", "lorem ipsum", "etc", "xxx", "blah", "blah blah",
+    }
+)  # fmt: skip
+
+
+def _core(text: str) -> str:
+    """``text`` as compared with the known placeholders: casefolded, spaces collapsed, without
+    the quotes, brackets and punctuation around it."""
+    return " ".join(text.strip().strip(_EDGES + "<>{}[]").casefold().split())
+
+
+_BRACKETED = re.compile(r"^\s*(<[^<>]*>|\{[^{}]*\}|\[[^\[\]]*\])\s*$")
+_EDGES = " \t\r\n\"'`“”‘’.,;:!?…-–—*_()"
+
+
+_SLOT_CORES = frozenset(_core(s) for s in PROMPT_SLOTS)
+
+
+def _letters(text: str) -> int:
+    return sum(1 for c in text if c.isalpha())
+
+
+def placeholder_reason(text: str, *, short_ok: bool = False) -> str | None:
+    """Why ``text`` is no usable thought (or utterance), or None when it is one.
+
+    A text is refused when it is:
+
+    * empty or whitespace;
+    * punctuation only, an ellipsis included (``...``, ``…``, ``-``): nothing that is a letter
+      or a digit;
+    * one of the words models write instead of content (:data:`PLACEHOLDER_WORDS`: ``N/A``,
+      ``text``, ``your thought``...), quotes and surrounding punctuation ignored;
+    * a slot between angle brackets (``<thought>``; also ``{text}`` or ``[thought]``): a
+      template copied from a prompt;
+    * the description of a field that our prompts show in a reply shape
+      (:data:`PROMPT_SLOTS`), with or without its brackets;
+    * too short to mean anything (unless ``short_ok``): fewer than 3 letters in all, or a single
+      word of fewer than 6 letters ("Yes.", "Hmm", "ok!"). Two short words ("I agree", "Go on")
+      pass, and so does one long word ("Absolutely", or a sentence in a script written without
+      spaces).
+
+    Args:
+        text: a thought's or an utterance's text as the mind returned it.
+        short_ok: an utterance may be short ("Yes!" is a fine chat message): only the other
+            rules apply.
+
+    Returns:
+        A short reason, e.g. ``"a placeholder ('...')"``, or None.
+    """
+    stripped = text.strip()
+    if not stripped:
+        return "empty"
+    shown = stripped if len(stripped) <= 40 else stripped[:39] + "…"
+    if not any(c.isalnum() for c in stripped):
+        return f"a placeholder ({shown!r}): punctuation only"
+    if _BRACKETED.match(stripped):
+        return f"a template slot copied from the prompt ({shown!r})"
+    core = _core(stripped)
+    if core in PLACEHOLDER_WORDS:
+        return f"a placeholder ({shown!r})"
+    if core in _SLOT_CORES:
+        return f"the prompt's description of the field, copied ({shown!r})"
+    if short_ok:
+        return None
+    letters = _letters(stripped)
+    words = [w for w in stripped.split() if any(c.isalpha() for c in w)]
+    if letters < 3 or (len(words) < 2 and letters < 6):
+        return f"too short to mean anything ({shown!r})"
+    return None
 
 
 class Cognition(Protocol):

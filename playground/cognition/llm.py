@@ -1,16 +1,22 @@
 """The LLM-backed mind: prompts and schemas over a :class:`ChatClient`.
 
-Ratings are scored from the rating token's top-5 logprobs when the server returns them, otherwise
-from the parsed integer (probability 1); each rating records which method produced it.
+A rating's distribution is estimated by one of three methods (``rating_method``): the rating
+token's top-5 logprobs, the empirical distribution of sampled ratings (G-Eval's way when a server
+gives no logprobs), or the parsed integer alone (probability 1). ``auto`` takes logprobs where the
+server gives them, else samples. With ``rating_call="final"`` the reasons come first, without
+logprobs, and the distribution is read from a short final call that asks for the rating alone, so
+only a few tokens are scored or sampled. Each rating records its method and sample count.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
-from playground import domain, scoring
+from playground import domain, errors, scoring
 from playground.cognition import prompts
 from playground.cognition.base import Context, Rating, ThoughtDraft, without_name
+from playground.llm import rating
 from playground.llm.client import ChatClient, ChatResult
 
 
@@ -24,32 +30,77 @@ class LLMCognition:
             one call per system either way (the agent asks for each system separately).
     """
 
-    def __init__(self, client: ChatClient, *, evaluation_mode: str = "per-thought") -> None:
+    def __init__(
+        self,
+        client: ChatClient,
+        *,
+        evaluation_mode: str = "per-thought",
+        rating_method: str = "auto",
+        rating_samples: int = 20,
+        rating_call: str = "final",
+    ) -> None:
         self.client = client
         self.mode = evaluation_mode
         self.name = client.model
+        self.rating_method = rating_method
+        self.rating_samples = rating_samples
+        self.rating_call = rating_call
+
+    def method(self) -> str:
+        """The rating method for the next evaluation, as far as the server allows it."""
+        return rating.resolve(self.client, self.rating_method)
+
+    async def _final_distribution(
+        self,
+        label: str,
+        messages: list[dict[str, str]],
+        answer: str,
+        method: str,
+        subject: str = "your rating of how strongly you want to say it",
+    ) -> tuple[dict[int, float], domain.ScoreMethod, int | None] | None:
+        return await rating.final_distribution(
+            self.client,
+            label,
+            messages,
+            answer,
+            method,  # type: ignore[arg-type]
+            samples=self.rating_samples,
+            subject=subject,
+        )
 
     async def interpret(
         self, message: domain.Message, recent: list[domain.Message], participants: list[str]
     ) -> str:
-        res = await self.client.chat_json(
-            "interpretation",
-            prompts.interpret_messages(message, recent, participants),
-            prompts.InterpretationOut,
-            max_tokens=120,
-        )
-        return res.parsed.interpretation.strip()
+        """One sentence on what the message means; ``""`` when the model's answer could not be
+        used (counted as dropped): the agents then think without it, and the turn goes on."""
+        try:
+            res = await self.client.chat_json(
+                "interpretation",
+                prompts.interpret_messages(message, recent, participants),
+                prompts.InterpretationOut,
+                max_tokens=120,
+            )
+        except _UNUSABLE as exc:
+            _raise_if_gone(exc)
+            return ""
+        return str(res.parsed.interpretation).strip()
 
     async def predict_turn_type(
         self, message: domain.Message, recent: list[domain.Message], participants: list[str]
     ) -> domain.TurnType:
-        res = await self.client.chat_json(
-            "turn type",
-            prompts.turn_type_messages(message, recent, participants),
-            prompts.TurnTypeOut,
-            max_tokens=30,
-        )
-        said = res.parsed.next_speaker.strip().lstrip("@").strip()
+        """Allocated to a participant the message hands the turn to, else open; open as well when
+        the model's answer could not be used (counted as dropped)."""
+        try:
+            res = await self.client.chat_json(
+                "turn type",
+                prompts.turn_type_messages(message, recent, participants),
+                prompts.TurnTypeOut,
+                max_tokens=30,
+            )
+        except _UNUSABLE as exc:
+            _raise_if_gone(exc)
+            return domain.TurnType(message_id=message.id, kind="open", origin=self.name)
+        said = str(res.parsed.next_speaker).strip().lstrip("@").strip()
         match = next(
             (p for p in participants if p.casefold() == said.casefold() and p != message.speaker),
             None,
@@ -65,7 +116,13 @@ class LLMCognition:
     ) -> domain.NextSpeakerPrediction:
         from playground.cognition import next_speaker
 
-        return await next_speaker.predict_with_llm(self.client, recent, participants)
+        return await next_speaker.predict_with_llm(
+            self.client,
+            recent,
+            participants,
+            method=self.rating_method,
+            samples=self.rating_samples,
+        )
 
     async def respond(self, ctx: Context) -> str:
         res = await self.client.chat_text(
@@ -127,16 +184,18 @@ class LLMCognition:
     async def _evaluate_batch(
         self, ctx: Context, thoughts: list[domain.Thought]
     ) -> list[Rating | None]:
+        method = self.method()
+        inline = method == "logprobs" and self.rating_call == "inline"
         res = await self.client.chat_json(
             "evaluation",
             prompts.batch_evaluation_messages(ctx, thoughts),
             prompts.EvaluationsOut,
-            logprobs=True,
+            logprobs=inline,
             max_tokens=220 * len(thoughts),
             lengths={"evaluations": len(thoughts), **prompts.REASON_LENGTHS},
         )
         evals = res.parsed.evaluations
-        alternatives = res.rating_alternatives()
+        alternatives = res.rating_alternatives() if inline else []
         asked = [t.id for t in thoughts]
         ids = [e.thought_id for e in evals]
         if set(ids) <= set(asked) and len(set(ids)) == len(ids):
@@ -154,23 +213,52 @@ class LLMCognition:
             e = evals[i]
             alt = alternatives[i] if len(alternatives) == len(evals) else None
             out.append(_rating(e.rating, e.reasons_for, e.reasons_against, alt))
+        if method != "parsed" and not inline:
+            # One final call per thought for its distribution, all at once.
+            messages = prompts.batch_evaluation_messages(ctx, thoughts)
+            finals = await asyncio.gather(
+                *(
+                    self._final_distribution(
+                        "evaluation",
+                        messages,
+                        res.text,
+                        method,
+                        f"your rating of thought [{t.id}] (how strongly you want to say it)",
+                    )
+                    if r is not None
+                    else _no_distribution()
+                    for t, r in zip(thoughts, out, strict=True)
+                )
+            )
+            out = [
+                _with_distribution(r, f) if r is not None else None
+                for r, f in zip(out, finals, strict=True)
+            ]
         return out
 
     async def _evaluate_one(self, ctx: Context, thought: domain.Thought) -> Rating:
+        method = self.method()
+        inline = method == "logprobs" and self.rating_call == "inline"
+        messages = prompts.evaluation_messages(ctx, thought)
         res: ChatResult = await self.client.chat_json(
             "evaluation",
-            prompts.evaluation_messages(ctx, thought),
+            messages,
             prompts.EvaluationOut,
-            logprobs=True,
+            logprobs=inline,
             max_tokens=260,
             lengths=prompts.REASON_LENGTHS,
         )
-        alts = res.rating_alternatives()
-        return _rating(
+        alts = res.rating_alternatives() if inline else []
+        rating = _rating(
             res.parsed.rating,
             res.parsed.reasons_for,
             res.parsed.reasons_against,
             alts[0] if alts else None,
+        )
+        if method == "parsed" or inline:
+            return rating
+        return _with_distribution(
+            rating, await self._final_distribution("evaluation", messages, res.text, method)
         )
 
     async def articulate(
@@ -189,8 +277,36 @@ class LLMCognition:
         return without_name(res.text, ctx.agent)
 
 
+#: A call that gave no usable answer this time (the server still answers others).
+_UNUSABLE = (errors.LLMOutputError, errors.LLMTimeout)
+
+
+def _raise_if_gone(exc: Exception) -> None:
+    if isinstance(exc, errors.LLMServerGone):
+        raise exc
+
+
 async def _none() -> list[ThoughtDraft]:
     return []
+
+
+async def _no_distribution() -> None:
+    return None
+
+
+def _with_distribution(
+    rating: Rating, found: tuple[dict[int, float], domain.ScoreMethod, int | None] | None
+) -> Rating:
+    """``rating`` with the distribution a final call found (the parsed one when it found none)."""
+    if found is None:
+        return rating
+    dist, method, samples = found
+    return dataclasses.replace(
+        rating,
+        distribution={r: round(p, 6) for r, p in scoring.normalise_distribution(dist).items()},
+        method=method,
+        samples=samples,
+    )
 
 
 def _rating(

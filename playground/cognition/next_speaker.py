@@ -99,30 +99,37 @@ def answer_schema(offered: tuple[str, ...]) -> type[BaseModel]:
     )
 
 
+#: The predictor's instructions (stable, first: a server's prompt cache reuses them); the chat
+#: and the names asked about follow in the user message.
+SYSTEM = (
+    "You follow turn-taking in group chats and say who will write next. You are shown the"
+    " participants and the last messages, oldest first. If the last message hands the turn to"
+    " one participant (asks them something, answers them, calls on them by name), give that"
+    " participant's name. If the turn is open and whoever feels like it may take it, give"
+    f' "{domain.ANYONE}". Answer in JSON: {{"next_speaker": <one participant\'s name, or'
+    f' "{domain.ANYONE}">}}.'
+)
+
+
 def prompt_messages(
     recent: Sequence[domain.Message], participants: Sequence[str]
 ) -> list[dict[str, str]]:
-    """Our prompt: the number of participants and their names, then the last 5 messages."""
+    """Our prompt: the instructions, then the number of participants and their names, then the
+    last 5 messages."""
     offered = labels(participants)
     names = offered[:-1]
     lines = "\n".join(f"- {m.speaker}: {m.text}" for m in recent[-WINDOW:])
     latest = recent[-1].speaker
     choices = ", ".join(f'"{n}"' for n in names)
     return [
-        {
-            "role": "system",
-            "content": "You follow turn-taking in group chats and say who will write next. Answer in JSON.",
-        },
+        {"role": "system", "content": SYSTEM},
         {
             "role": "user",
             "content": (
                 f"A group chat has {len(names)} participants: {', '.join(names)}.\n\n"
                 f"Its last messages, oldest first:\n{lines}\n\n"
-                f"Who writes the next message after {latest}'s? If the last message hands the turn "
-                "to one participant (asks them something, answers them, calls on them by name), "
-                "give that participant's name. If the turn is open and whoever feels like it may "
-                f'take it, give "{domain.ANYONE}".\n'
-                f'Reply as {{"next_speaker": "..."}} with one of {choices} or "{domain.ANYONE}".'
+                f"Who writes the next message after {latest}'s? Answer with one of {choices}"
+                f' or "{domain.ANYONE}".'
             ),
         },
     ]
@@ -177,7 +184,12 @@ def distribution_from_tokens(
 
 
 async def predict_with_llm(
-    client: ChatClient, recent: Sequence[domain.Message], participants: Sequence[str]
+    client: ChatClient,
+    recent: Sequence[domain.Message],
+    participants: Sequence[str],
+    *,
+    method: str = "auto",
+    samples: int = 20,
 ) -> domain.NextSpeakerPrediction:
     """Ask the model who speaks after ``recent[-1]``: a participant's name or ``anyone``.
 
@@ -191,7 +203,9 @@ async def predict_with_llm(
         The prediction; ``probabilities`` covers every participant and ``anyone``. Method
         ``logprobs`` when the server returned top alternatives for the answer's first token
         (see :func:`distribution_from_tokens`), else ``parsed`` (probability 1 on the answer).
-        An answer that is not a label counts as ``anyone``.
+        An answer that is not a label counts as ``anyone``. Where the server gives no logprobs
+        (or ``method`` is ``sampled``) the answer is sampled ``samples`` times at temperature 1
+        and the empirical distribution over the labels is used (method ``sampled``).
 
     Raises:
         ValueError: ``recent`` is empty.
@@ -199,25 +213,46 @@ async def predict_with_llm(
     """
     if not recent:
         raise ValueError("a next-speaker prediction needs at least one message")
+    from playground.llm import rating  # the openai SDK only for a model's predictions
+
     offered = labels(participants)
+    how = rating.resolve(client, method)
+    if how == "sampled":
+        got = await client.sample_json(
+            LABEL,
+            prompt_messages(recent, participants),
+            answer_schema(tuple(offered)),
+            samples=samples,
+            max_tokens=MAX_TOKENS,
+        )
+        said = [resolve(str(g.next_speaker), offered) for g in got]  # type: ignore[attr-defined]
+        if said:
+            dist = {label: round(said.count(label) / len(said), 6) for label in offered}
+            return domain.NextSpeakerPrediction(
+                message_id=recent[-1].id,
+                predicted=max(offered, key=lambda label: (dist[label], -offered.index(label))),
+                probabilities=dist,
+                method="sampled",
+                origin=client.model,
+            )
     res = await client.chat_json(
         LABEL,
         prompt_messages(recent, participants),
         answer_schema(tuple(offered)),
-        logprobs=True,
+        logprobs=how == "logprobs",
         max_tokens=MAX_TOKENS,
     )
     predicted = resolve(str(res.parsed.next_speaker), offered)
-    dist = distribution_from_tokens(res.tokens, offered, predicted) if res.tokens else None
-    method: domain.ScoreMethod = "logprobs"
-    if dist is None:
-        dist = {label: 1.0 if label == predicted else 0.0 for label in offered}
-        method = "parsed"
+    found = distribution_from_tokens(res.tokens, offered, predicted) if res.tokens else None
+    used: domain.ScoreMethod = "logprobs"
+    if found is None:
+        found = {label: 1.0 if label == predicted else 0.0 for label in offered}
+        used = "parsed"
     return domain.NextSpeakerPrediction(
         message_id=recent[-1].id,
         predicted=predicted,
-        probabilities=dist,
-        method=method,
+        probabilities=found,
+        method=used,
         origin=client.model,
     )
 

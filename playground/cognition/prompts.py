@@ -5,7 +5,19 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from playground import domain
-from playground.cognition.base import Context
+from playground.cognition.base import (
+    SLOT_INTERPRETATION,
+    SLOT_NEXT_REASON,
+    SLOT_NEXT_SPEAKER,
+    SLOT_RATING,
+    SLOT_REASON_AGAINST,
+    SLOT_REASON_FOR,
+    SLOT_STIMULI,
+    SLOT_SYSTEM,
+    SLOT_THOUGHT,
+    SLOT_THOUGHT_ID,
+    Context,
+)
 
 
 class InterpretationOut(BaseModel):
@@ -67,6 +79,10 @@ LEVELS_TEXT = """\
 5 = very high: would interrupt someone to say it."""
 
 
+#: How an utterance is asked for: the message alone (a model's reply is posted as it is).
+MESSAGE_ONLY = "Reply with the message text only, no name prefix or quotes."
+
+
 def transcript(messages: list[domain.Message]) -> str:
     if not messages:
         return "(no messages yet)"
@@ -94,21 +110,75 @@ def situation(ctx: Context) -> str:
     return f"You are in a casual group chat with {others}.\n{trig}{interp}\n\nConversation so far:\n{transcript(ctx.recent)}"
 
 
+def slot(description: str) -> str:
+    """A value in a reply shape: its description between angle brackets, never a sample a model
+    could copy (see :func:`playground.cognition.base.placeholder_reason`)."""
+    return f"<{description}>"
+
+
+#: The reply shapes, in the system messages: each field described, no value to copy.
+INTERPRETATION_SHAPE = f'{{"interpretation": {slot(SLOT_INTERPRETATION)}}}'
+TURN_TYPE_SHAPE = f'{{"next_speaker": {slot(SLOT_NEXT_SPEAKER)}}}'
+THOUGHTS_SHAPE = (
+    f'{{"thoughts": [{{"system": {slot(SLOT_SYSTEM)}, "text": {slot(SLOT_THOUGHT)},'
+    f' "stimuli": [{slot(SLOT_STIMULI)}]}}]}}'
+)
+_REASONS_SHAPE = (
+    f'"reasons_for": [{slot(SLOT_REASON_FOR)}, {slot(SLOT_NEXT_REASON)}],'
+    f' "reasons_against": [{slot(SLOT_REASON_AGAINST)}, {slot(SLOT_NEXT_REASON)}],'
+    f' "rating": {slot(SLOT_RATING)}'
+)
+EVALUATION_SHAPE = f"{{{_REASONS_SHAPE}}}"
+BATCH_EVALUATION_SHAPE = (
+    f'{{"evaluations": [{{"thought_id": {slot(SLOT_THOUGHT_ID)}, {_REASONS_SHAPE}}}]}}'
+)
+
+# The stable part of each prompt (persona, task, reply shape) comes first and the conversation
+# after it: a server's prompt cache reuses the longest prefix a request repeats.
+
+INTERPRET_SYSTEM = (
+    "You read group chats closely and explain what people mean. You are shown the participants,"
+    " the earlier messages and the latest message. In one sentence, say what the speaker of the"
+    " latest message said in this context and what they might be thinking or hoping for."
+    f" Answer in JSON: {INTERPRETATION_SHAPE}."
+)
+
+TURN_TYPE_SYSTEM = (
+    "You analyse turn-taking in multi-party chats. You are shown the participants and the last"
+    " messages. Say whether the latest message hands the next turn to one specific participant"
+    " (for example by asking them by name), or is open for anyone to answer."
+    f' Answer in JSON: {TURN_TYPE_SHAPE}, with "anyone" when the turn is open.'
+)
+
+THINKING_TEXT = (
+    "You think privately before you speak. You are asked for thoughts of two kinds:\n"
+    "- System-1 thoughts: quick, automatic reactions to the last message (acknowledging, showing"
+    " interest, agreeing);\n"
+    "- System-2 thoughts: deliberate ideas built from what comes to mind (your memories, earlier"
+    " messages, your earlier thoughts).\n"
+    "Each thought is under 15 words, written as your own private thinking, in character, and"
+    ' different from the others. For each, list in "stimuli" the ids of what it came from: the'
+    " ids shown in brackets before each message and each thing that comes to mind, written as"
+    " shown but without the brackets."
+    f" Answer in JSON: {THOUGHTS_SHAPE}."
+)
+
+EVALUATION_TEXT = (
+    "You judge your own motivation honestly. Rate how strongly you want to say a thought out"
+    f" loud right now, weighing:\n{HEURISTICS_TEXT}\n\nLevels:\n{LEVELS_TEXT}\n\n"
+)
+
+
 def interpret_messages(
     message: domain.Message, recent: list[domain.Message], participants: list[str]
 ) -> list[dict[str, str]]:
     return [
-        {
-            "role": "system",
-            "content": "You read group chats closely and explain what people mean. Answer in JSON.",
-        },
+        {"role": "system", "content": INTERPRET_SYSTEM},
         {
             "role": "user",
             "content": (
                 f"Participants: {', '.join(participants)}\n\nEarlier messages:\n{transcript(recent)}\n\n"
-                f"Latest message, by {message.speaker}: {message.text}\n\n"
-                "In one sentence, say what the speaker said in this context and what they might be thinking or hoping for. "
-                'Reply as {"interpretation": "..."}.'
+                f"Latest message, by {message.speaker}: {message.text}"
             ),
         },
     ]
@@ -119,17 +189,13 @@ def turn_type_messages(
 ) -> list[dict[str, str]]:
     others = [p for p in participants if p != message.speaker]
     return [
-        {
-            "role": "system",
-            "content": "You analyse turn-taking in multi-party chats. Answer in JSON.",
-        },
+        {"role": "system", "content": TURN_TYPE_SYSTEM},
         {
             "role": "user",
             "content": (
                 f"Participants: {', '.join(participants)}\n\nLast messages:\n{transcript([*recent[-4:], message])}\n\n"
-                f"Does {message.speaker}'s latest message hand the next turn to one specific participant (for example by "
-                f'asking them by name), or is it open for anyone to answer? Reply as {{"next_speaker": "<name>"}} with one of '
-                f'{", ".join(others)}, or "anyone" when the turn is open.'
+                f"Does {message.speaker}'s latest message hand the next turn to one of "
+                f'{", ".join(others)}, or is it open? Name that participant, or "anyone".'
             ),
         },
     ]
@@ -151,48 +217,35 @@ def thoughts_messages(
         )
     if system2:
         ask.append(
-            f"{system2} System-2 thought(s): deliberate ideas built from what comes to mind below (your memories, earlier messages, your earlier thoughts)"
+            f"{system2} System-2 thought(s): deliberate ideas built from what comes to mind above (your memories, earlier messages, your earlier thoughts)"
         )
     return [
-        {
-            "role": "system",
-            "content": persona_block(ctx)
-            + "\n\nYou think privately before you speak. Answer in JSON.",
-        },
+        {"role": "system", "content": f"{persona_block(ctx)}\n\n{THINKING_TEXT}"},
         {
             "role": "user",
             "content": (
                 f"{situation(ctx)}\n\nWhat comes to mind (ids in brackets):\n{stimuli_block(stimuli)}\n\n"
-                f"Form {' and '.join(ask)}. Each thought is under 15 words, written as your own private thinking, in character, "
-                'and different from the others. For each, list the ids it came from in "stimuli" (e.g. "memory:3", "message:5", '
-                '"thought:2"). Reply as {"thoughts": [{"system": 1 or 2, "text": "...", "stimuli": ["..."]}]}.'
+                f"Form {' and '.join(ask)}."
             ),
         },
     ]
 
 
-def _eval_intro(ctx: Context) -> str:
-    return (
-        f"{situation(ctx)}\n\nYou have spoken {ctx.own_turns} of {ctx.total_turns} messages so far.\n\n"
-        f"Rate how strongly you want to say a thought out loud right now, weighing:\n{HEURISTICS_TEXT}\n\nLevels:\n{LEVELS_TEXT}\n\n"
-    )
+def _eval_situation(ctx: Context) -> str:
+    return f"{situation(ctx)}\n\nYou have spoken {ctx.own_turns} of {ctx.total_turns} messages so far.\n\n"
 
 
 def evaluation_messages(ctx: Context, thought: domain.Thought) -> list[dict[str, str]]:
     return [
         {
             "role": "system",
-            "content": persona_block(ctx)
-            + "\n\nYou judge your own motivation honestly. Answer in JSON.",
-        },
-        {
-            "role": "user",
             "content": (
-                _eval_intro(ctx)
-                + f"Thought: {thought.text}\n\nFirst give the two strongest reasons to say it now, then the two strongest "
-                'reasons not to, then the rating. Reply as {"reasons_for": ["...", "..."], "reasons_against": ["...", "..."], "rating": 1-5}.'
+                f"{persona_block(ctx)}\n\n{EVALUATION_TEXT}First give the two strongest reasons to"
+                " say the thought now, then the two strongest reasons not to, then the rating."
+                f" Answer in JSON: {EVALUATION_SHAPE}."
             ),
         },
+        {"role": "user", "content": _eval_situation(ctx) + f"Thought: {thought.text}"},
     ]
 
 
@@ -201,18 +254,13 @@ def batch_evaluation_messages(ctx: Context, thoughts: list[domain.Thought]) -> l
     return [
         {
             "role": "system",
-            "content": persona_block(ctx)
-            + "\n\nYou judge your own motivation honestly. Answer in JSON.",
-        },
-        {
-            "role": "user",
             "content": (
-                _eval_intro(ctx)
-                + f"Thoughts:\n{listed}\n\nFor every thought, in the order listed, first give the two strongest reasons to "
-                "say it now, then the two strongest reasons not to, then the rating. Reply as "
-                '{"evaluations": [{"thought_id": <id>, "reasons_for": ["...", "..."], "reasons_against": ["...", "..."], "rating": 1-5}]}.'
+                f"{persona_block(ctx)}\n\n{EVALUATION_TEXT}For every thought, in the order listed,"
+                " first give the two strongest reasons to say it now, then the two strongest"
+                f" reasons not to, then the rating. Answer in JSON: {BATCH_EVALUATION_SHAPE}."
             ),
         },
+        {"role": "user", "content": _eval_situation(ctx) + f"Thoughts:\n{listed}"},
     ]
 
 
@@ -226,13 +274,19 @@ def articulation_messages(
     )
     background = f"\nWhat inspired it:\n{stimuli_block(stimuli)}" if stimuli else ""
     return [
-        {"role": "system", "content": persona_block(ctx)},
+        {
+            "role": "system",
+            "content": (
+                f"{persona_block(ctx)}\n\nWhen you decide to say a thought out loud, write it as"
+                " your next chat message: one or two short, natural sentences in your own voice,"
+                f" as a text chat message.{tone} {MESSAGE_ONLY}"
+            ),
+        },
         {
             "role": "user",
             "content": (
                 f"{situation(ctx)}\n\nYou decided to say this thought out loud: {thought.text}{background}\n\n"
-                f"Write your next chat message: one or two short, natural sentences in your own voice, as a text chat message.{tone} "
-                "Reply with the message text only, no name prefix or quotes."
+                "Write your next chat message."
             ),
         },
     ]
@@ -245,13 +299,16 @@ def response_messages(ctx: Context) -> list[dict[str, str]]:
         ctx
     )  # the interpretation is left out by the caller for baselines (see Room)
     return [
-        {"role": "system", "content": persona_block(ctx)},
+        {
+            "role": "system",
+            "content": (
+                f"{persona_block(ctx)}\n\nWhen it is your turn to speak, write your next chat"
+                " message: one or two short, natural sentences in your own voice, as a text chat"
+                f" message, in character. {MESSAGE_ONLY}"
+            ),
+        },
         {
             "role": "user",
-            "content": (
-                f"{situation_text}\n\nIt is your turn to speak. Write your next chat message: one or two"
-                " short, natural sentences in your own voice, as a text chat message, in character."
-                " Reply with the message text only, no name prefix or quotes."
-            ),
+            "content": f"{situation_text}\n\nIt is your turn to speak. Write your next chat message.",
         },
     ]

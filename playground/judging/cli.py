@@ -11,6 +11,7 @@ import sqlite_utils
 
 from playground import errors, interrupts
 from playground.flags import add_db_flags, add_llm_flags, judge_settings
+from playground.llm import rating
 from playground.settings import Settings
 from playground.workers import run_workers
 
@@ -144,8 +145,23 @@ async def run(args: argparse.Namespace, settings: Settings, out: TextIO, err: Te
             print(f"Judging with {client.model} at {client.where}…", file=err)
             if args.force or _pending(db, ids, plan_id, client.model):
                 await client.probe()  # a wrong URL or key fails once, clearly
-                if not client.logprobs_supported:
-                    print("(the server gives no logprobs: scores are the parsed ratings)", file=err)
+                how = rating.resolve(client, settings.engine.rating_method)
+                if how != "logprobs":
+                    print(
+                        f"(ratings: {how}"
+                        + (
+                            f", {settings.engine.rating_samples} samples each"
+                            if how == "sampled"
+                            else ""
+                        )
+                        + (
+                            "; the server gives no logprobs"
+                            if not client.logprobs_supported
+                            else ""
+                        )
+                        + ")",
+                        file=err,
+                    )
             if ids:
                 await _sessions(db, ids, client, args, settings, tally, out)
             if plan_id is not None:
@@ -208,7 +224,14 @@ async def _sessions(
 
             try:
                 scores = await judge.judge_session(
-                    db, sid, client, force=args.force, mode=args.mode, on_skip=skip
+                    db,
+                    sid,
+                    client,
+                    force=args.force,
+                    mode=args.mode,
+                    on_skip=skip,
+                    method=settings.engine.rating_method,
+                    samples=settings.engine.rating_samples,
                 )
             except errors.LLMError:
                 raise

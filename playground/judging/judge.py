@@ -29,6 +29,7 @@ from playground import errors
 from playground.clock import SystemClock
 from playground.judging import prompts
 from playground.judging.blind import blind_messages, render_transcript
+from playground.llm import rating
 from playground.llm.client import ChatClient
 from playground.llm.responses import TokenLogprob
 from playground.ratings import LIKERT_MAX, LIKERT_MIN, RatingStore
@@ -77,6 +78,9 @@ class _Answer:
     reason: str
     rating: int
     distribution: dict[int, float] | None
+    #: How the distribution was read (``logprobs`` or ``sampled``); ``parsed`` without one.
+    method: str = "logprobs"
+    samples: int | None = None
 
 
 def judge_rater(model: str) -> str:
@@ -124,7 +128,10 @@ def round_half_up(score: float) -> int:
 
 def _score(answer: _Answer) -> tuple[float, str]:
     if answer.distribution:
-        return round(expected_score(answer.distribution), 6), "logprobs"
+        method = answer.method
+        if method == "sampled" and answer.samples:
+            method = f"sampled:{answer.samples}"  # the sample count travels with the method
+        return round(expected_score(answer.distribution), 6), method
     return float(answer.rating), "parsed"
 
 
@@ -180,33 +187,72 @@ def _matching(written: int, parsed: int, dist: dict[int, float]) -> dict[int, fl
     return dist if written == parsed else None
 
 
-async def _ask_one(client: ChatClient, transcript: str, key: str) -> _Answer:
+async def _ask_one(
+    client: ChatClient, transcript: str, key: str, method: str = "auto", samples: int = 20
+) -> _Answer:
+    """One statement. With logprobs, read from the answer's own rating token (the answer is a
+    reason and a rating, ~50 tokens: one call); sampled, from a short final call after the
+    answer (:mod:`playground.llm.rating`); parsed, the written rating."""
+    how = rating.resolve(client, method)
+    messages = prompts.metric_messages(transcript, prompts.METRICS[key])
     res = await client.chat_json(
         f"judge {key}",
-        prompts.metric_messages(transcript, prompts.METRICS[key]),
+        messages,
         prompts.MetricAnswer,
-        logprobs=True,
+        logprobs=how == "logprobs",
         max_tokens=250,
     )
     parsed: prompts.MetricAnswer = res.parsed
-    found = rating_distributions(res.tokens)
-    dist = _matching(found[-1][1], parsed.rating, found[-1][2]) if found else None
-    return _Answer(parsed.reason, parsed.rating, dist)
+    if how == "logprobs":
+        found = rating_distributions(res.tokens)
+        dist = _matching(found[-1][1], parsed.rating, found[-1][2]) if found else None
+        return _Answer(parsed.reason, parsed.rating, dist)
+    if how == "parsed":
+        return _Answer(parsed.reason, parsed.rating, None, "parsed")
+    sampled = await rating.final_distribution(
+        client, f"judge {key}", messages, res.text, "sampled", samples=samples,
+        low=LIKERT_MIN, high=LIKERT_MAX, subject="your rating of the statement",
+    )  # fmt: skip
+    if sampled is None:
+        return _Answer(parsed.reason, parsed.rating, None, "parsed")
+    return _Answer(parsed.reason, parsed.rating, sampled[0], "sampled", sampled[2])
 
 
-async def _ask_all(client: ChatClient, transcript: str, keys: list[str]) -> dict[str, _Answer]:
+async def _ask_all(
+    client: ChatClient, transcript: str, keys: list[str], method: str = "auto", samples: int = 20
+) -> dict[str, _Answer]:
+    """All statements in one answer. With logprobs they are read from the answer's own rating
+    tokens (one call); without, each statement's rating is sampled in a final call of its own."""
+    how = rating.resolve(client, method)
     schema = prompts.metrics_answer(tuple(keys))
+    messages = prompts.all_metrics_messages(transcript, [prompts.METRICS[k] for k in keys])
     res = await client.chat_json(
         "judge all metrics",
-        prompts.all_metrics_messages(transcript, [prompts.METRICS[k] for k in keys]),
+        messages,
         schema,
-        logprobs=True,
+        logprobs=how == "logprobs",
         max_tokens=200 * len(keys),
     )
+    if how == "sampled":
+        out_sampled: dict[str, _Answer] = {}
+        for key in keys:
+            asked: prompts.MetricAnswer = getattr(res.parsed, key)
+            sampled = await rating.final_distribution(
+                client, f"judge {key}", messages, res.text, "sampled", samples=samples,
+                low=LIKERT_MIN, high=LIKERT_MAX,
+                subject=f"your rating of statement {key!r}",
+            )  # fmt: skip
+            if sampled is None:
+                out_sampled[key] = _Answer(asked.reason, asked.rating, None, "parsed")
+            else:
+                out_sampled[key] = _Answer(
+                    asked.reason, asked.rating, sampled[0], "sampled", sampled[2]
+                )
+        return out_sampled
     by_key: dict[str, tuple[int, dict[int, float]]] = {}
-    for key, written, found in rating_distributions(res.tokens):
-        if key in keys and key not in by_key:
-            by_key[key] = (written, found)
+    for named, written, found in rating_distributions(res.tokens):
+        if named in keys and named not in by_key:
+            by_key[named] = (written, found)
     out: dict[str, _Answer] = {}
     for key in keys:
         item: prompts.MetricAnswer = getattr(res.parsed, key)
@@ -224,6 +270,8 @@ async def judge_session(
     force: bool = False,
     mode: JudgeMode = "per-metric",
     on_skip: Callable[[str, str], None] | None = None,
+    method: str = "auto",
+    samples: int = 20,
 ) -> list[JudgeScore]:
     """Rate a session on the 7 conversation metrics and store the result as rater ``judge:<model>``.
 
@@ -239,6 +287,9 @@ async def judge_session(
             for all the statements still to judge).
         on_skip: called with the metric and the reason when its answer could not be read even
             after the retry; that metric is not stored.
+        method: how each rating's distribution is read (:mod:`playground.llm.rating`); stored
+            as the score's ``method`` (``sampled:N`` with the sample count).
+        samples: ratings sampled per statement with the sampled method.
 
     Returns:
         Every stored score of this judge for the session, in the rating form's order.
@@ -271,14 +322,14 @@ async def judge_session(
 
         async def one(key: str) -> None:
             try:
-                answers[key] = await _ask_one(client, transcript, key)
+                answers[key] = await _ask_one(client, transcript, key, method, samples)
             except errors.LLMOutputError as exc:
                 skipped([key], exc)
 
         await asyncio.gather(*(one(k) for k in todo))
     else:
         try:
-            answers = await _ask_all(client, transcript, todo)
+            answers = await _ask_all(client, transcript, todo, method, samples)
         except errors.LLMOutputError as exc:
             skipped(todo, exc)
     ordered = {k: answers[k] for k in todo if k in answers}

@@ -36,8 +36,14 @@ PAIR_SYSTEM = (
     " people really talk with each other, with turns taken at sensible moments. Judge only from"
     " the messages shown; which one is shown first says nothing about which is better. Give a"
     " short reason (one or two sentences, with an example from the conversations) first, then"
-    " your choice, A or B. Answer with the JSON object only."
+    " your choice, A or B. Answer with the JSON object only:"
+    ' {"reason": <one or two sentences, with an example from the conversations>,'
+    ' "choice": <"A" or "B">}.'
 )
+
+#: What the reply shapes show for the reason and the rating: a description, never a sample value.
+REASON_SLOT = "<one or two sentences that point at something in the conversation>"
+RATING_SLOT = f"<a whole number from {LIKERT_MIN} to {LIKERT_MAX}>"
 
 SCALE = (
     f"{LIKERT_MIN} = strongly disagree, {(LIKERT_MIN + LIKERT_MAX) // 2} = neither agree nor"
@@ -87,19 +93,20 @@ def metric_messages(transcript: str, item: Item) -> list[dict[str, str]]:
         transcript,
         f"Statement: {_statement(item)}\n"
         f"How much do you agree? ({SCALE})\n"
-        f'Reply as {{"reason": "...", "rating": {LIKERT_MIN}-{LIKERT_MAX}}}.',
+        f'Reply as {{"reason": {REASON_SLOT}, "rating": {RATING_SLOT}}}.',
     )
 
 
 def all_metrics_messages(transcript: str, items: Sequence[Item]) -> list[dict[str, str]]:
     """The prompt for several statements about one conversation, answered in one reply."""
     listed = "\n".join(f"- {item.key}: {_statement(item)}" for item in items)
-    shape = ", ".join(f'"{item.key}": {{"reason": "...", "rating": n}}' for item in items)
+    keys = ", ".join(f'"{item.key}"' for item in items)
     return _about(
         transcript,
         f"Statements:\n{listed}\n"
         f"How much do you agree with each one, on its own? ({SCALE})\n"
-        f"Reply as {{{shape}}}, with n a whole number from {LIKERT_MIN} to {LIKERT_MAX}.",
+        f"Reply with one JSON object whose keys are {keys}, in that order, each holding"
+        f' {{"reason": {REASON_SLOT}, "rating": {RATING_SLOT}}}.',
     )
 
 
@@ -108,7 +115,6 @@ def pair_messages(first: str, second: str) -> list[dict[str, str]]:
     user = (
         f"Conversation A:\n\n{first}\n\n"
         f"Conversation B:\n\n{second}\n\n"
-        "Which conversation felt more natural?\n"
-        'Reply as {"reason": "...", "choice": "A" or "B"}.'
+        "Which conversation felt more natural?"
     )
     return [{"role": "system", "content": PAIR_SYSTEM}, {"role": "user", "content": user}]

@@ -75,6 +75,12 @@ class Completion:
     tokens: list[TokenLogprob] | None
     prompt_tokens: int
     completion_tokens: int
+    #: ``stop``, ``length`` (cut at the token limit), ... or ``""`` when the server gave none.
+    finish_reason: str = ""
+    #: Every choice's text when several were asked for (``n``), the first included.
+    texts: tuple[str, ...] = ()
+    #: Every choice's finish reason, in the same order.
+    finish_reasons: tuple[str, ...] = ()
 
 
 def snippet(body: bytes | str, limit: int = SNIPPET) -> str:
@@ -145,17 +151,34 @@ def read_completion(where: str, what: str, content_type: str, body: bytes) -> Co
         raise errors.LLMBadResponse(
             f"{where} answered {what} with a choice that has no message: {snippet(body)}"
         )
-    content = message.get("content")
-    text = content if isinstance(content, str) else ""
+    text = _content(message)
     usage = data.get("usage")
     if not isinstance(usage, dict):
         usage = {}
+    texts, reasons = [text], [_reason(choice)]
+    for other in choices[1:]:
+        if isinstance(other, dict) and isinstance(other.get("message"), dict):
+            texts.append(_content(other["message"]))
+            reasons.append(_reason(other))
     return Completion(
         text=text,
         tokens=_tokens(choice.get("logprobs")),
         prompt_tokens=_int(usage.get("prompt_tokens")),
         completion_tokens=_int(usage.get("completion_tokens")),
+        finish_reason=reasons[0],
+        texts=tuple(texts),
+        finish_reasons=tuple(reasons),
     )
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else ""
+
+
+def _reason(choice: dict[str, Any]) -> str:
+    reason = choice.get("finish_reason")
+    return reason if isinstance(reason, str) else ""
 
 
 def read_embeddings(where: str, content_type: str, body: bytes, count: int) -> list[list[float]]:

@@ -337,7 +337,7 @@ class SessionRecorder:
         dist = _j({str(k): p for k, p in v.distribution.items()})
         self._x(
             "INSERT INTO evaluations (session_id, thought_id, step, rating, distribution, expected, silence_factor, score, method, retained,"
-            " reasons_for, reasons_against, heuristics, evaluated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " reasons_for, reasons_against, heuristics, evaluated_at, samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 e.session_id,
                 v.thought_id,
@@ -353,11 +353,12 @@ class SessionRecorder:
                 _j(v.reasons_against),
                 _j(v.heuristics),
                 e.at,
+                v.samples,
             ],
         )
         self._x(
             "UPDATE thoughts SET score = ?, rating = ?, distribution = ?, reasons_for = ?, reasons_against = ?, heuristics = ?, method = ?,"
-            " evaluated_step = ?, saliency = COALESCE(?, saliency) WHERE session_id = ? AND id = ?",
+            " samples = ?, evaluated_step = ?, saliency = COALESCE(?, saliency) WHERE session_id = ? AND id = ?",
             [
                 v.score,
                 v.rating,
@@ -366,6 +367,7 @@ class SessionRecorder:
                 _j(v.reasons_against),
                 _j(v.heuristics),
                 v.method,
+                v.samples,
                 v.step,
                 e.saliency,
                 e.session_id,
@@ -417,7 +419,8 @@ class SessionRecorder:
         u = e.usage
         self._x(
             "UPDATE sessions SET calls = ?, prompt_tokens = ?, completion_tokens = ?, embedding_calls = ?,"
-            " retries = ?, rate_limit_waits = ?, rate_limit_seconds = ? WHERE id = ?",
+            " retries = ?, rate_limit_waits = ?, rate_limit_seconds = ?, dropped = ?, cut = ?,"
+            " server_profile = COALESCE(?, server_profile) WHERE id = ?",
             [
                 u.calls,
                 u.prompt_tokens,
@@ -426,6 +429,9 @@ class SessionRecorder:
                 u.retries,
                 u.rate_limit_waits,
                 u.rate_limit_seconds,
+                u.dropped,
+                u.cut,
+                u.server_profile or None,
                 e.session_id,
             ],
         )

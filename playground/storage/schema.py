@@ -390,4 +390,13 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (session_id, rater, metric)
     );
     """,
+    # 9: what each session's server was found to accept (the negotiated capability profile),
+    # answers dropped or cut there, and how many sampled ratings an evaluation was estimated from
+    """
+    ALTER TABLE sessions ADD COLUMN server_profile TEXT;
+    ALTER TABLE sessions ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN cut INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE evaluations ADD COLUMN samples INTEGER;
+    ALTER TABLE thoughts ADD COLUMN samples INTEGER;
+    """,
 ]

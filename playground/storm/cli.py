@@ -90,9 +90,6 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
     x.add_argument("--agent-model", help="the assistant's model (default: --model)")
     x.add_argument("--judge-model", help="the judge's model (default: --model)")
     x.add_argument("--no-judge", action="store_true", help="do not judge the dialogues")
-    x.add_argument(
-        "--llm-concurrency", type=int, help="most LLM calls in flight at once (default 32)"
-    )
     x.add_argument("--http", default="auto", help="auto, aiohttp or httpx (as for `experiment`)")
     add_db_flags(x, default_db, busy_timeout)
     x.add_argument("--name", help="a label for the batch")
@@ -241,8 +238,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         args,
         LLM_FLAGS,
         {
-            "concurrency": args.llm_concurrency,
-            "preset": experiment.PRESET,
+                "preset": experiment.PRESET,
             "evaluation_mode": experiment.EVALUATION_MODE,
         },
     )

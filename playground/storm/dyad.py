@@ -67,7 +67,7 @@ async def run_dialogue(room: Room, *, user: str, turns: int) -> str:
                 break
             if silent >= s.max_silent_steps:
                 await room.keep_last_vectors()
-                room.finish("finished", f"{silent} silent steps in a row")
+                room.finish("finished", room.silence.explain(silent))
                 break
             if room.stop_requested:
                 room.finish("interrupted", "stopped")

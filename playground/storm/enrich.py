@@ -44,10 +44,21 @@ class ProfileOut(BaseModel):
     examples: list[str] = Field([], description="2-3 messages this person would send, 20-100 chars")
 
 
-_SYSTEM = """\
+_SYSTEM = f"""\
 You write the private profile of a person who will be role-played talking to an AI assistant about \
 a task. The person was drawn at random from fixed attribute pools; you make them concrete and \
-believable. Keep every given value as it is. Answer with one JSON object only."""
+believable. Keep every given value as it is. Answer with one JSON object only.
+
+Its keys:
+- name: a realistic first name (one word) that fits the culture;
+- description: 2-3 sentences on their background, personality and why they want this task done now;
+- task_attributes: 3-6 task-specific attributes not given in the profile (e.g. usage_scenarios, \
+preferred_brands, timeline, purchase_location), consistent with the profile;
+- requirements: 3-5 things the task must achieve for them, in their own words;
+- success_criteria: 2-3 ways they would judge the outcome;
+- examples: 2-3 opening messages they might send the assistant, each \
+{model.USER_LENGTH[0]}-{model.USER_LENGTH[1]} characters, whose style, length, content and tone \
+follow the difficulty given."""
 
 _VAGUENESS = {
     1: "state every requirement and criterion precisely, each with a number or a unit",
@@ -87,7 +98,6 @@ def enrichment_messages(
     dims = "\n".join(
         f"- {name} {getattr(d, name)}: 1 = {lo}, 5 = {hi}" for name, (lo, hi) in _DIMENSIONS.items()
     )
-    lo, hi = model.USER_LENGTH
     user = f"""\
 Profile:
 {json.dumps(_known(profile), indent=2, ensure_ascii=False)}
@@ -98,15 +108,7 @@ Difficulty (1 = precise ... 5 = ambiguous), per dimension:
 Requirements and success criteria are at difficulty {level}: {_VAGUENESS[level]}.
 Nothing you write may state what they do not know about themselves.
 
-Write:
-- name: a realistic first name (one word) that fits the culture;
-- description: 2-3 sentences on their background, personality and why they want this task done now;
-- task_attributes: 3-6 task-specific attributes not given above (e.g. usage_scenarios, \
-preferred_brands, timeline, purchase_location), consistent with the profile;
-- requirements: 3-5 things the task must achieve for them, in their own words;
-- success_criteria: 2-3 ways they would judge the outcome;
-- examples: 2-3 opening messages they might send the assistant, each {lo}-{hi} characters, \
-whose style, length, content and tone follow the difficulty above."""
+Write their profile."""
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
 

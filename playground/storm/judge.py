@@ -45,6 +45,11 @@ _STORED: dict[Label, Change] = {
     "Not Change": "not change",
     "Decrease": "decrease",
 }
+#: One label's shape in the answer: each field described, no value a model could copy.
+_CHANGE_SHAPE = (
+    '{"change": <"Improve", "Not Change" or "Decrease">,'
+    ' "explanation": <one or two sentences: what changed, or what is still vague>}'
+)
 SYSTEM = (
     "You review conversations between a user and an assistant, two consecutive user turns at a"
     " time. Besides the visible messages you are shown what the assistant never saw: the user's"
@@ -56,7 +61,8 @@ SYSTEM = (
     " they will judge the result) more clearly, as clearly, or less clearly than at the earlier"
     " turn? Ground it in the later message and the inner thoughts; say what became clearer or"
     " what is still vague.\n"
-    "Answer with the JSON object only."
+    f'Answer with the JSON object only: {{"satisfaction": {_CHANGE_SHAPE}, "clarity":'
+    f" {_CHANGE_SHAPE}}}."
 )
 
 
@@ -98,7 +104,7 @@ def pair_messages(before: DialogueTurn, after: DialogueTurn) -> list[dict[str, s
     """The judge's prompt for the pair ``before`` → ``after``."""
     h = after.state
     score = (
-        f"{h.satisfaction:.2f} (the user gave none; counted as 0.5)"
+        "none given (the user's answer had no readable score)"
         if h.satisfaction_missing
         else f"{h.satisfaction:.2f} (0 = not at all, 1 = fully satisfied)"
     )
@@ -115,10 +121,6 @@ def pair_messages(before: DialogueTurn, after: DialogueTurn) -> list[dict[str, s
             f"User's private inner thoughts (turn {j}): {h.inner_thoughts or '(none given)'}",
             f"User's private satisfaction (turn {j}): {score}",
             f"User's explanation of it: {h.satisfaction_explanation or '(none given)'}",
-            "",
-            'Answer as {"satisfaction": {"change": "Improve" | "Not Change" | "Decrease",'
-            ' "explanation": "..."}, "clarity": {"change": "Improve" | "Not Change" |'
-            ' "Decrease", "explanation": "..."}}',
         ]
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]

@@ -11,10 +11,19 @@ Per user turn t ≥ 1 (turns count the simulated user's own messages from 0):
 - the clarity score C_t = w1·Δclarity_t + w2·Δsatisfaction_t + w3·g_t; without success criteria
   (or without vectors) g_t is absent and its term counts 0.
 
-Per dialogue: final and average satisfaction, the trend (the least-squares slope of
-satisfaction per turn), the high-satisfaction and improved-satisfaction figures, mean C,
-**Clarify** from a judge's turn-pair labels and **SSA = wα·(λ·S_avg) + wβ·C_clarify**, the
-appendix form, which reproduces Table 2 (0.7·7.75·0.83 + 0.3·5.23 = 6.07).
+Missing ratings are never counted as numbers. A turn whose satisfaction (or clarity) could not be
+read (:attr:`~playground.storm.model.HiddenState.rated_satisfaction` is None) has no value: every
+figure is computed from the turns that were rated, and says how many were not. Δ at a rated turn
+is the change since the previous *rated* turn (None at an unrated turn and at the first rated
+one); C_t is computed at a turn where both were rated, from the changes since the previous turn
+where both were rated (its g term over the same span).
+
+Per dialogue, over the rated turns: final (the last rated) and average satisfaction, the trend
+(the least-squares slope of satisfaction against the turn number, two rated turns at least), the
+high-satisfaction and improved-satisfaction figures (improved: the last rated turn above the first
+rated one, two rated turns at least), mean C, **Clarify** from a judge's turn-pair labels and
+**SSA = wα·(λ·S_avg) + wβ·C_clarify**, the appendix form, which reproduces Table 2
+(0.7·7.75·0.83 + 0.3·5.23 = 6.07).
 
 Clarify (the paper gives no formula; its values lie in 4.66–7.75 and λ = 7.75 is "the maximum
 observed"): with I improvements, N no-changes and D decreases among P judged pairs,
@@ -23,15 +32,19 @@ observed"): with I improvements, N no-changes and D decreases among P judged pai
   every pair improves and 0 when every pair gets worse;
 - ``improve-share``: 10·I/P, the share of pairs that improved, on 0–10.
 
-The same formula applied to the simulated user's own clarity ratings (Δclarity > tolerance →
-improve, < −tolerance → decrease) gives a *self-rated* figure, which is never the judge's Clarify.
+The same formula applied to the simulated user's own clarity ratings (Δclarity between consecutive
+rated turns > tolerance → improve, < −tolerance → decrease) gives a *self-rated* figure, which is
+never the judge's Clarify.
 
 Rates: the paper's High and Improved Satisfaction Rates are all multiples of 1/150 (150 dialogues
 per cell: 4,800 / (4 models × 4 uncertainties × 2 access modes)), so they are shares of
 *dialogues*: by default a dialogue is highly satisfied when its final satisfaction is
 ≥ ``high_threshold`` and improved when its final satisfaction exceeds its first. The per-turn
-shares (turns with s ≥ threshold; turns after the first with s above the first) are kept too and
-``rates="turns"`` puts them in the table instead.
+shares (rated turns with s ≥ threshold; rated turns after the first rated one with s above it)
+are kept too and ``rates="turns"`` puts them in the table instead. A rate's denominator is the
+dialogues that have the value: a dialogue with no rated turn has no High value, one with fewer
+than two rated turns no Improved value (nor trend), and the group says how many there were
+(:class:`GroupMetrics`).
 """
 
 from __future__ import annotations
@@ -117,39 +130,49 @@ class _Record(BaseModel):
 
 
 class TurnMetrics(_Record):
-    """The metrics of one user turn; the differences are absent at turn 0."""
+    """The metrics of one user turn; None where the value is absent: the ratings the user gave
+    none of, the differences at the first rated turn, goal progress without criteria."""
 
     turn: int
-    satisfaction: float
-    clarity: float
+    #: The user's ratings at this turn (None: the answer gave none that could be read).
+    satisfaction: float | None
+    clarity: float | None
+    #: The changes since the previous turn where the value was rated.
     d_clarity: float | None = None
     d_satisfaction: float | None = None
     #: Share of the success criteria addressed before this turn (absent without criteria).
     goal_share: float | None = None
     #: g_t: the change of that share since the previous turn.
     goal_progress: float | None = None
-    #: C_t = w1·Δclarity + w2·Δsatisfaction + w3·g (a missing g counts 0).
+    #: C_t = w1·Δclarity + w2·Δsatisfaction + w3·g since the previous turn where both ratings
+    #: were given (a missing g counts 0); None unless both are rated here and at an earlier turn.
     score: float | None = None
 
 
 class DialogueMetrics(_Record):
-    """The metrics of one dialogue (one simulated user's turns in one session)."""
+    """The metrics of one dialogue (one simulated user's turns in one session), from the turns
+    whose satisfaction (clarity, for the self-rated figure) was rated."""
 
     turns: int
+    #: Turns whose satisfaction was read; every satisfaction figure rests on these alone.
+    satisfaction_rated: int
+    #: The last rated satisfaction and the mean of the rated ones (None: none was rated).
     final_satisfaction: float | None
     average_satisfaction: float | None
-    #: Least-squares slope of satisfaction per turn (absent below two turns).
+    #: Least-squares slope of the rated satisfactions against their turn (below two: None).
     trend: float | None
-    #: Share of turns with satisfaction ≥ the high threshold.
+    #: Share of the rated turns with satisfaction ≥ the high threshold.
     high_turn_share: float | None
     #: The dialogue's final (or average) satisfaction ≥ the high threshold.
     high: bool | None
-    #: Share of the turns after the first whose satisfaction exceeds the first turn's.
+    #: Share of the rated turns after the first rated one whose satisfaction exceeds it.
     improved_turn_share: float | None
-    #: Final satisfaction above the first turn's.
+    #: The last rated satisfaction above the first rated one (None below two rated turns).
     improved: bool | None
-    #: Turns whose satisfaction could not be read and counted as 0.5.
+    #: Turns whose satisfaction could not be read (left out of every figure).
     missing_satisfaction: int
+    #: Turns whose clarity could not be read (left out of Δclarity, C and the self-rated figure).
+    missing_clarity: int
     mean_c: float | None
     #: Clarify from a judge's labels (absent without a judge), and how many pairs it rests on.
     clarify: float | None
@@ -162,10 +185,23 @@ class DialogueMetrics(_Record):
 
 
 class GroupMetrics(_Record):
-    """The metrics of a group of dialogues (one cell pair of Table 2)."""
+    """The metrics of a group of dialogues (one cell pair of Table 2). Each figure is over the
+    dialogues that have it; the counts say how many those are and how many turns were unrated."""
 
     n: int
     judged: int
+    #: Dialogues with at least one rated satisfaction: the denominator of Average and Final
+    #: Satisfaction and of the High Satisfaction Rate.
+    n_rated: int
+    #: Dialogues with at least two: the denominator of the Improved Satisfaction Rate and trend.
+    n_compared: int
+    #: Dialogues with a C value (mean C) and with a self-rated clarity figure.
+    n_scored: int
+    n_self_rated: int
+    #: User turns in the group, and those whose satisfaction / clarity could not be read.
+    turns: int
+    missing_satisfaction: int
+    missing_clarity: int
     average_satisfaction: float | None
     final_satisfaction: float | None
     trend: float | None
@@ -223,7 +259,11 @@ def turn_metrics(
     shares: Sequence[float] | None = None,
     weights: tuple[float, float, float] = (0.4, 0.4, 0.2),
 ) -> list[TurnMetrics]:
-    """Δclarity, Δsatisfaction, g and C of every user turn (differences from turn 1 on).
+    """Δclarity, Δsatisfaction, g and C of every user turn, from the rated values only.
+
+    A rating the answer did not give (``satisfaction_missing``, or a clarity carried over) is
+    None here: Δ at a rated turn is the change since the previous rated turn, and C_t is computed
+    where both ratings were given, from the changes since the previous such turn.
 
     Raises:
         ValueError: ``shares`` is given with another length than ``states``.
@@ -232,41 +272,49 @@ def turn_metrics(
         raise ValueError(f"{len(shares)} goal shares for {len(states)} turns")
     w1, w2, w3 = weights
     out: list[TurnMetrics] = []
+    last_s: float | None = None
+    last_c: float | None = None
+    anchor: tuple[int, float, float] | None = None  # the previous turn with both ratings
     for t, h in enumerate(states):
+        s, c = h.rated_satisfaction, h.rated_clarity
         share = None if shares is None else float(shares[t])
-        if t == 0:
-            out.append(
-                TurnMetrics(
-                    turn=0, satisfaction=h.satisfaction, clarity=h.clarity, goal_share=share
-                )
-            )
-            continue
-        prev = states[t - 1]
-        dc, ds = h.clarity - prev.clarity, h.satisfaction - prev.satisfaction
-        g = None if shares is None else float(shares[t]) - float(shares[t - 1])
+        g = None if shares is None or t == 0 else float(shares[t]) - float(shares[t - 1])
+        score = None
+        if s is not None and c is not None:
+            if anchor is not None:
+                p, ps, pc = anchor
+                gp = 0.0 if shares is None else float(shares[t]) - float(shares[p])
+                score = w1 * (c - pc) + w2 * (s - ps) + w3 * gp
+            anchor = (t, s, c)
         out.append(
             TurnMetrics(
                 turn=t,
-                satisfaction=h.satisfaction,
-                clarity=h.clarity,
-                d_clarity=dc,
-                d_satisfaction=ds,
+                satisfaction=s,
+                clarity=c,
+                d_clarity=None if c is None or last_c is None else c - last_c,
+                d_satisfaction=None if s is None or last_s is None else s - last_s,
                 goal_share=share,
                 goal_progress=g,
-                score=w1 * dc + w2 * ds + w3 * (g or 0.0),
+                score=score,
             )  # fmt: skip
         )
+        last_s = s if s is not None else last_s
+        last_c = c if c is not None else last_c
     return out
 
 
-def slope(values: Sequence[float]) -> float | None:
-    """The ordinary-least-squares slope of ``values`` against 0, 1, 2… (None below two values)."""
+def slope(values: Sequence[float], at: Sequence[float] | None = None) -> float | None:
+    """The ordinary-least-squares slope of ``values`` against ``at`` (default 0, 1, 2…); None
+    below two values (or two distinct positions)."""
     if len(values) < 2:
         return None
     y = np.asarray(values, dtype=np.float64)
-    x = np.arange(len(y), dtype=np.float64)
-    x -= x.mean()
-    return float((x * (y - y.mean())).sum() / (x * x).sum())
+    x = np.asarray(range(len(y)) if at is None else at, dtype=np.float64)
+    if len(x) != len(y):
+        raise ValueError(f"{len(x)} positions for {len(y)} values")
+    x = x - x.mean()
+    sxx = float((x * x).sum())
+    return float((x * (y - y.mean())).sum() / sxx) if sxx > 0 else None
 
 
 def clarify_score(labels: Sequence[Change], method: ClarifyMethod = "balanced") -> float | None:
@@ -289,10 +337,12 @@ def clarify_score(labels: Sequence[Change], method: ClarifyMethod = "balanced") 
     raise ValueError(f"unknown Clarify method {method!r}")
 
 
-def self_labels(clarities: Sequence[float], tolerance: float = 0.0) -> list[Change]:
-    """Turn-pair labels from the simulated user's own clarity ratings (Δ beyond ± tolerance)."""
+def self_labels(clarities: Sequence[float | None], tolerance: float = 0.0) -> list[Change]:
+    """Turn-pair labels from the simulated user's own clarity ratings (Δ beyond ± tolerance),
+    between consecutive rated turns (None, not rated, is skipped)."""
+    rated = [c for c in clarities if c is not None]
     out: list[Change] = []
-    for before, after in zip(clarities, clarities[1:], strict=False):
+    for before, after in zip(rated, rated[1:], strict=False):
         d = after - before
         out.append("improve" if d > tolerance else "decrease" if d < -tolerance else "not change")
     return out
@@ -330,6 +380,9 @@ def dialogue_metrics(
 ) -> DialogueMetrics:
     """Every metric of one dialogue from its hidden states (turn order) and a judge's labels.
 
+    Satisfaction figures rest on the turns whose satisfaction was rated, the self-rated figure on
+    those whose clarity was; the unrated ones are counted (``missing_*``), never imputed.
+
     Args:
         states: the simulated user's hidden state at each of its turns, turn 0 first.
         shares: the goal shares from :func:`goal_shares` (None: no goal progress).
@@ -341,8 +394,9 @@ def dialogue_metrics(
     """
     o = options or MetricOptions()
     per_turn = turn_metrics(states, shares=shares, weights=o.weights)
-    s = [h.satisfaction for h in states]
-    n = len(s)
+    rated = [(t, v) for t, h in enumerate(states) if (v := h.rated_satisfaction) is not None]
+    s = [v for _, v in rated]
+    k = len(s)
     first, final = (s[0], s[-1]) if s else (None, None)
     avg = float(np.mean(s)) if s else None
     high_value = final if o.high_on == "final" else avg
@@ -350,21 +404,23 @@ def dialogue_metrics(
     labels = [j.clarity_change for j in sorted(judgements or [], key=lambda j: j.pair)]
     clarify = clarify_score(labels, o.clarify_method)
     self_clarify = clarify_score(
-        self_labels([h.clarity for h in states], o.self_tolerance), o.clarify_method
+        self_labels([h.rated_clarity for h in states], o.self_tolerance), o.clarify_method
     )
     kw = {"alpha": o.ssa_alpha, "beta": o.ssa_beta, "lam": o.ssa_lambda}
     return DialogueMetrics(
-        turns=n,
+        turns=len(states),
+        satisfaction_rated=k,
         final_satisfaction=final,
         average_satisfaction=avg,
-        trend=slope(s),
-        high_turn_share=sum(1 for v in s if v >= o.high_threshold) / n if n else None,
+        trend=slope(s, [t for t, _ in rated]),
+        high_turn_share=sum(1 for v in s if v >= o.high_threshold) / k if k else None,
         high=None if high_value is None else high_value >= o.high_threshold,
         improved_turn_share=(
             sum(1 for v in later if first is not None and v > first) / len(later) if later else None
         ),
-        improved=None if n < 2 or first is None or final is None else final > first,
-        missing_satisfaction=sum(1 for h in states if h.satisfaction_missing),
+        improved=None if k < 2 or first is None or final is None else final > first,
+        missing_satisfaction=len(states) - k,
+        missing_clarity=sum(1 for h in states if h.clarity_missing),
         mean_c=_mean([t.score for t in per_turn]),
         clarify=clarify,
         judged_pairs=len(labels),
@@ -380,7 +436,8 @@ def group_metrics(
 ) -> GroupMetrics:
     """A group's figures: means over its dialogues; rates as shares of dialogues (or the mean
     per-dialogue share of turns with ``rates="turns"``); Clarify over the judged dialogues only;
-    SSA from the group's Average Satisfaction and Clarify."""
+    SSA from the group's Average Satisfaction and Clarify. Every figure is over the dialogues
+    that have it (a rate's denominator: ``n_rated`` for High, ``n_compared`` for Improved)."""
     o = options or MetricOptions()
     ds = [d for d in dialogues if d.turns]
     if o.rates == "dialogues":
@@ -396,6 +453,13 @@ def group_metrics(
     return GroupMetrics(
         n=len(ds),
         judged=sum(1 for d in ds if d.clarify is not None),
+        n_rated=sum(1 for d in ds if d.average_satisfaction is not None),
+        n_compared=sum(1 for d in ds if d.improved is not None),
+        n_scored=sum(1 for d in ds if d.mean_c is not None),
+        n_self_rated=sum(1 for d in ds if d.self_clarify is not None),
+        turns=sum(d.turns for d in ds),
+        missing_satisfaction=sum(d.missing_satisfaction for d in ds),
+        missing_clarity=sum(d.missing_clarity for d in ds),
         average_satisfaction=avg,
         final_satisfaction=_mean([d.final_satisfaction for d in ds]),
         trend=_mean([d.trend for d in ds]),

@@ -6,11 +6,15 @@ produced with every message of a simulated user and is stored, shown to the rese
 put into another participant's prompt.
 
 Scales (documented in the README):
-- satisfaction: 0.0–1.0, the paper's scale; a turn whose satisfaction could not be read counts as
-  :data:`MISSING_SATISFACTION` (0.5) and says so (``satisfaction_missing``);
+- satisfaction: 0.0–1.0, the paper's scale; a turn whose satisfaction could not be read stores
+  the placeholder :data:`MISSING_SATISFACTION` (0.5, the column cannot be NULL) flagged
+  ``satisfaction_missing``, and no metric counts it (:attr:`HiddenState.rated_satisfaction`);
 - intent clarity: 0.0–1.0 (0 = "I do not know what I want", 0.5 = "I know roughly what I want but
   not the details", 1 = "I could state exactly what I need and how to judge it"), rated by the
-  simulated user every turn, so that Δclarity and Δsatisfaction share one scale.
+  simulated user every turn, so that Δclarity and Δsatisfaction share one scale. A turn that
+  gave none keeps the previous turn's value (or the start value) with one of
+  :data:`CLARITY_NOT_RATED` as its explanation, and no metric counts it
+  (:attr:`HiddenState.rated_clarity`).
 """
 
 from __future__ import annotations
@@ -19,8 +23,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-#: Satisfaction counted for a turn whose score could not be read (the paper's default).
+#: Satisfaction stored for a turn whose score could not be read (the paper's default, appendix
+#: L.8). A placeholder only: ``satisfaction_missing`` is set and no metric counts it.
 MISSING_SATISFACTION = 0.5
+#: The clarity explanations of a turn that gave no readable clarity: the value was carried over
+#: from the previous turn, or is the start value from the profile's uncertainty.
+CLARITY_CARRIED = "(not rated this turn: carried over from the previous turn)"
+CLARITY_START = "(not rated: the start value from the profile's uncertainty)"
+CLARITY_NOT_RATED = (CLARITY_CARRIED, CLARITY_START)
 #: The paper's uncertainty levels: the share (%) of profile attributes unknown to the user.
 UNCERTAINTIES = (0, 40, 60, 80)
 #: Message length limits in characters (STORM appendix L, table 5).
@@ -114,7 +124,8 @@ class HiddenState(_Record):
     inner_thoughts: str = ""
     satisfaction: float = Field(MISSING_SATISFACTION, ge=0, le=1)
     satisfaction_explanation: str = ""
-    #: True when the answer gave no readable satisfaction and 0.5 was counted instead.
+    #: True when the answer gave no readable satisfaction: ``satisfaction`` is then the
+    #: placeholder 0.5, which no metric counts.
     satisfaction_missing: bool = False
     clarity: float = Field(ge=0, le=1)
     clarity_explanation: str = ""
@@ -123,6 +134,22 @@ class HiddenState(_Record):
     emotion_source: FieldSource = "model"
     intent_source: FieldSource = "model"
     format: StateFormat = "json"
+
+    @property
+    def rated_satisfaction(self) -> float | None:
+        """The satisfaction the user gave, or None when it could not be read."""
+        return None if self.satisfaction_missing else self.satisfaction
+
+    @property
+    def clarity_missing(self) -> bool:
+        """True when the answer gave no readable clarity (``clarity`` was carried over or is the
+        start value; its explanation says which)."""
+        return self.clarity_explanation in CLARITY_NOT_RATED
+
+    @property
+    def rated_clarity(self) -> float | None:
+        """The clarity the user gave, or None when it could not be read."""
+        return None if self.clarity_missing else self.clarity
 
 
 class UserTurn(_Record):

@@ -16,10 +16,11 @@ Every scored tag also has the paper's one-bracket form (``[SATISFACTION: 0.7 - w
 is left once the tags are taken out. Anything else falls back: the whole text is the message.
 
 Fallbacks, field by field:
-- satisfaction: a score missing, unreadable or outside 0–1 counts as 0.5, flagged
-  ``satisfaction_missing`` (appendix L.8);
+- satisfaction: a score missing, unreadable or outside 0–1 is stored as the placeholder 0.5,
+  flagged ``satisfaction_missing`` (appendix L.8); no metric counts it;
 - clarity: the previous turn's clarity, else the start value the caller gives (the simulators
-  take it from the profile's uncertainty: :func:`start_clarity`); the explanation says so;
+  take it from the profile's uncertainty: :func:`start_clarity`); the explanation says so
+  (:data:`~playground.storm.model.CLARITY_NOT_RATED`), and no metric counts it;
 - emotion and intent: the keyword maps (appendix L.2–L.5), source ``keywords``;
 - the message is cut to 100 characters at a word boundary (:func:`cut_message`).
 """
@@ -35,6 +36,8 @@ from typing import Any
 from playground import errors
 from playground.storm import keywords
 from playground.storm.model import (
+    CLARITY_CARRIED,
+    CLARITY_START,
     MISSING_SATISFACTION,
     USER_LENGTH,
     HiddenState,
@@ -156,6 +159,13 @@ def _json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
+def _looks_like_json(text: str) -> bool:
+    """An answer that opens like a JSON object (after an optional code fence), or names a field
+    of the answer's schema in JSON form."""
+    head = re.sub(r"^\s*```(?:json)?\s*", "", text)
+    return head.lstrip().startswith("{") or bool(re.search(r'"(message|inner_thoughts)"\s*:', text))
+
+
 def _salvage_json(text: str) -> _Fields | None:
     """A broken JSON answer (cut off, a stray comma): the ``message`` string, if it is whole."""
     if "{" not in text or '"message"' not in text:
@@ -236,7 +246,15 @@ def parse_user_answer(
         if tagged is not None:
             fields, fmt = tagged, "tagged"
         else:
-            fields, fmt = _salvage_json(text) or _Fields(message=text.strip()), "fallback"
+            salvaged = _salvage_json(text)
+            if salvaged is None and _looks_like_json(text):
+                # A JSON answer that cannot be read (cut inside its message, say) is never
+                # posted as it is: the raw braces and keys would become the user's message.
+                raise errors.LLMOutputError(
+                    "the simulated user's answer is JSON that cannot be read and has no whole"
+                    f" message; it began: {text[:80]!r}"
+                )
+            fields, fmt = salvaged or _Fields(message=text.strip()), "fallback"
     message = cut_message(fields.message.strip().strip('"').strip())
     if not message:
         raise errors.LLMOutputError(
@@ -254,10 +272,10 @@ def _state(
         clarity, clarity_why = f.clarity, f.clarity_why
     elif previous is not None:
         clarity = previous
-        clarity_why = "(not rated this turn: carried over from the previous turn)"
+        clarity_why = CLARITY_CARRIED
     else:
         clarity = start
-        clarity_why = "(not rated: the start value from the profile's uncertainty)"
+        clarity_why = CLARITY_START
     return HiddenState(
         inner_thoughts=f.inner,
         satisfaction=MISSING_SATISFACTION if missing else float(f.satisfaction or 0.0),

@@ -76,6 +76,10 @@ CLARITY_SCALE = (
 )
 
 
+#: A score's shape in the answer: each field described, no value a model could copy.
+SCORE_SHAPE = '{"score": <a number from 0.0 to 1.0>, "explanation": <one short sentence: why>}'
+
+
 def _label(key: str) -> str:
     return key.replace("_", " ")
 
@@ -140,10 +144,8 @@ def system_prompt(profile: UserProfile) -> str:
         "Each turn, answer with a JSON object:",
         f'- "message": what you say aloud, between {lo} and {hi} characters;',
         '- "inner_thoughts": what you privately think (nobody else sees it);',
-        '- "satisfaction": {"score": 0.0-1.0, "explanation": ...}: how satisfied you are'
-        " with the help so far;",
-        f'- "clarity": {{"score": 0.0-1.0, "explanation": ...}}: how clearly you know what you'
-        f" want now ({CLARITY_SCALE});",
+        f'- "satisfaction": {SCORE_SHAPE}: how satisfied you are with the help so far;',
+        f'- "clarity": {SCORE_SHAPE}: how clearly you know what you want now ({CLARITY_SCALE});',
         '- "emotion": one word for how you feel; "intent": one or two words for what you are'
         " really trying to do.",
         "Stay in character.",
@@ -152,10 +154,13 @@ def system_prompt(profile: UserProfile) -> str:
 
 
 def _state_line(turn: int, s: HiddenState) -> str:
-    line = f"- your turn {turn}: satisfaction {s.satisfaction:.2f}"
+    # A rating the user's answer did not give is said to be missing, never shown as a number
+    # (the stored placeholder would otherwise read as a rating the user gave).
+    sat, clar = s.rated_satisfaction, s.rated_clarity
+    line = f"- your turn {turn}: satisfaction {'not given' if sat is None else f'{sat:.2f}'}"
     if s.satisfaction_explanation:
         line += f" ({s.satisfaction_explanation})"
-    line += f"; clarity {s.clarity:.2f}"
+    line += f"; clarity {'not given' if clar is None else f'{clar:.2f}'}"
     if s.emotion:
         line += f"; felt {s.emotion}"
     if s.intent:

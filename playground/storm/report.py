@@ -58,19 +58,23 @@ class DialogueRow(_Record):
     #: Turn pairs there are to judge (turns − 1).
     pairs: int = 0
     metrics: m.DialogueMetrics
-    #: Satisfaction and clarity per user turn (the curves).
-    satisfaction: list[float]
-    clarity: list[float]
+    #: Satisfaction and clarity per user turn (the curves); None where the user's answer gave
+    #: no readable value (a gap, never a number).
+    satisfaction: list[float | None]
+    clarity: list[float | None]
     #: Hidden states or a profile that could not be read back.
     problems: list[str] = []
 
 
 class Curve(_Record):
-    """A group's mean satisfaction and clarity per user turn, and how many dialogues reach it."""
+    """A group's mean satisfaction and clarity per user turn over the dialogues that rated it
+    (None: none did), how many dialogues reach the turn and how many of them rated each value."""
 
-    satisfaction: list[float]
-    clarity: list[float]
+    satisfaction: list[float | None]
+    clarity: list[float | None]
     n: list[int]
+    satisfaction_n: list[int]
+    clarity_n: list[int]
 
 
 class GroupRow(_Record):
@@ -144,13 +148,22 @@ def _goal_shares(
 
 def _curve(rows: Sequence[DialogueRow]) -> Curve:
     longest = max((len(r.satisfaction) for r in rows), default=0)
-    sat, clar, n = [], [], []
+    sat: list[float | None] = []
+    clar: list[float | None] = []
+    n: list[int] = []
+    sat_n: list[int] = []
+    clar_n: list[int] = []
     for t in range(longest):
         here = [r for r in rows if len(r.satisfaction) > t]
         n.append(len(here))
-        sat.append(float(np.mean([r.satisfaction[t] for r in here])))
-        clar.append(float(np.mean([r.clarity[t] for r in here])))
-    return Curve(satisfaction=sat, clarity=clar, n=n)
+        for values, means, counts in (
+            ([r.satisfaction[t] for r in here], sat, sat_n),
+            ([r.clarity[t] for r in here], clar, clar_n),
+        ):
+            rated = [v for v in values if v is not None]
+            means.append(float(np.mean(rated)) if rated else None)
+            counts.append(len(rated))
+    return Curve(satisfaction=sat, clarity=clar, n=n, satisfaction_n=sat_n, clarity_n=clar_n)
 
 
 def build_storm_report(
@@ -202,8 +215,8 @@ def build_storm_report(
                 metrics=m.dialogue_metrics(
                     d.states, shares=shares[d.session_id], judgements=judged, options=o
                 ),
-                satisfaction=[h.satisfaction for h in d.states],
-                clarity=[h.clarity for h in d.states],
+                satisfaction=[h.rated_satisfaction for h in d.states],
+                clarity=[h.rated_clarity for h in d.states],
                 problems=list(d.problems),
             )  # fmt: skip
         )
@@ -248,19 +261,23 @@ def methods(o: m.MetricOptions, judge: str | None, goal: str) -> list[str]:
     """The methods behind the figures, stated once under every rendering."""
     w1, w2, w3 = o.weights
     rate = (
-        "share of dialogues whose"
-        f" {'final' if o.high_on == 'final' else 'average'} satisfaction ≥ {o.high_threshold:g}"
+        "share of the dialogues with a rated satisfaction whose"
+        f" {'final (last rated)' if o.high_on == 'final' else 'average'} satisfaction"
+        f" ≥ {o.high_threshold:g}"
         if o.rates == "dialogues"
-        else f"mean share of turns with satisfaction ≥ {o.high_threshold:g}"
+        else f"mean share of the rated turns with satisfaction ≥ {o.high_threshold:g}, over the"
+        " dialogues with a rated satisfaction"
     )
     improved = (
-        "share of dialogues whose final satisfaction exceeds their first"
+        "share of the dialogues with two rated turns or more whose last rated satisfaction"
+        " exceeds their first rated one"
         if o.rates == "dialogues"
-        else "mean share of the turns after the first whose satisfaction exceeds the first"
+        else "mean share of the rated turns after the first rated one whose satisfaction exceeds"
+        " it, over the dialogues with two rated turns or more"
     )
     return [
-        "Average Satisfaction: mean over dialogues of each dialogue's mean satisfaction (0–1;"
-        " an unreadable score counts 0.5)",
+        "Average Satisfaction: mean over the dialogues with a rated satisfaction of each one's"
+        " mean rated satisfaction (0–1)",
         f"High Satisfaction Rate: {rate}",
         f"Improved Satisfaction Rate: {improved}",
         f"Clarify: {m.CLARIFY_FORMULAS[o.clarify_method]} over the judge's clarity labels"
@@ -268,12 +285,18 @@ def methods(o: m.MetricOptions, judge: str | None, goal: str) -> list[str]:
         f" judge: {judge or 'none (no judge)'}",
         f"SSA = {o.ssa_alpha:g}·({o.ssa_lambda:g}·S_avg) + {o.ssa_beta:g}·Clarify (appendix"
         " B.1), from the row's Average Satisfaction and Clarify",
-        f"C = {w1:g}·Δclarity + {w2:g}·Δsatisfaction + {w3:g}·g per user turn from the second;"
+        f"C = {w1:g}·Δclarity + {w2:g}·Δsatisfaction + {w3:g}·g at each user turn where both"
+        " were rated, the changes since the previous such turn;"
         + (
             f" g = change in the share of success criteria addressed ({goal})"
             if goal
             else " goal progress g not computed (counted 0)"
         ),
         "self-rated clarity: the Clarify formula over the simulated users' own clarity changes"
-        f" (|Δ| ≤ {o.self_tolerance:g} = not change); it is not a judge's Clarify",
+        f" between rated turns (|Δ| ≤ {o.self_tolerance:g} = not change); it is not a judge's"
+        " Clarify",
+        "Missing values: a satisfaction or clarity the simulated user's answer did not give"
+        " (stored flagged, as a placeholder) is counted in no figure; each figure is over the"
+        " dialogues that have it, and the tables say how many turns were unrated and how many"
+        " dialogues each figure rests on",
     ]

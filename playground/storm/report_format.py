@@ -103,8 +103,26 @@ def _group_table(rows: Sequence[GroupRow], *columns: list[Column] | Column) -> l
     return render_columns(cols)
 
 
+def _ratio(rows: Sequence[GroupRow], group: str, part: Callable[[GroupMetrics], int],
+           whole: Callable[[GroupMetrics], int]) -> list[Column]:  # fmt: skip
+    """A pair of "part/whole" counts (e.g. unrated turns / turns)."""
+
+    def cells(access: str) -> list[str]:
+        out = []
+        for r in rows:
+            g = r.with_profile if access == "with" else r.without_profile
+            out.append(EMPTY if g is None else f"{part(g)}/{whole(g)}")
+        return out
+
+    return [
+        Column(group, "w/Profile", cells("with")),
+        Column(group, "w/o Profile", cells("without")),
+    ]
+
+
 def table2(report: StormReport) -> list[str]:
-    """The paper's Table 2 layout: one row per "assistant (uncertainty %)"."""
+    """The paper's Table 2 layout: one row per "assistant (uncertainty %)", and how many user
+    turns gave no readable satisfaction (left out of every figure)."""
     rows = report.rows
     return _group_table(
         rows,
@@ -114,7 +132,22 @@ def table2(report: StormReport) -> list[str]:
         _judged(rows, "Clarify", lambda g: g.clarify),
         _judged(rows, "SSA", lambda g: g.ssa),
         _pair(rows, "n dialogues", lambda g: g.n, str),
+        _ratio(rows, "Unrated turns", lambda g: g.missing_satisfaction, lambda g: g.turns),
     )
+
+
+def missing_table(report: StormReport) -> list[str]:
+    """Per group: the turns whose ratings could not be read, and the dialogues each figure
+    rests on (the rates' denominators)."""
+    rows = report.rows
+    return _group_table(
+        rows,
+        _ratio(rows, "Unrated sat. (turns)", lambda g: g.missing_satisfaction, lambda g: g.turns),
+        _ratio(rows, "Unrated clarity (turns)", lambda g: g.missing_clarity, lambda g: g.turns),
+        _ratio(rows, "Avg/Final/High: dialogues", lambda g: g.n_rated, lambda g: g.n),
+        _ratio(rows, "Improved/Trend: dialogues", lambda g: g.n_compared, lambda g: g.n),
+        _ratio(rows, "Mean C: dialogues", lambda g: g.n_scored, lambda g: g.n),
+    )  # fmt: skip
 
 
 def more_table(report: StormReport) -> list[str]:
@@ -143,6 +176,8 @@ def dialogue_table(report: StormReport) -> list[str]:
         col("profile", lambda d: "w/" if d.profile_access else "w/o", True),
         col("task", lambda d: d.task, True),
         col("turns", lambda d: str(d.metrics.turns)),
+        col("unrated sat.", lambda d: str(d.metrics.missing_satisfaction)),
+        col("unrated clar.", lambda d: str(d.metrics.missing_clarity)),
         col("final", lambda d: _num(d.metrics.final_satisfaction)),
         col("avg", lambda d: _num(d.metrics.average_satisfaction)),
         col("trend", lambda d: _signed(d.metrics.trend)),
@@ -163,6 +198,31 @@ def _row_label(d: DialogueRow) -> str:
     return group_label(d.assistant_model, d.assistant, int(d.uncertainty or 0))
 
 
+def missing_line(report: StormReport) -> str:
+    """One sentence: how many user turns gave no readable rating, and how many dialogues have
+    too few rated turns for a figure."""
+    ms = [d.metrics for d in report.dialogues if d.metrics.turns]
+    turns = sum(x.turns for x in ms)
+    sat = sum(x.missing_satisfaction for x in ms)
+    clar = sum(x.missing_clarity for x in ms)
+    none = sum(1 for x in ms if x.satisfaction_rated == 0)
+    one = sum(1 for x in ms if x.satisfaction_rated == 1)
+    text = (
+        f"Unrated: satisfaction in {sat} of {turns} user turns, clarity in {clar};"
+        " left out of every figure, never counted as a number."
+    )
+    if none:
+        text += (
+            f" {none} dialogue{'s' if none != 1 else ''} with no rated satisfaction (no figure)."
+        )
+    if one:
+        text += (
+            f" {one} dialogue{'s' if one != 1 else ''} with one rated turn only (no Improved value,"
+            " no trend)."
+        )
+    return text
+
+
 def _yes(x: bool | None) -> str:
     return EMPTY if x is None else "yes" if x else "no"
 
@@ -178,7 +238,8 @@ def render_table(report: StormReport, *, dialogues: bool = False) -> str:
             judge += f"; other judges in the database: {', '.join(others)} (--judge)"
     else:
         judge = "Clarify and SSA: no judge (run `playground storm-judge` with a judge model)"
-    out = [f"STORM report: {len(report.dialogues)} dialogues ({scope})", judge, ""]
+    out = [f"STORM report: {len(report.dialogues)} dialogues ({scope})", judge]
+    out += [missing_line(report), ""]
     out += table2(report)
     out += [
         "",
@@ -186,6 +247,12 @@ def render_table(report: StormReport, *, dialogues: bool = False) -> str:
         " clarity ratings; it is not a judge's Clarify.",
     ]
     out += more_table(report)
+    out += [
+        "",
+        "Missing values per group: user turns whose rating could not be read (counted in no"
+        " figure), and the dialogues each figure is over (part/all).",
+    ]
+    out += missing_table(report)
     if dialogues:
         out += ["", "Dialogues"]
         out += dialogue_table(report)
@@ -194,14 +261,18 @@ def render_table(report: StormReport, *, dialogues: bool = False) -> str:
 
 
 GROUP_FIELDS = [
-    "n", "judged", "average_satisfaction", "final_satisfaction", "trend", "high_rate",
-    "improved_rate", "mean_c", "clarify", "ssa", "self_clarify", "self_ssa",
+    "n", "judged", "n_rated", "n_compared", "n_scored", "n_self_rated", "turns",
+    "missing_satisfaction", "missing_clarity", "average_satisfaction", "final_satisfaction",
+    "trend", "high_rate", "improved_rate", "mean_c", "clarify", "ssa", "self_clarify", "self_ssa",
 ]  # fmt: skip
 DIALOGUE_METRICS = [
-    "turns", "final_satisfaction", "average_satisfaction", "trend", "high_turn_share", "high",
-    "improved_turn_share", "improved", "missing_satisfaction", "mean_c", "clarify",
-    "judged_pairs", "ssa", "self_clarify", "self_ssa",
+    "turns", "satisfaction_rated", "missing_satisfaction", "missing_clarity",
+    "final_satisfaction", "average_satisfaction", "trend", "high_turn_share", "high",
+    "improved_turn_share", "improved", "mean_c", "clarify", "judged_pairs", "ssa",
+    "self_clarify", "self_ssa",
 ]  # fmt: skip
+#: A curve's point where the user gave no readable value.
+NOT_RATED = "NA"
 
 
 def _settings_cells(report: StormReport) -> dict[str, object]:
@@ -223,6 +294,10 @@ def _cell(v: object) -> object:
     return "" if v is None else int(v) if isinstance(v, bool) else v
 
 
+def _curve_cell(values: Sequence[float | None]) -> str:
+    return " ".join(NOT_RATED if x is None else f"{x:g}" for x in values)
+
+
 def to_csv(report: StormReport, *, dialogues: bool = False) -> str:
     """One row per group and access mode (or per dialogue with ``dialogues``), every metric."""
     buf = io.StringIO()
@@ -237,7 +312,7 @@ def to_csv(report: StormReport, *, dialogues: bool = False) -> str:
             md = d.metrics.model_dump()
             w.writerow([
                 *(_cell(getattr(d, k)) for k in head), *(_cell(md[k]) for k in DIALOGUE_METRICS),
-                " ".join(f"{x:g}" for x in d.satisfaction), " ".join(f"{x:g}" for x in d.clarity),
+                _curve_cell(d.satisfaction), _curve_cell(d.clarity),
                 *extra.values(),
             ])  # fmt: skip
         return buf.getvalue()

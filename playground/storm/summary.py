@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from playground.storm.model import CLARITY_NOT_RATED
+
 
 def summarise(db: Any, experiment_id: str) -> list[dict[str, Any]]:
     """Per condition: finished and failed dialogues, mean average and final satisfaction, mean
-    final clarity and judged turn pairs, over the finished dialogues."""
+    final clarity and judged turn pairs, over the finished dialogues.
+
+    Only the ratings the simulated users gave count: a turn whose satisfaction (clarity) could
+    not be read is left out (final = the last rated), and ``unrated`` / ``turns`` say how many
+    turns gave no readable satisfaction."""
     conditions = [
         r[0]
         for r in db.execute(
@@ -22,16 +28,22 @@ def summarise(db: Any, experiment_id: str) -> list[dict[str, Any]]:
             [experiment_id, cond],
         ).fetchall()
         finished = [sid for status, sid in runs if status == "finished" and sid]
-        averages, finals, clarities, judged = [], [], [], 0
+        averages, finals, clarities, judged, turns, unrated = [], [], [], 0, 0, 0
         for sid in finished:
             states = db.execute(
-                "SELECT satisfaction, clarity FROM hidden_states WHERE session_id = ? ORDER BY turn",
+                "SELECT satisfaction, satisfaction_missing, clarity, clarity_explanation"
+                " FROM hidden_states WHERE session_id = ? ORDER BY turn",
                 [sid],
             ).fetchall()
-            if states:
-                averages.append(sum(s for s, _ in states) / len(states))
-                finals.append(states[-1][0])
-                clarities.append(states[-1][1])
+            sats = [s for s, missing, _, _ in states if not missing]
+            clars = [c for _, _, c, why in states if why not in CLARITY_NOT_RATED]
+            turns += len(states)
+            unrated += len(states) - len(sats)
+            if sats:
+                averages.append(sum(sats) / len(sats))
+                finals.append(sats[-1])
+            if clars:
+                clarities.append(clars[-1])
             judged += db.execute(
                 "SELECT COUNT(*) FROM storm_judgements WHERE session_id = ?", [sid]
             ).fetchone()[0]
@@ -44,6 +56,8 @@ def summarise(db: Any, experiment_id: str) -> list[dict[str, Any]]:
                 "final_satisfaction": _mean(finals),
                 "final_clarity": _mean(clarities),
                 "judged_pairs": judged,
+                "turns": turns,
+                "unrated": unrated,
             }
         )
     return rows
@@ -61,8 +75,10 @@ def _mean(xs: list[float]) -> float | None:
 def format_summary(rows: list[dict[str, Any]]) -> str:
     head = ("condition", "done", "failed", "satisfaction", "final sat.", "final clarity", "judged")
     lines = [
-        f"{head[0]:<16}{head[1]:>6}{head[2]:>8}{head[3]:>14}{head[4]:>12}{head[5]:>15}{head[6]:>8}",
-        f"{'-' * 15:<16}{'-' * 5:>6}{'-' * 7:>8}{'-' * 13:>14}{'-' * 11:>12}{'-' * 14:>15}{'-' * 7:>8}",
+        f"{head[0]:<16}{head[1]:>6}{head[2]:>8}{head[3]:>14}{head[4]:>12}{head[5]:>15}{head[6]:>8}"
+        f"{'unrated turns':>15}",
+        f"{'-' * 15:<16}{'-' * 5:>6}{'-' * 7:>8}{'-' * 13:>14}{'-' * 11:>12}{'-' * 14:>15}{'-' * 7:>8}"
+        f"{'-' * 14:>15}",
     ]
 
     def f(x: float | None) -> str:
@@ -72,5 +88,6 @@ def format_summary(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"{r['condition']:<16}{r['done']:>6}{r['failed']:>8}{f(r['satisfaction']):>14}"
             f"{f(r['final_satisfaction']):>12}{f(r['final_clarity']):>15}{r['judged_pairs']:>8}"
+            f"{str(r['unrated']) + '/' + str(r['turns']):>15}"
         )
     return "\n".join(lines)

@@ -24,6 +24,28 @@ Everything is deterministic given ``seed`` and the request.  Failure
 injection (``fail_next``), hangs (``hang_next``), an artificial ``latency``,
 API-key checking and non-compliant JSON modes are available for testing the
 client's error handling.  Only the standard library is used.
+
+``profile`` makes the server refuse what a real server refuses, with that server's
+exact status and body (``tests/data/server_bodies.json``, see
+``docs/server-capabilities.md``); each refusal is recorded in ``srv.rejections``:
+
+* ``"permissive"`` (default) - accepts everything, as above.
+* ``"gpt5"`` - OpenAI reasoning models: ``max_tokens`` (use
+  ``max_completion_tokens``), a ``temperature`` other than 1, ``logprobs``,
+  ``top_logprobs`` and ``n`` above 8 are refused; ``json_object`` needs the word
+  "json" in the messages; ``n`` is honoured.
+* ``"json-object-only"`` - DeepSeek: ``json_schema`` refused; ``json_object`` needs
+  "json" in the messages and follows a JSON schema written in the messages.
+* ``"no-schema-keywords"`` - OpenAI strict mode of old: ``json_schema`` refused
+  when the schema holds one of :data:`SCHEMA_KEYWORDS`.
+* ``"llama-cpp-python"`` - ``json_schema`` answered with its HTTP 500; ``json_object``
+  follows its ``schema`` field (or a schema in the messages); unknown fields such as
+  ``max_completion_tokens`` and ``n`` ignored; logprobs only with ``top_logprobs``.
+
+With any profile: ``n_supported`` (``n`` > 1 gives that many different choices),
+``cut_next`` (``finish_reason: "length"`` with the content cut off),
+``invalid_next`` (out-of-range values) and ``placeholder_next`` (every string
+``"..."``).
 """
 
 from __future__ import annotations
@@ -38,11 +60,13 @@ import socket
 import struct
 import threading
 from collections.abc import Callable
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from socketserver import TCPServer
 from typing import Any
 
-__all__ = ["GARBLES", "FakeLLMServer"]
+__all__ = ["GARBLES", "PROFILES", "SCHEMA_KEYWORDS", "FakeLLMServer", "server_bodies"]
 
 MODEL_ID = "fake-model"
 EMBEDDING_DIM = 384
@@ -168,6 +192,205 @@ GARBLES: dict[str, tuple[int, str, bytes]] = {
 _PROBE_CONTENT = "OK"
 _MALFORMED_CONTENT = "I think the answer is probably four, but let me know."
 
+#: Server behaviours (``FakeLLMServer(profile=...)``); see the module docs.
+PROFILES = ("permissive", "gpt5", "json-object-only", "no-schema-keywords", "llama-cpp-python")
+
+#: JSON-schema keywords the ``"no-schema-keywords"`` profile refuses (as OpenAI's strict mode
+#: once did and Groq's still does).
+SCHEMA_KEYWORDS = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+)
+
+#: The request fields llama-cpp-python's server knows (its pydantic model ignores the rest).
+_LLAMA_CPP_PYTHON_FIELDS = frozenset(
+    [
+        "model",
+        "messages",
+        "functions",
+        "function_call",
+        "tools",
+        "tool_choice",
+        "max_tokens",
+        "min_tokens",
+        "logprobs",
+        "top_logprobs",
+        "temperature",
+        "top_p",
+        "min_p",
+        "stop",
+        "stream",
+        "presence_penalty",
+        "frequency_penalty",
+        "logit_bias",
+        "seed",
+        "response_format",
+        "n",
+        "user",
+        "top_k",
+        "repeat_penalty",
+        "logit_bias_type",
+        "mirostat_mode",
+        "mirostat_tau",
+        "mirostat_eta",
+        "grammar",
+    ]
+)
+
+_BODIES_PATH = Path(__file__).resolve().parent.parent / "data" / "server_bodies.json"
+
+
+@lru_cache(maxsize=1)
+def server_bodies() -> dict[str, dict[str, Any]]:
+    """The reference error bodies of real servers (``tests/data/server_bodies.json``)."""
+    data = json.loads(_BODIES_PATH.read_text(encoding="utf-8"))
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+def reference_body(key: str, **fill: Any) -> tuple[int, Any]:
+    """Status and body of reference case ``key``; ``fill`` completes its message template."""
+    case = server_bodies()[key]
+    body = json.loads(json.dumps(case["body"]))  # a deep copy
+    template = case.get("message_template")
+    if template is not None and fill:
+        message = template.format(**fill)
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            body["error"]["message"] = message
+        elif isinstance(body, dict) and isinstance(body.get("error"), str):
+            body["error"] = message
+        else:
+            body = message
+    return case["status"], body
+
+
+def _mentions_json(messages: Any) -> bool:
+    """Whether any message's text contains the word "json" (any case), as OpenAI checks."""
+    if not isinstance(messages, list):
+        return False
+    return any(
+        "json" in _text_of(m.get("content")).lower() for m in messages if isinstance(m, dict)
+    )
+
+
+def _find_schema(node: Any) -> dict[str, Any] | None:
+    """The first JSON-schema-looking object (one with a "properties" object) in ``node``."""
+    if isinstance(node, dict):
+        if isinstance(node.get("properties"), dict):
+            return node
+        for value in node.values():
+            found = _find_schema(value)
+            if found is not None:
+                return found
+    elif isinstance(node, list):
+        for value in node:
+            found = _find_schema(value)
+            if found is not None:
+                return found
+    return None
+
+
+def _schema_in_messages(messages: Any) -> dict[str, Any] | None:
+    """A JSON schema written into the messages' text (a json_object client's system prompt)."""
+    if not isinstance(messages, list):
+        return None
+    decoder = json.JSONDecoder()
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        text = _text_of(message.get("content"))
+        i = text.find("{")
+        while i != -1:
+            try:
+                obj, end = decoder.raw_decode(text, i)
+            except ValueError:
+                i = text.find("{", i + 1)
+                continue
+            found = _find_schema(obj)
+            if found is not None:
+                return found
+            i = text.find("{", end)
+    return None
+
+
+def _bad_keyword(schema: Any, path: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]] | None:
+    """The first of :data:`SCHEMA_KEYWORDS` in ``schema`` and the path to the object holding
+    it, or ``None``."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key in SCHEMA_KEYWORDS and not isinstance(value, (dict, list)):
+                return key, path
+        for key, value in schema.items():
+            if key in ("enum", "const", "default", "examples"):
+                continue
+            if isinstance(value, dict):
+                found = _bad_keyword(value, (*path, key))
+            elif isinstance(value, list):
+                found = next(
+                    (
+                        hit
+                        for i, item in enumerate(value)
+                        if (hit := _bad_keyword(item, (*path, key, str(i)))) is not None
+                    ),
+                    None,
+                )
+            else:
+                found = None
+            if found is not None:
+                return found
+    return None
+
+
+def _string_spans(text: str) -> list[tuple[int, int, bool]]:
+    """``(open quote, close quote, is a value)`` for every string token of JSON ``text``."""
+    spans = []
+    i, size = 0, len(text)
+    while i < size:
+        if text[i] != '"':
+            i += 1
+            continue
+        j = i + 1
+        while j < size and text[j] != '"':
+            j += 2 if text[j] == "\\" else 1
+        k = j + 1
+        while k < size and text[k] in " \t\r\n":
+            k += 1
+        spans.append((i, min(j, size), not (k < size and text[k] == ":")))
+        i = j + 1
+    return spans
+
+
+def cut_json(content: str) -> str:
+    """``content`` (JSON) cut inside the string value nearest its middle, as a token limit
+    does."""
+    middle = len(content) / 2
+    values = [(a, b) for a, b, is_value in _string_spans(content) if is_value and b - a > 2]
+    if not values:
+        return content[: max(1, len(content) // 2)]
+    a, b = min(
+        values,
+        key=lambda ab: (0 if ab[0] <= middle <= ab[1] else 1, abs((ab[0] + ab[1]) / 2 - middle)),
+    )
+    cut = a + 1 + (b - a - 1) // 2
+    while cut > a + 1 and content[cut - 1] == "\\":  # never between a backslash and its escape
+        cut -= 1
+    return content[:cut]
+
+
+def cut_text(content: str) -> str:
+    """``content`` (prose) cut in the middle of the word nearest its middle."""
+    words = list(re.finditer(r"[^\W\d_]{4,}", content))
+    if not words:
+        return content[: max(1, len(content) // 2)]
+    middle = len(content) / 2
+    word = min(words, key=lambda m: abs((m.start() + m.end()) / 2 - middle))
+    return content[: word.start() + len(word.group()) // 2]
+
 
 # --------------------------------------------------------------------------
 # Deterministic helpers
@@ -240,16 +463,39 @@ class _SchemaFaker:
 
     MAX_DEPTH = 8
 
-    def __init__(self, root: dict[str, Any], prompt: str, seed: int) -> None:
+    def __init__(
+        self, root: dict[str, Any], prompt: str, seed: int, *, choice: int = 0, mode: str = ""
+    ) -> None:
         self.root = root
         self.prompt = prompt
         self.seed = seed
+        #: Index of the choice being built (``n`` > 1): choice 0 is the answer of old.
+        self.choice = choice
+        #: ``""`` (valid), ``"invalid"`` (bounded values out of range) or ``"placeholder"``.
+        self.mode = mode
+        #: How many values ``"invalid"`` mode has put out of range so far.
+        self.invalidated = 0
         words = [w.lower() for w in _WORD_RE.findall(prompt)]
         content_words = [w for w in words if len(w) > 2 and w not in _STOP_WORDS]
         self.words = content_words or words or list(_FALLBACK_WORDS)
 
     def h(self, path: str) -> int:
+        if self.choice:
+            return _hash_int(self.seed, self.prompt, path, f"choice={self.choice}")
         return _hash_int(self.seed, self.prompt, path)
+
+    def instance(self, schema: Any) -> Any:
+        """An instance of ``schema``; in ``"invalid"`` mode one that breaks it somewhere."""
+        value = self.build(schema)
+        if self.mode == "invalid" and not self.invalidated and isinstance(value, dict):
+            required = self.resolve(schema).get("required")
+            missing = next((k for k in required or [] if k in value), None)
+            if missing is None and value:
+                missing = next(iter(value))
+            if missing is not None:  # nothing bounded to break: leave a property out
+                value.pop(missing)
+                self.invalidated += 1
+        return value
 
     def resolve(self, schema: Any, _seen: int = 0) -> dict[str, Any]:
         """Follow local ``$ref`` pointers and merge ``allOf`` branches."""
@@ -291,6 +537,9 @@ class _SchemaFaker:
             return schema["const"]
         if isinstance(schema.get("enum"), list) and schema["enum"]:
             options = schema["enum"]
+            if self.mode == "invalid":
+                self.invalidated += 1
+                return next(v for v in ("other", "unknown", "none of these", 0) if v not in options)
             return options[self.h(path + "#enum") % len(options)]
         for key in ("anyOf", "oneOf"):
             options = schema.get(key)
@@ -325,7 +574,8 @@ class _SchemaFaker:
         if kind == "integer":
             return self._integer(schema, path, name)
         if kind == "number":
-            return self._number(schema, name)
+            bad = self._out_of_range(schema) if self.mode == "invalid" else None
+            return float(bad) if bad is not None else self._number(schema, name)
         if kind == "boolean":
             return bool(self.h(path + "#bool") % 2)
         if kind == "null":
@@ -351,7 +601,32 @@ class _SchemaFaker:
             out.append(self.build(sub, f"{path}[{i}]", name, depth + 1))
         return out
 
+    def _out_of_range(self, schema: dict[str, Any]) -> int | float | None:
+        """A value just outside ``schema``'s bounds (``"invalid"`` mode), or ``None``.
+
+        With both bounds: one below the minimum when the range spans three values or more
+        (a 1-5 rating becomes 0), one above the maximum for a two-value range (a 1-2 system
+        becomes 3); with one bound, one step past it.
+        """
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        if isinstance(schema.get("exclusiveMinimum"), (int, float)):
+            lo = schema["exclusiveMinimum"] + 1
+        if isinstance(schema.get("exclusiveMaximum"), (int, float)):
+            hi = schema["exclusiveMaximum"] - 1
+        lo = lo if isinstance(lo, (int, float)) and not isinstance(lo, bool) else None
+        hi = hi if isinstance(hi, (int, float)) and not isinstance(hi, bool) else None
+        if lo is None and hi is None:
+            return None
+        self.invalidated += 1
+        if lo is not None and (hi is None or hi - lo >= 2):
+            return math.ceil(lo) - 1
+        return math.floor(hi) + 1  # type: ignore[arg-type]
+
     def _integer(self, schema: dict[str, Any], path: str, name: str) -> int:
+        if self.mode == "invalid":
+            bad = self._out_of_range(schema)
+            if bad is not None:
+                return int(bad)
         lo = schema.get("minimum")
         hi = schema.get("maximum")
         if isinstance(schema.get("exclusiveMinimum"), (int, float)) and not isinstance(
@@ -376,6 +651,10 @@ class _SchemaFaker:
                 lo, hi = r_lo, r_hi
         if hi < lo:
             hi = lo
+        if self.choice and "rating" in name.lower():
+            # n > 1: every choice a different rating (as far as the range allows), in order.
+            base = _hash_int(self.seed, self.prompt, path + "#int")
+            return lo + (base + self.choice) % (hi - lo + 1)
         return lo + self.h(path + "#int") % (hi - lo + 1)
 
     @staticmethod
@@ -392,6 +671,8 @@ class _SchemaFaker:
         return value
 
     def _string(self, schema: dict[str, Any], path: str, name: str) -> str:
+        if self.mode == "placeholder":
+            return "..."
         fmt = schema.get("format")
         if fmt == "date-time":
             return "2024-01-01T00:00:00Z"
@@ -563,20 +844,32 @@ class FakeLLMServer:
         response_format_mode: str = "honour",
         api_key: str | None = None,
         seed: int = 0,
+        profile: str = "permissive",
+        n_supported: bool | None = None,
     ) -> None:
         if response_format_mode not in ("honour", "ignore", "malformed_once"):
             raise ValueError(f"unknown response_format_mode: {response_format_mode!r}")
+        if profile not in PROFILES:
+            raise ValueError(f"unknown profile: {profile!r} (one of {', '.join(PROFILES)})")
         self.latency = latency
         self.logprobs = logprobs
         self.response_format_mode = response_format_mode
         self.api_key = api_key
         self.seed = seed
+        #: Which real server to behave like (:data:`PROFILES`).
+        self.profile = profile
+        #: Whether ``n`` > 1 yields that many choices (default: only for "gpt5", as OpenAI).
+        self.n_supported = profile == "gpt5" if n_supported is None else n_supported
         #: Every JSON body POSTed (any path), in arrival order, with a "_path" key.
         self.requests: list[dict[str, Any]] = []
+        #: ``(status, case key in server_bodies.json)`` of every capability rejection sent.
+        self.rejections: list[tuple[int, str]] = []
         self._lock = threading.Lock()
         self._failures: list[tuple[int, float | None]] = []
         self._hangs: list[float] = []
         self._garbles: list[str] = []
+        self._cuts: list[str] = []
+        self._json_modes: list[str] = []
         self._responder: Callable[[dict[str, Any]], str | None] | None = None
         self._chat_calls = 0
         self._embedding_calls = 0
@@ -656,6 +949,29 @@ class FakeLLMServer:
         """Delay the next ``count`` chat/embedding POSTs by ``seconds``."""
         with self._lock:
             self._hangs.extend([seconds] * count)
+
+    def cut_next(self, count: int = 1, kind: str = "auto") -> None:
+        """Answer the next ``count`` chat answers with ``finish_reason: "length"`` and the
+        content cut off in the middle: JSON inside a string value, prose in the middle of a
+        word (``kind``: ``"auto"`` picks by the content, ``"json"`` or ``"text"`` forces one).
+        Capability rejections do not count."""
+        if kind not in ("auto", "json", "text"):
+            raise ValueError(f"unknown cut kind: {kind!r}")
+        with self._lock:
+            self._cuts.extend([kind] * count)
+
+    def invalid_next(self, count: int = 1) -> None:
+        """Answer the next ``count`` JSON answers (response_format json_schema or json_object)
+        with schema-shaped but invalid instances: bounded numbers out of range (a 1-5 rating
+        0, a 1-2 system 3), enum strings outside the enum; with nothing bounded, a property
+        left out."""
+        with self._lock:
+            self._json_modes.extend(["invalid"] * count)
+
+    def placeholder_next(self, count: int = 1) -> None:
+        """Answer the next ``count`` JSON answers with every (non-enum) string ``"..."``."""
+        with self._lock:
+            self._json_modes.extend(["placeholder"] * count)
 
     def set_responder(self, fn: Callable[[dict[str, Any]], str | None] | None) -> None:
         """Override chat content: ``fn(body)`` returning a string wins; ``None`` falls through."""
@@ -742,6 +1058,19 @@ class FakeLLMServer:
                 400, _error_body(400, "We could not parse the JSON body of your request.")
             )
             return
+        if is_chat:
+            rejection = self._rejection(body)
+            if rejection is not None:
+                key, fill = rejection
+                status, payload = reference_body(key, **fill)
+                with self._lock:
+                    self.rejections.append((status, key))
+                    record["_refused"] = key  # the request as recorded in ``requests``
+                if isinstance(payload, str):
+                    handler.send_raw(status, payload.encode("utf-8"), "text/plain; charset=utf-8")
+                else:
+                    handler.send_json(status, payload)
+                return
 
         if is_emb:
             handler.send_json(200, self._embeddings(body))
@@ -799,7 +1128,61 @@ class FakeLLMServer:
 
     # -- chat -------------------------------------------------------------
 
-    def _content(self, body: dict[str, Any]) -> str:
+    # -- capabilities -----------------------------------------------------
+
+    def _rejection(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        """The reference case (and its template values) this profile refuses ``body`` with."""
+        profile = self.profile
+        if profile == "permissive":
+            return None
+        fmt = body.get("response_format")
+        fmt_type = fmt.get("type") if isinstance(fmt, dict) else None
+        messages = body.get("messages")
+        if profile == "gpt5":
+            if body.get("max_tokens") is not None:
+                return "openai_max_tokens_unsupported", {}
+            temperature = body.get("temperature")
+            if temperature is not None and temperature != 1:
+                return "openai_temperature_unsupported_value", {"value": json.dumps(temperature)}
+            if body.get("logprobs"):
+                return "openai_logprobs_unsupported", {}
+            if body.get("top_logprobs") is not None:
+                return "openai_top_logprobs_requires_logprobs", {}
+            n = body.get("n")
+            if isinstance(n, int) and not isinstance(n, bool) and n > 8:
+                return "openai_n_above_max", {"value": n}
+        if profile == "json-object-only" and fmt_type == "json_schema":
+            return "deepseek_json_schema_unavailable", {}
+        if profile == "no-schema-keywords" and fmt_type == "json_schema":
+            spec = fmt.get("json_schema") if isinstance(fmt.get("json_schema"), dict) else {}
+            found = _bad_keyword(spec.get("schema"))
+            if found is not None:
+                keyword, path = found
+                return "openai_strict_schema_keyword_not_permitted", {
+                    "name": spec.get("name", ""),
+                    "context": repr(path),
+                    "keyword": keyword,
+                }
+        if profile == "llama-cpp-python" and fmt_type not in (None, "text", "json_object"):
+            # pydantic's literal_error, quoting the type as Python prints it
+            return "llama_cpp_python_json_schema", {"type": repr(fmt_type)}
+        if fmt_type == "json_object" and not _mentions_json(messages):
+            if profile in ("gpt5", "no-schema-keywords"):
+                return "openai_json_object_needs_word_json", {}
+            if profile == "json-object-only":
+                return "deepseek_json_object_needs_word_json", {}
+        return None
+
+    def _effective(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` as this profile reads it (llama-cpp-python drops fields it does not know,
+        ``max_completion_tokens`` among them)."""
+        if self.profile == "llama-cpp-python":
+            return {k: v for k, v in body.items() if k in _LLAMA_CPP_PYTHON_FIELDS}
+        return body
+
+    # -- chat -------------------------------------------------------------
+
+    def _content(self, body: dict[str, Any], choice: int = 0, mode: str = "") -> str:
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
         prompt = _last_user_text(messages)
         responder = self._responder
@@ -811,15 +1194,22 @@ class FakeLLMServer:
             return _PROBE_CONTENT
         fmt = body.get("response_format")
         fmt_type = fmt.get("type") if isinstance(fmt, dict) else None
-        faker = _SchemaFaker({}, prompt, self.seed)
+        faker = _SchemaFaker({}, prompt, self.seed, choice=choice, mode=mode)
+        schema: dict[str, Any] | None = None
         if fmt_type == "json_schema":
             spec = fmt.get("json_schema") or {}
             schema = (
                 spec.get("schema") if isinstance(spec.get("schema"), dict) else {"type": "object"}
             )
+        elif fmt_type == "json_object" and self.profile != "permissive":
+            # llama-cpp-python's own "schema" field, else a schema the prompt spells out.
+            schema = fmt.get("schema") if isinstance(fmt.get("schema"), dict) else None
+            if schema is None:
+                schema = _schema_in_messages(messages)
+        if schema is not None:
             faker.root = schema
-            instance = faker.build(schema)
-            if self.response_format_mode == "malformed_once":
+            instance = faker.instance(schema)
+            if self.response_format_mode == "malformed_once" and choice == 0:
                 with self._lock:
                     first, self._malformed_done = not self._malformed_done, True
                 if first:
@@ -827,7 +1217,9 @@ class FakeLLMServer:
             return self._wrap_json(instance)
         sentence = self._sentence(faker)
         if fmt_type == "json_object":
-            return self._wrap_json({"text": sentence})
+            if mode == "invalid":
+                return self._wrap_json({})
+            return self._wrap_json({"text": "..." if mode == "placeholder" else sentence})
         return sentence
 
     def _wrap_json(self, instance: Any) -> str:
@@ -888,14 +1280,58 @@ class FakeLLMServer:
                 )
         return entries
 
+    def _logprobs_for(self, body: dict[str, Any], content: str) -> dict[str, Any] | None:
+        if not (body.get("logprobs") is True and self.logprobs):
+            return None
+        top_n = body.get("top_logprobs") or 0
+        top_n = top_n if isinstance(top_n, int) and top_n > 0 else 0
+        if self.profile == "llama-cpp-python":
+            if not top_n:  # llama-cpp-python asks llama.cpp for logprobs=top_logprobs: none
+                return None
+            entries = self._token_logprobs(content, top_n)
+            for entry in entries:  # llama-cpp-python fills no bytes
+                entry["bytes"] = None
+                for alt in entry["top_logprobs"]:
+                    alt["bytes"] = None
+            return {"content": entries, "refusal": None}
+        return {"content": self._token_logprobs(content, top_n), "refusal": None}
+
     def _chat(self, body: dict[str, Any], call_no: int) -> dict[str, Any]:
-        content = self._content(body)
-        tokens = tokenize(content)
-        logprobs = None
-        if body.get("logprobs") is True and self.logprobs:
-            top_n = body.get("top_logprobs") or 0
-            top_n = top_n if isinstance(top_n, int) and top_n > 0 else 0
-            logprobs = {"content": self._token_logprobs(content, top_n), "refusal": None}
+        body = self._effective(body)
+        fmt = body.get("response_format")
+        fmt_type = fmt.get("type") if isinstance(fmt, dict) else None
+        n = body.get("n")
+        n = n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
+        if not self.n_supported:
+            n = 1
+        with self._lock:
+            cut = self._cuts.pop(0) if self._cuts else None
+            mode = ""
+            if fmt_type in ("json_schema", "json_object") and self._json_modes:
+                mode = self._json_modes.pop(0)
+        choices = []
+        completion_tokens = 0
+        for index in range(n):
+            content = self._content(body, choice=index, mode=mode)
+            finish = "stop"
+            if cut is not None:
+                as_json = cut == "json" or (cut == "auto" and content.lstrip()[:1] in "{[")
+                content = cut_json(content) if as_json else cut_text(content)
+                finish = "length"
+            tokens = tokenize(content)
+            limit = body.get("max_completion_tokens", body.get("max_tokens"))
+            if cut is not None and isinstance(limit, int) and limit > 0:
+                completion_tokens += limit  # a length cut spends the whole budget
+            else:
+                completion_tokens += len(tokens)
+            choices.append(
+                {
+                    "index": index,
+                    "finish_reason": finish,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": self._logprobs_for(body, content),
+                }
+            )
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
         prompt_tokens = sum(
             len(_text_of(m.get("content")).split()) for m in messages if isinstance(m, dict)
@@ -905,18 +1341,11 @@ class FakeLLMServer:
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", MODEL_ID),
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": content, "refusal": None},
-                    "logprobs": logprobs,
-                }
-            ],
+            "choices": choices,
             "usage": {
                 "prompt_tokens": prompt_tokens,
-                "completion_tokens": len(tokens),
-                "total_tokens": prompt_tokens + len(tokens),
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
             },
         }
 
@@ -936,8 +1365,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--faithful", action="store_true", help="answer as tests.support.responders does"
     )
+    parser.add_argument(
+        "--profile", choices=PROFILES, default="permissive", help="which real server to act as"
+    )
     args = parser.parse_args(argv)
-    srv = FakeLLMServer(latency=args.latency).start()
+    srv = FakeLLMServer(latency=args.latency, profile=args.profile).start()
     if args.faithful:
         from tests.support.responders import faithful_responder
 

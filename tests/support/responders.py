@@ -17,6 +17,24 @@ def _systems_asked(body: dict, prompt: str) -> list[int]:
     return [1, *([2] * (n - 1))]
 
 
+def _rating_given(body: dict) -> int:
+    """The rating the model gave in its evaluation answer (the assistant message before the
+    request for the rating alone); for a batched answer, the one of the thought asked about."""
+    answer = next(
+        (m["content"] for m in reversed(body["messages"]) if m.get("role") == "assistant"), ""
+    )
+    asked = re.search(r"thought \[(\d+)\]", body["messages"][-1]["content"])
+    try:
+        data = json.loads(answer)
+    except ValueError:
+        return 3
+    if asked and isinstance(data.get("evaluations"), list):
+        for e in data["evaluations"]:
+            if str(e.get("thought_id")) == asked.group(1):
+                return int(e.get("rating", 3))
+    return int(data.get("rating", 3)) if isinstance(data.get("rating"), int) else 3
+
+
 def faithful_responder(body: dict, rating: int | None = None) -> str | None:
     """Answer thought and evaluation calls with exactly what was asked, as a real model would.
 
@@ -52,6 +70,8 @@ def faithful_responder(body: dict, rating: int | None = None) -> str | None:
             for i in ids
         ]
         return json.dumps({"evaluations": items})
+    if name == "RatingOut":  # the rating alone, after the evaluation: the one it gave
+        return json.dumps({"rating": rating or _rating_given(body)})
     if name == "EvaluationOut" and rating is not None:  # one thought per call (per-thought mode)
         return json.dumps(
             {

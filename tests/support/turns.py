@@ -5,7 +5,8 @@ the floor predictable, as a real model following the prompts would:
 
 - turn type: the latest message hands the turn to the name it starts with ("Ben, ..."), else
   the turn is open;
-- evaluation: each agent rates every thought with its scripted rating (per-thought or batched);
+- evaluation: each agent rates every thought with its scripted rating (per-thought or batched),
+  and gives it again when the rating alone is asked for (sampled: every sample the same);
 - articulation: a plain statement that addresses nobody;
 - thoughts: one System-1 and two System-2 thoughts, as asked.
 """
@@ -40,6 +41,8 @@ def scripted(
             return json.dumps({"next_speaker": addressed.group(1) if addressed else "anyone"})
         if name == "EvaluationOut":
             return json.dumps({**reasons, "rating": rating})
+        if name == "RatingOut":  # the rating alone, asked after the reasons (sampled here)
+            return json.dumps({"rating": rating})
         if name == "EvaluationsOut":
             ids = re.findall(r"^\[(\d+)\] ", prompt.split("Thoughts:")[-1], flags=re.M)
             items = [{"thought_id": int(i), **reasons, "rating": rating} for i in ids]

@@ -16,13 +16,14 @@ AT = "2025-05-01T10:00:00+00:00"
 
 @dataclass(frozen=True)
 class Dialogue:
-    """One dyadic run: its design and the user's (satisfaction, clarity) per turn."""
+    """One dyadic run: its design and the user's (satisfaction, clarity) per turn; a satisfaction
+    of None is an unreadable one, stored as the simulator stores it (0.5, flagged missing)."""
 
     session_id: str
     model: str
     uncertainty: int
     access: bool
-    states: Sequence[tuple[float, float]]
+    states: Sequence[tuple[float | None, float]]
     judged: Sequence[str] = ()  # the judge's clarity label of each turn pair
 
 
@@ -82,7 +83,8 @@ def write(db: sqlite_utils.Database, dialogues: Sequence[Dialogue]) -> None:
                     "participant": user.name,
                     "turn": turn,
                     "step": mid,
-                    "satisfaction": sat,
+                    "satisfaction": 0.5 if sat is None else sat,
+                    "satisfaction_missing": int(sat is None),
                     "clarity": clar,
                     "format": "json",
                     "recorded_at": AT,

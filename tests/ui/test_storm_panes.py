@@ -21,7 +21,7 @@ from ui.bridge import EngineBridge  # noqa: E402
 from ui.selection import SelectedParticipant  # noqa: E402
 from ui.storm.profile_editor import ProfileEditorDialog  # noqa: E402
 from ui.storm.profile_view import UNKNOWN_MARK  # noqa: E402
-from ui.storm.view import ALL_MODELS, TABLE_COLUMNS, StormWindow  # noqa: E402
+from ui.storm.view import ALL_MODELS, DIALOGUE_COLUMNS, TABLE_COLUMNS, StormWindow  # noqa: E402
 from ui.widgets.hidden_state_pane import MARKER  # noqa: E402
 from ui.widgets.memory_pane import MemoryPane  # noqa: E402
 from ui.widgets.thoughts_pane import ThoughtsPane  # noqa: E402
@@ -206,6 +206,33 @@ def test_the_storm_view_shows_a_curve_per_group_and_a_table_2_row_per_assistant_
     assert view.curve.values() == ([0.4, 0.7, 0.8], [0.3, 0.6, 0.6])
     view.open_selected()
     assert opened == [(str(tmp_path / "storm.db"), "s-c")]
+
+
+def test_the_storm_view_leaves_unreadable_turns_out_and_says_how_many(qtbot, tmp_path):  # noqa: ANN001
+    # Neither dialogue was ever rated above its first turn; counting the unreadable turns as
+    # 0.5 showed "Improved 100.0%" for this row.
+    controller = _Controller(tmp_path / "storm.db")
+    write(
+        controller.database(),
+        [
+            Dialogue("s-x", "m1", 0, False, [(0.3, 0.2), (None, 0.3), (None, 0.4)]),
+            Dialogue("s-y", "m1", 0, False, [(0.4, 0.2), (None, 0.3), (0.4, 0.4)]),
+        ],
+    )
+    view = StormWindow(controller, lambda *_: None)
+    qtbot.addWidget(view)
+    col = TABLE_COLUMNS.index
+    improved = view.table.item(0, col("Improved w/o"))
+    assert improved.text() == "0.0%"
+    assert improved.toolTip().startswith("Over 1 of 2 dialogues (with two rated turns or more)")
+    assert "unrated in 3 of 6 user turns" in improved.toolTip()
+    assert view.table.item(0, col("Avg sat. w/o")).text() == "0.35"  # (0.3 + 0.4) / 2
+    assert view.table.item(0, col("Unrated turns w/ · w/o")).text() == "– · 3/6"
+    unrated = DIALOGUE_COLUMNS.index("Unrated")
+    assert [view.dialogues.item(r, unrated).text() for r in range(2)] == ["2/3", "1/3"]
+    view.dialogues.selectRow(0)  # s-x: the unreadable turns are gaps in its curve
+    assert view.curve.values() == ([0.3, None, None], [0.2, 0.3, 0.4])
+    assert view.group_curve_count() == 1
 
 
 def test_the_storm_view_says_when_the_database_cannot_be_read(qtbot, tmp_path):  # noqa: ANN001

@@ -34,11 +34,13 @@ from ui.tool_window import SessionsWindow, fit_height, selected_data
 from ui.tool_window import group_box as _group
 from ui.tool_window import read_only_item as _item
 from ui.tool_window import read_only_table as _table
-from ui.widgets.sparkline import StateSparkline
+from ui.widgets.sparkline import StateSparkline, gaps
 
 log = logging.getLogger(__name__)
 
-DIALOGUE_COLUMNS = ["User", "Assistant", "Unc.", "Profile", "Turns", "Avg sat.", "Session"]
+DIALOGUE_COLUMNS = [
+    "User", "Assistant", "Unc.", "Profile", "Turns", "Avg sat.", "Unrated", "Session",
+]  # fmt: skip
 #: Table 2 shows up to this many rows without scrolling; the curves take the rest.
 TABLE_ROWS_SHOWN = 8
 #: Below this window height the methods under the table are in its tooltip only.
@@ -55,6 +57,7 @@ TABLE_COLUMNS = [
     "Clarify w/o",
     "SSA w/o",
     "Dialogues w/ · w/o",
+    "Unrated turns w/ · w/o",
 ]
 #: One colour per uncertainty level; profile access solid, none dashed.
 UNCERTAINTY_COLORS = {0: "#1565c0", 40: "#2e7d32", 60: "#ef6c00", 80: "#c62828"}
@@ -69,6 +72,33 @@ def _num(value: float | None, pct: bool = False) -> str:
     if value is None:
         return "–"
     return f"{value * 100:.1f}%" if pct else f"{value:.2f}"
+
+
+#: What each Table 2 figure is over: the dialogues that have it (see GroupMetrics).
+_DENOMINATOR = {
+    "average_satisfaction": ("n_rated", "with a rated satisfaction"),
+    "high_rate": ("n_rated", "with a rated satisfaction"),
+    "improved_rate": ("n_compared", "with two rated turns or more"),
+    "clarify": ("judged", "judged"),
+    "ssa": ("judged", "judged"),
+}
+
+
+def _over(g: Any, name: str) -> str:
+    """A Table 2 cell's tooltip: how many dialogues the figure is over, how many turns unrated."""
+    field, what = _DENOMINATOR[name]
+    return (
+        f"Over {getattr(g, field)} of {g.n} dialogues ({what});"
+        f" satisfaction unrated in {g.missing_satisfaction} of {g.turns} user turns"
+        " (counted in no figure)"
+    )
+
+
+def _unrated(metrics: Any) -> str:
+    return (
+        f"Unrated turns: satisfaction {metrics.missing_satisfaction}, clarity"
+        f" {metrics.missing_clarity} of {metrics.turns} (counted in no figure)"
+    )
 
 
 class GroupCurves(pg.GraphicsLayoutWidget):
@@ -117,8 +147,11 @@ class GroupCurves(pg.GraphicsLayoutWidget):
             # Short names, so that the legend's four columns fit a 1024 px window.
             short = label if several else f"{unc}%"
             name = f"{short} {'w/' if access else 'w/o'} profile"
-            s = self.plots[0].plot(x, curve.satisfaction, pen=pen, name=name)
-            c = self.plots[1].plot(x, curve.clarity, pen=pen, name=name)
+            # A turn no dialogue of the group rated is a gap, not a number.
+            s = self.plots[0].plot(
+                x, gaps(curve.satisfaction), pen=pen, name=name, connect="finite"
+            )
+            c = self.plots[1].plot(x, gaps(curve.clarity), pen=pen, name=name, connect="finite")
             self.legend.addItem(s, name)
             self.lines.append((name, s, c))
         for plot in self.plots:
@@ -259,10 +292,12 @@ class StormWindow(SessionsWindow):
                 _item(access),
                 _item(str(d.metrics.turns), right=True),
                 _item(_num(d.metrics.average_satisfaction), right=True),
+                _item(f"{d.metrics.missing_satisfaction}/{d.metrics.turns}", right=True),
                 _item(d.session_id),
             ]
+            tip = f"{d.task} · session {d.session_id} ({d.status})\n{_unrated(d.metrics)}"
             for col, cell in enumerate(cells):
-                cell.setToolTip(f"{d.task} · session {d.session_id} ({d.status})")
+                cell.setToolTip(tip)
                 self.dialogues.setItem(i, col, cell)
         self.dialogues.blockSignals(False)
 
@@ -272,21 +307,32 @@ class StormWindow(SessionsWindow):
         for i, r in enumerate(rows):
             w, wo = r.with_profile, r.without_profile
 
-            def get(g: Any, name: str, pct: bool = False) -> str:
-                return _num(getattr(g, name) if g is not None else None, pct)
+            def get(g: Any, name: str, pct: bool = False) -> Any:
+                cell = _item(_num(getattr(g, name) if g is not None else None, pct), right=True)
+                if g is not None:
+                    cell.setToolTip(_over(g, name))
+                return cell
+
+            def unrated(g: Any) -> str:
+                return "–" if g is None else f"{g.missing_satisfaction}/{g.turns}"
 
             cells = [
                 _item(r.label),
-                _item(get(w, "average_satisfaction"), right=True),
-                _item(get(wo, "average_satisfaction"), right=True),
-                _item(get(w, "high_rate", True), right=True),
-                _item(get(wo, "high_rate", True), right=True),
-                _item(get(w, "improved_rate", True), right=True),
-                _item(get(wo, "improved_rate", True), right=True),
-                _item(get(wo, "clarify"), right=True),
-                _item(get(wo, "ssa"), right=True),
+                get(w, "average_satisfaction"),
+                get(wo, "average_satisfaction"),
+                get(w, "high_rate", True),
+                get(wo, "high_rate", True),
+                get(w, "improved_rate", True),
+                get(wo, "improved_rate", True),
+                get(wo, "clarify"),
+                get(wo, "ssa"),
                 _item(f"{w.n if w else 0} · {wo.n if wo else 0}", right=True),
+                _item(f"{unrated(w)} · {unrated(wo)}", right=True),
             ]
+            cells[-1].setToolTip(
+                "User turns whose satisfaction could not be read (left out of every figure)"
+                " / all user turns, with profile · without"
+            )
             for col, cell in enumerate(cells):
                 self.table.setItem(i, col, cell)
         fit_height(self.table, max(1, min(len(rows), TABLE_ROWS_SHOWN)))

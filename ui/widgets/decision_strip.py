@@ -34,6 +34,7 @@ from ui.policies import POLICY_HELP, POLICY_TAGS
 AGENT, DECISION, BEST, WHY, POLICY = range(5)
 METHOD_TEXT = {
     "logprobs": "from the answer's logprobs",
+    "sampled": "from sampled answers",
     "parsed": "the parsed answer only",
     "offline-heuristic": "offline heuristic",
 }

@@ -30,8 +30,10 @@ SILENCE_BASE = 1.02
 METHOD_EXPLANATIONS = {
     "logprobs": "logprobs — the distribution comes from the rating token's top-5 "
     "log-probabilities.",
-    "parsed": "parsed — the parsed integer rating, with probability 1, because the server "
-    "returned no logprobs.",
+    "sampled": "sampled — the distribution is the share of each rating among ratings sampled "
+    "at temperature 1 (G-Eval's way where the server gives no logprobs).",
+    "parsed": "parsed — the written rating alone, with probability 1 (no logprobs and no "
+    "samples were used).",
     "offline-heuristic": "offline-heuristic — offline engine: the rating is derived from eight "
     "measured signals.",
 }
@@ -54,9 +56,13 @@ def breakable(text: str, chunk: int = 24) -> str:
     return _LONG_WORD.sub(split, text)
 
 
-def method_explanation(method: str) -> str:
-    """One sentence saying how a score method obtained its rating distribution."""
-    return METHOD_EXPLANATIONS.get(method, method)
+def method_explanation(method: str, samples: int | None = None) -> str:
+    """One sentence saying how a score method obtained its rating distribution (with the sample
+    count for the sampled method)."""
+    text = METHOD_EXPLANATIONS.get(method, method)
+    if method == "sampled" and samples:
+        text += f" {samples} samples were read."
+    return text
 
 
 def silence_text(silence_factor: float) -> str:
@@ -206,7 +212,7 @@ class EvaluationPopup(QDialog):
             f"{ev.silence_factor:.4f} = {ev.score:.2f}",
             bold=True,
         )
-        self._add(layout, f"Method: {method_explanation(ev.method)}")
+        self._add(layout, f"Method: {method_explanation(ev.method, ev.samples)}")
         if ev.heuristics:
             order = [h for h in domain.HEURISTICS if h in ev.heuristics]
             order += sorted(h for h in ev.heuristics if h not in domain.HEURISTICS)

@@ -54,7 +54,7 @@ QLabel#hiddenBanner {
 
 
 def _value(label: str, value: float, color: str, missing: bool, explanation: str) -> str:
-    if missing:  # counted as 0.5 (the paper's default), and said so
+    if missing:  # the stored placeholder 0.5 (the paper's default), which no metric counts
         text = f"<b style='color:{color}'>{label} {value:g}</b>"
         text += " <span style='color:#b71c1c'>(missing)</span>"
     else:

@@ -7,6 +7,7 @@ never covers a point near 1.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import pyqtgraph as pg
@@ -77,12 +78,16 @@ class StateSparkline(pg.GraphicsLayoutWidget):
         self._turns: list[int] = []
 
     def set_points(
-        self, turns: Sequence[int], satisfaction: Sequence[float], clarity: Sequence[float]
+        self,
+        turns: Sequence[int],
+        satisfaction: Sequence[float | None],
+        clarity: Sequence[float | None],
     ) -> None:
-        """Show one point per turn (the three sequences have the same length)."""
+        """Show one point per turn (the three sequences have the same length); None, a value the
+        user did not give, leaves a gap (no point, and the line skips it)."""
         self._turns = list(turns)
-        self.satisfaction.setData(list(turns), list(satisfaction))
-        self.clarity.setData(list(turns), list(clarity))
+        self.satisfaction.setData(list(turns), gaps(satisfaction), connect="finite")
+        self.clarity.setData(list(turns), gaps(clarity), connect="finite")
         last = max(turns, default=0)
         self.plot.setXRange(0, max(last, 1), padding=0.06)
         step = 1 if last <= 10 else 2 if last <= 20 else 5
@@ -94,11 +99,17 @@ class StateSparkline(pg.GraphicsLayoutWidget):
         """How many turns are plotted."""
         return len(self._turns)
 
-    def values(self) -> tuple[list[float], list[float]]:
-        """The plotted satisfaction and clarity values, in turn order."""
+    def values(self) -> tuple[list[float | None], list[float | None]]:
+        """The plotted satisfaction and clarity values, in turn order (None: a gap)."""
         _, s = self.satisfaction.getData()
         _, c = self.clarity.getData()
-        return (
-            [] if s is None else [float(v) for v in s],
-            [] if c is None else [float(v) for v in c],
-        )
+        return _from_gaps(s), _from_gaps(c)
+
+
+def gaps(values: Sequence[float | None]) -> list[float]:
+    """``values`` for pyqtgraph: None (not rated) becomes NaN, which ``connect="finite"`` skips."""
+    return [math.nan if v is None else float(v) for v in values]
+
+
+def _from_gaps(values: Sequence[float] | None) -> list[float | None]:
+    return [] if values is None else [None if math.isnan(v) else float(v) for v in values]

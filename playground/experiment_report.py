@@ -13,6 +13,9 @@ shard databases, or on another machine. Per condition, over its finished convers
 - **motivation**: mean motivation score of the thoughts that were expressed (Inner Thoughts
   only; baselines have no thoughts);
 - **calls / tokens per message**: LLM chat calls and tokens over all messages;
+- **ratings by method**: evaluations per rating method (``logprobs``, ``sampled``, ``parsed``,
+  ``offline-heuristic``) and their mean score, so conditions or runs whose servers allowed
+  different methods are not compared blindly;
 - **failures**: conversations that failed (their error is in ``experiment_runs.error``).
 """
 
@@ -45,6 +48,9 @@ class ConditionSummary(BaseModel):
     #: Finished conversations without an AI agent: turns per agent and Gini are undefined there,
     #: so they are left out of those two means (not counted as 0).
     no_agents: int = 0
+    #: Evaluations per rating method, and the mean score of each method's evaluations.
+    methods: dict[str, int] = {}
+    method_scores: dict[str, float] = {}
 
 
 def _rows(db: sqlite_utils.Database, sql: str, params: list[Any]) -> list[dict[str, Any]]:
@@ -208,6 +214,17 @@ def summarise(db: sqlite_utils.Database, experiment: str) -> list[ConditionSumma
         "SELECT session_id, SUM(score), COUNT(score) FROM thoughts WHERE expressed_in IS NOT NULL"
         " AND score IS NOT NULL AND session_id IN ({}) GROUP BY session_id"
     )
+    # Evaluations per rating method and condition: (count, sum of scores).
+    by_method: dict[str, dict[str, list[float]]] = defaultdict(dict)
+    condition_of = {s["id"]: s["condition"] for s in sessions}
+    for sid, method, n, total in db.execute(
+        f"SELECT session_id, method, COUNT(*), SUM(score) FROM evaluations"
+        f" WHERE session_id IN ({finished}) GROUP BY session_id, method",
+        [experiment],
+    ):
+        cell = by_method[condition_of.get(sid, "")].setdefault(str(method), [0.0, 0.0])
+        cell[0] += n
+        cell[1] += total or 0.0
     per: dict[str, list[dict[str, float]]] = defaultdict(list)
     # Turns per agent and Gini per conversation: None without an AI agent (undefined).
     shares: dict[str, list[tuple[float | None, float | None]]] = defaultdict(list)
@@ -256,6 +273,12 @@ def summarise(db: sqlite_utils.Database, experiment: str) -> list[ConditionSumma
                 calls_per_message=sum(r["calls"] for r in rows) / msgs if msgs else None,
                 tokens_per_message=sum(r["tokens"] for r in rows) / msgs if msgs else None,
                 no_agents=sum(1 for t, _ in turn_shares if t is None),
+                methods={m: int(c[0]) for m, c in sorted(by_method.get(cond, {}).items())},
+                method_scores={
+                    m: round(c[1] / c[0], 4)
+                    for m, c in sorted(by_method.get(cond, {}).items())
+                    if c[0]
+                },
             )
         )
     return out
@@ -300,6 +323,13 @@ def format_summary(rows: list[ConditionSummary]) -> str:
         lines.append("  ".join(cells).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
+    for r in rows:
+        if r.methods:
+            parts = ", ".join(
+                f"{m} {n} (mean score {r.method_scores.get(m, 0.0):.2f})"
+                for m, n in r.methods.items()
+            )
+            lines.append(f"{r.condition} ratings by method: {parts}")
     for r in rows:
         if r.no_agents:
             lines.append(

@@ -333,6 +333,14 @@ def test_simulate_completes_and_records_the_profile(profile: str, tmp_path: Path
         assert profile_row["structured"] in ("json_object_schema", "json_object")
     shown = run_cli("show", s["id"], "--db", str(db))[1]
     assert "Server: " in shown
+    # The profile travels with the session: export, import into another database, show.
+    exported = tmp_path / "s.jsonl"
+    assert run_cli("export", "--all", "--db", str(db), "--output", str(exported))[0] == 0
+    other = tmp_path / "other.db"
+    assert run_cli("import", str(exported), "--db", str(other))[0] == 0
+    (t,) = sessions(other)
+    assert json.loads(t["server_profile"]) == profile_row
+    assert "Server: " in run_cli("show", t["id"], "--db", str(other))[1]
     assert "Traceback" not in err
 
 
@@ -348,6 +356,19 @@ def test_an_experiment_completes_on_a_gpt5_like_server(tmp_path: Path):
         assert repeated_after_rejection(srv) == []
     rows = sessions(db)
     assert len(rows) == 2 and all(r["status"] == "finished" and r["server_profile"] for r in rows)
+    # The summary splits the ratings by method: all sampled on a server without logprobs.
+    from playground import experiment_report
+    from playground.storage import open_database
+
+    database = open_database(db)
+    try:
+        (exp,) = [r["id"] for r in table(db, "experiments")]
+        summary = {r.condition: r for r in experiment_report.summarise(database, exp)}
+        text = experiment_report.format_summary(list(summary.values()))
+    finally:
+        database.close()
+    assert set(summary["inner-thoughts"].methods) == {"sampled"}
+    assert "inner-thoughts ratings by method: sampled" in text
 
 
 def test_a_storm_run_completes_on_a_json_object_only_server(tmp_path: Path):

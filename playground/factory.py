@@ -176,6 +176,7 @@ async def build_engine(
             rating_method=settings.engine.rating_method,
             rating_samples=settings.engine.rating_samples,
             rating_call=settings.engine.rating_call,
+            rating_alternatives=settings.engine.rating_alternatives,
         ),
         emb,
         client,

@@ -143,6 +143,16 @@ class EngineSettings(BaseModel):
     rating_samples: int = Field(
         20, ge=2, le=100, description="Ratings sampled per evaluation with the sampled method."
     )
+    rating_alternatives: int = Field(
+        20,
+        ge=1,
+        le=20,
+        description=(
+            "Top logprobs asked for the rating token in the final rating call (the paper's"
+            " models put the top 5 on digits; a weak model's top 5 are mostly quotes and"
+            " brackets, and a digit left out of them is unknown, not improbable)."
+        ),
+    )
     rating_call: Literal["final", "inline"] = Field(
         "final",
         description=(
@@ -307,6 +317,7 @@ def load_settings(
         "rating_method",
         "rating_samples",
         "rating_call",
+        "rating_alternatives",
     ):
         if name in o:
             eng[name] = o[name]

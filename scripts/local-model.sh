@@ -64,6 +64,9 @@ done
 echo "Serving $(basename "$MODEL") at http://127.0.0.1:$PORT/v1 (model name: smollm2-135m). Ctrl-C stops it." >&2
 # --cache True keeps the states of earlier prompts in memory: an agent's persona and instructions
 # open every one of its prompts, so most of a prompt is not computed again (4.4 s -> 0.9 s for a
-# 480-token prompt on 2 cores). 4096 tokens of context hold the longest prompt the app sends.
+# 480-token prompt on 2 cores). Its size counts only the model's KV state; each state also holds a
+# copy of the logits (~0.8 GB at 4096 tokens), so it is kept to a few states (96 MiB counted).
+# 4096 tokens of context hold the longest prompt the app sends.
 exec "$VENV/bin/python" -m llama_cpp.server --model "$MODEL" --model_alias smollm2-135m \
-  --host 127.0.0.1 --port "$PORT" --n_ctx 4096 --cache True --verbose False "${ARGS[@]+"${ARGS[@]}"}"
+  --host 127.0.0.1 --port "$PORT" --n_ctx 4096 --cache True --cache_size $((96 << 20)) \
+  --verbose False "${ARGS[@]+"${ARGS[@]}"}"

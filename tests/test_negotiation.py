@@ -452,3 +452,28 @@ def test_a_simulated_users_cut_json_answer_is_never_posted_raw():
         parse.parse_user_answer('{ "message": "The conversation so far: the user wants a trip to')
     # A plain message is still read as before.
     assert parse.parse_user_answer("I want a cheap trip to Lisbon in May.").text
+
+
+def test_the_digit_written_counts_even_when_it_is_not_among_the_alternatives():
+    """A grammar can force a digit outside the model's top alternatives (SmolLM2 puts quotes and
+    brackets there): the written digit's own logprob still counts, so a rating of 5 never reads
+    as a certain 1."""
+    import math
+
+    from playground.llm import rating
+    from playground.llm.client import ChatResult
+    from playground.llm.responses import TokenLogprob
+
+    half = math.log(0.5)
+    res = ChatResult(
+        text='{"rating": 5}',
+        tokens=[
+            TokenLogprob('{"rating": ', 0.0, [('{"rating": ', 0.0)]),
+            TokenLogprob("5", half, [('"', math.log(0.3)), ("1", math.log(0.2)), ("[", -3.0)]),
+            TokenLogprob("}", 0.0, [("}", 0.0)]),
+        ],
+    )
+    (alts,) = res.rating_alternatives()
+    dist = rating.distribution_from_alternatives(alts, 1, 5)
+    assert dist is not None
+    assert dist[5] == pytest.approx(0.5 / 0.7) and dist[1] == pytest.approx(0.2 / 0.7)

@@ -74,10 +74,10 @@ def assert_session_sound(db: Path, session_id: str) -> dict:
     assert profile["learned"], profile
     agents = rows(
         db,
-        "SELECT * FROM messages WHERE session_id = ? AND speaker_kind = 'agent'",
+        "SELECT * FROM messages WHERE session_id = ? AND speaker_kind = 'ai' AND id > 1",
         session_id,
     )
-    assert agents, "no agent spoke"
+    assert agents, "no agent spoke after the icebreaker"
     for m in agents:
         assert m["text"].strip() and not m["text"].lstrip().startswith("{"), m["text"]
         assert m["text"].strip() not in ("...", "…"), m["text"]
@@ -118,7 +118,7 @@ def test_a_tiny_experiment_runs_both_conditions(real_server: str, tmp_path: Path
     sessions = rows(db, "SELECT id, condition, status, server_profile FROM sessions")
     assert {s["condition"] for s in sessions} == {"inner-thoughts", "next-speaker"}
     assert all(s["status"] == "finished" and s["server_profile"] for s in sessions)
-    msgs = rows(db, "SELECT * FROM messages WHERE speaker_kind = 'agent'")
+    msgs = rows(db, "SELECT * FROM messages WHERE speaker_kind = 'ai' AND id > 1")
     assert msgs
 
 

@@ -38,6 +38,7 @@ class LLMCognition:
         rating_method: str = "auto",
         rating_samples: int = 20,
         rating_call: str = "final",
+        rating_alternatives: int = 20,
     ) -> None:
         self.client = client
         self.mode = evaluation_mode
@@ -45,6 +46,7 @@ class LLMCognition:
         self.rating_method = rating_method
         self.rating_samples = rating_samples
         self.rating_call = rating_call
+        self.rating_alternatives = rating_alternatives
 
     def method(self) -> str:
         """The rating method for the next evaluation, as far as the server allows it."""
@@ -66,6 +68,7 @@ class LLMCognition:
             method,  # type: ignore[arg-type]
             samples=self.rating_samples,
             subject=subject,
+            alternatives=self.rating_alternatives,
         )
 
     async def interpret(

@@ -60,7 +60,12 @@ class ChatResult:
         for tok in self.tokens or []:
             lead = tok.token[: len(tok.token) - len(tok.token.lstrip())]
             if _RATING_VALUE.match(tok.token) and _RATING_KEY.search((text + lead)[-40:]):
-                found.append(tok.top or [(tok.token, tok.logprob)])
+                top = list(tok.top)
+                if tok.token not in {t for t, _ in top}:
+                    # The digit written (a grammar can force one that is not among the top
+                    # alternatives): its own logprob is known, so it counts too.
+                    top.append((tok.token, tok.logprob))
+                found.append(top)
             text += tok.token
         return found
 
@@ -645,6 +650,7 @@ class ChatClient:
         n: int = 1,
         temperature: float | None = None,
         seed_offset: int = 0,
+        top_logprobs: int = 5,
     ) -> dict[str, Any]:
         """The request for the server as the profile now stands."""
         p = self.profile
@@ -657,7 +663,7 @@ class ChatClient:
             body["seed"] = self.seed + seed_offset
         if logprobs and p.logprobs is not False:
             body["logprobs"] = True
-            body["top_logprobs"] = 5
+            body["top_logprobs"] = top_logprobs
         if n > 1 and p.n is not False:
             body["n"] = n
         if schema is not None:
@@ -776,6 +782,7 @@ class ChatClient:
         lenient: bool = False,
         n: int = 1,
         temperature: float | None = None,
+        top_logprobs: int = 5,
     ) -> ChatResult:
         """A structured call: ``result.parsed`` is a validated ``schema`` instance.
 
@@ -806,6 +813,7 @@ class ChatClient:
                 logprobs=logprobs,
                 n=n,
                 temperature=temperature,
+                top_logprobs=top_logprobs,
             )
             cut = res.finish_reason == "length"
             try:

@@ -77,6 +77,7 @@ async def final_distribution(
     low: int = 1,
     high: int = 5,
     subject: str = "your rating",
+    alternatives: int = 20,
 ) -> tuple[dict[int, float], Method, int | None] | None:
     """Ask for the rating alone after ``answer`` (the reasons and rating the model gave) and read
     its distribution by ``method``: ``(distribution, method used, samples read)``, or None when
@@ -84,7 +85,10 @@ async def final_distribution(
 
     The answer asked for is ``{"rating": N}``: a handful of tokens, the digit among them. A bare
     digit in plain text reads worse: small models open with ``{"`` and the first token's
-    alternatives then hold one digit at most (SmolLM2-135M: always "1").
+    alternatives then hold one digit at most (SmolLM2-135M: always "1"). ``alternatives`` top
+    logprobs are asked for the rating token (20: the most OpenAI, vLLM and Ollama give): a weak
+    model's top 5 at that point are mostly quotes and brackets, and the digits left out of them
+    are unknown, not improbable. The digit written always counts with its own logprob.
     """
     if method == "parsed":
         return None
@@ -101,7 +105,12 @@ async def final_distribution(
     if method == "logprobs":
         try:
             res = await client.chat_json(
-                f"{label} rating", follow, schema, logprobs=True, max_tokens=RATING_TOKENS
+                f"{label} rating",
+                follow,
+                schema,
+                logprobs=True,
+                max_tokens=RATING_TOKENS,
+                top_logprobs=alternatives,
             )
         except errors.LLMOutputError:
             return None

@@ -62,11 +62,13 @@ def llama_cpp_server(
     threads: int | None = None,
     log: Path | None = None,
     cache: bool = True,
+    verbose: bool = False,
 ) -> Iterator[str]:
     """Run the server until the block ends; yields its base URL (``http://127.0.0.1:P/v1``).
 
     ``cache``: keep earlier prompts' states in memory, as ``scripts/local-model.sh`` does (see
-    :data:`CACHE_ARGS`)."""
+    :data:`CACHE_ARGS`). ``verbose``: the server logs each request's timings, the tokens it
+    evaluated after reusing a cached prefix among them (bench/bench_real_server.py reads them)."""
     python, model = installation()
     port = _free_port()
     cmd = [
@@ -84,13 +86,15 @@ def llama_cpp_server(
         "--n_ctx",
         str(n_ctx),
         "--verbose",
-        "False",
+        str(verbose),
         *(CACHE_ARGS if cache else []),
     ]
     if threads:
         cmd += ["--n_threads", str(threads)]
     sink = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115
-    proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        cmd, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
     base = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 120

@@ -285,3 +285,12 @@ async def test_a_forced_thought_worded_as_a_placeholder_is_not_posted(embedder):
         await room.force_express(agent.name, thought.id)
     assert len(room.messages) == 1
     assert of(events.ThoughtRefused, seen)[-1].stage == "utterance"
+
+
+def test_an_echo_of_the_articulation_prompt_is_left_out_of_the_message():
+    from playground.cognition.base import without_name
+
+    echoed = "You decided to say this thought-out-loud: What's the best thing you did this week?"
+    assert without_name(echoed, "Farid") == "What's the best thing you did this week?"
+    assert without_name("Farid: you decide to say this thought out loud: Hi.", "Farid") == "Hi."
+    assert without_name("I went hiking.", "Farid") == "I went hiking."

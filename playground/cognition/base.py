@@ -51,9 +51,17 @@ class Rating:
 
 
 def without_name(text: str, agent: str) -> str:
-    """A model's utterance without the ``Name:`` prefix it sometimes writes before it."""
+    """A model's utterance without the ``Name:`` prefix it sometimes writes before it, and
+    without the articulation prompt's own words when a small model echoes them first
+    (SmolLM2: "You decided to say this thought out loud: What's the best...")."""
     prefix = f"{agent}:"
-    return text[len(prefix) :].strip() if text.startswith(prefix) else text
+    text = text[len(prefix) :].strip() if text.startswith(prefix) else text
+    return _ECHO.sub("", text, count=1).strip() or text
+
+
+_ECHO = re.compile(
+    r"^\s*you\s+decide(?:d)?\s+to\s+say\s+this\s+thought[\s-]+out[\s-]+loud\s*:\s*", re.I
+)
 
 
 # -- unusable texts ---------------------------------------------------------------------------

@@ -205,7 +205,7 @@ def test_evaluation_popup_explains_the_score(setup) -> None:  # type: ignore[no-
         assert reason in text
     for reason in ("Ana spoke a moment ago", "It may sound off-topic"):
         assert reason in text
-    assert "because the server returned no logprobs" in text
+    assert "no logprobs and no samples were used" in text
     assert "1.02^2" in text
     assert "4.01" in text
     assert "step 1 → 3.20 · step 3 → 4.01" in text
@@ -310,3 +310,11 @@ def test_message_stimuli_are_described_after_a_replay_jump(setup) -> None:  # ty
     _rebuild(pane, [thought(1)], messages=[msg])
     assert pane._describe_ref("message:5") == "message:5 — Bo: Budget first?"
     assert pane._describe_ref("message:6") == ""
+
+
+def test_the_sampled_method_says_how_many_samples_were_read():
+    from ui.widgets.evaluation_popup import method_explanation
+
+    text = method_explanation("sampled", 17)
+    assert "sampled" in text and "17 samples were read" in text
+    assert "samples were read" not in method_explanation("logprobs")

@@ -257,7 +257,6 @@ class _Counts:
     rate_limit_seconds: float = 0.0
     dropped: int = 0
     cut: int = 0
-    adapted: int = 0
     by_label: dict[str, int] = field(default_factory=dict)
 
     def usage(self, profile: str = "") -> domain.Usage:
@@ -331,7 +330,6 @@ class AdaptiveLimit:
         self.limit = min(max(1, start), self.ceiling) if adaptive else self.ceiling
         self.adaptive = adaptive
         self.active = 0
-        self.peak = self.limit
         self._fastest: dict[str, float] = {}
         self._cond: asyncio.Condition | None = None
 
@@ -363,7 +361,6 @@ class AdaptiveLimit:
             best = per
         if per <= 2 * best and self.limit < self.ceiling and self.active >= self.limit - 1:
             self.limit += 1
-            self.peak = max(self.peak, self.limit)
             cond = self._cond
             if cond is not None:  # calls waiting for a slot may go now
                 asyncio.ensure_future(self._notify(cond))
@@ -599,8 +596,6 @@ class ChatClient:
             key, value, why = change
             if self.profile.apply(key, value, why):
                 _say_learned(self.where, self.model, why)
-                for c in self._tallies():
-                    c.adapted += 1
                 self._publish()
                 return True
         return self.profile.version != version

@@ -84,7 +84,8 @@ def test_a_simulated_users_hidden_state_shows_as_marked_bubbles_with_a_growing_s
     assert hidden.sparkline.point_count() == 1
     _turn(bridge, 1, clarity=0.6, satisfaction_missing=True, intent="compare")
     assert hidden.sparkline.point_count() == 2
-    assert hidden.sparkline.values() == ([0.4, 0.5], [0.2, 0.6])
+    # the missing satisfaction is a gap in the sparkline, not the stored placeholder 0.5
+    assert hidden.sparkline.values() == ([0.4, None], [0.2, 0.6])
     newest, first = (c.text() for c in hidden.cards())
     assert "Turn 1" in newest and "“message 1”" in newest and "Satisfaction 0.5 (missing)" in newest
     assert "Turn 0" in first and "Which phone? No idea." in first

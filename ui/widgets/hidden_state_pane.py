@@ -5,8 +5,9 @@ STORM simulated user (SPEC.md §2). Each bubble is one :class:`events.HiddenStat
 turn, the message it came with, the inner thoughts, satisfaction (0.5 "missing" when the answer
 gave none) and intent clarity with their explanations, emotion and intent (marked "from
 keywords" when the paper's keyword maps supplied them). Above them a sparkline of satisfaction and
-clarity grows one point per turn. Nothing here reaches another participant: the pane only reads
-events, and says so in its banner.
+clarity grows one point per turn; a value the answer did not give is a gap there, never the
+placeholder. Nothing here reaches another participant: the pane only reads events, and says so
+in its banner.
 """
 
 from __future__ import annotations
@@ -269,8 +270,8 @@ class HiddenStatePane(QWidget):
         states = sorted(self._states.get(self._name, {}).values(), key=lambda e: (e.turn, e.seq))
         self.sparkline.set_points(
             [e.turn for e in states],
-            [e.state.satisfaction for e in states],
-            [e.state.clarity for e in states],
+            [e.state.rated_satisfaction for e in states],  # a turn not rated is a gap, not 0.5
+            [e.state.rated_clarity for e in states],
         )
         newest_first = list(reversed(states))
         while len(self._cards) < len(newest_first):

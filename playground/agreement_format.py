@@ -76,7 +76,8 @@ def render_lines(a: AgreementWithHumans | None, table: Any) -> list[str]:
         out += ["No judge ratings: run `playground judge` (the offline engine has no judge)."]
     else:
         out += ["No session is rated by both a judge and a human yet."]
-    pairs = f"{a.human_pairs} session pairs with a human majority preference"
+    pairs = f"{a.human_pairs} session pair{'' if a.human_pairs == 1 else 's'} with a human"
+    pairs += " majority preference"
     pairs += f", {a.tied_pairs} tied left out" if a.tied_pairs else ""
     out += ["", f"Predicting the human preference ({pairs}); TRACE Table 1 for reference"]
     rows = [

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from playground import domain, errors, events, interrupts, loops, personas, transcript
 from playground.llm.capabilities import server_profile, summary_of
+from playground.replay import FORK_BEGINS
 from playground.settings import PRESETS, Settings
 from playground.storage import SessionReader, open_database
 from playground.storage.database import DEFAULT_BUSY_TIMEOUT, DEFAULT_DB, open_for_reading
@@ -316,6 +317,14 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         for p in data["participants"]
     ]
     print(f"Participants: {', '.join(people)} · condition {s['condition']}", file=out)
+    carried = s.get("fork_messages")
+    if s.get("fork_seq") is not None:
+        print(
+            f"Fork of {s.get('parent_id') or 'a deleted session'} at its message"
+            f" #{s.get('fork_message')} (event {s['fork_seq']}): messages 1-{carried or 0} are"
+            " carried over from it, with their original times",
+            file=out,
+        )
     if profile is not None:
         print(f"Server: {summary_of(profile)}", file=out)
         for why in profile.get("learned") or []:
@@ -346,6 +355,8 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
                 f"      thought #{t['id']} (System {t['system']}, score {t['score'] or 0:.2f}, {method}): {t['text']}",
                 file=out,
             )
+        if carried and m["id"] == carried and s.get("fork_seq") is not None:
+            print(f"\n{FORK_BEGINS}", file=out)
     usage = domain.Usage(**{k: s[k] for k in domain.Usage.model_fields if s.get(k) is not None})
     print(
         f"\n{len(data['thoughts'])} thoughts, {len(data['decisions'])} decisions, {s['calls']} LLM calls"

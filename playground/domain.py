@@ -172,6 +172,8 @@ class Decision(Record):
     trigger: TriggerKind
     action: Literal["speak", "silent"]
     thought_id: int | None = None
+    #: The motivation score the decision went by: the chosen thought's (``thought_id``), which
+    #: for a drawn System-1 reply is below the best; with no thought chosen, the best score.
     score: float | None = None
     turn_type: Literal["open", "allocated-self", "allocated-other"] = "open"
     reason: str
@@ -181,6 +183,10 @@ class Decision(Record):
     #: Next-speaker policy: the predictor's probability for the label that gave this agent the turn;
     #: a simulated user: its probability of speaking unaddressed.
     probability: float | None = None
+    #: Inner Thoughts: the best score among the agent's thoughts at this trigger (what the
+    #: thresholds are compared with); None for baselines, simulated users and decisions
+    #: recorded before it was kept (then ``score`` is the best, except for a System-1 draw).
+    best_score: float | None = None
 
 
 class NextSpeakerPrediction(Record):

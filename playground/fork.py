@@ -3,20 +3,26 @@
 The fork starts with the parent's state at that moment: the same participants (persona
 snapshots and proactivity, unless changed), their long-term memories as they stood (edits
 included, same ids), every thought in their reservoirs with its latest score, and the transcript so
-far. It is recorded as a session of its own with ``parent_id``, ``fork_seq`` and ``fork_message``.
-The next step is the trigger for the last carried-over message.
+far. It is recorded as a session of its own with ``parent_id``, ``fork_seq``, ``fork_message`` (the
+parent's last message at that moment) and ``fork_messages`` (how many messages it carried over:
+its messages 1..N; its own run begins after them). What is carried over keeps the parent's times:
+a message its ``posted_at``, a thought when it was formed, an evaluation when it was made (their
+events in the fork's log carry those times too). The next step is the trigger for the last
+carried-over message.
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import sqlite_utils
 
 from playground import domain, events, factory
-from playground.replay import Recording
+from playground.replay import FORK_BEGINS, Recording
 from playground.room import Room
 from playground.settings import ProactivitySettings, Settings
 from playground.storage.recorder import SessionRecorder
@@ -39,8 +45,10 @@ class ForkState:
     step: int = 0
     #: Simulated users: their profile and seating options (``speak_probability``).
     simulated: dict[str, tuple[UserProfile, dict[str, Any]]] = field(default_factory=dict)
-    #: Their hidden states by the message they were recorded with: (user, state, origin).
-    hidden: dict[int, tuple[str, HiddenState, str]] = field(default_factory=dict)
+    #: Their hidden states by the message they were recorded with: (user, state, origin, when).
+    hidden: dict[int, tuple[str, HiddenState, str, str]] = field(default_factory=dict)
+    #: When each thought was formed in the parent (its ``thought_formed`` event).
+    formed_at: dict[int, str] = field(default_factory=dict)
 
 
 def state_at(recording: Recording, seq: int) -> ForkState:
@@ -61,7 +69,7 @@ def state_at(recording: Recording, seq: int) -> ForkState:
                 st.agents.pop(e.name, None)
                 st.simulated.pop(e.name, None)
             case "hidden_state_recorded":
-                st.hidden[e.message_id] = (e.participant, e.state, e.origin)
+                st.hidden[e.message_id] = (e.participant, e.state, e.origin, e.at)
             case "policy_changed":
                 if e.name in st.agents:
                     st.policies[e.name] = e.policy
@@ -76,6 +84,7 @@ def state_at(recording: Recording, seq: int) -> ForkState:
                     mems[e.memory.id] = e.memory
             case "thought_formed":
                 st.thoughts[e.thought.id] = e.thought
+                st.formed_at.setdefault(e.thought.id, e.at)
             case "thought_evaluated":
                 tid = e.evaluation.thought_id
                 st.evaluations[tid] = e
@@ -106,10 +115,45 @@ def state_at(recording: Recording, seq: int) -> ForkState:
         ahead = recording.seqs[min(i + 8, len(recording.seqs) - 1)]
         for e in recording.events_between(seq, ahead):
             if e.kind == "hidden_state_recorded" and e.message_id <= st.messages[-1].id:
-                st.hidden.setdefault(e.message_id, (e.participant, e.state, e.origin))
+                st.hidden.setdefault(e.message_id, (e.participant, e.state, e.origin, e.at))
             elif e.kind in ("message_posted", "trigger_fired"):
                 break
     return st
+
+
+#: What ``playground show`` prints between a fork's carried-over messages and its own.
+BEGINS = FORK_BEGINS
+
+
+class _Pinned:
+    """A clock that gives one moment for timestamps (sleeps and monotonic time stay real)."""
+
+    def __init__(self, clock: Any, when: str) -> None:
+        self._clock, self._when = clock, when
+
+    def now_iso(self) -> str:
+        return self._when
+
+    def monotonic(self) -> float:
+        return float(self._clock.monotonic())
+
+    async def sleep(self, seconds: float) -> None:
+        await self._clock.sleep(seconds)
+
+
+@contextmanager
+def _as_of(room: Room, when: str | None) -> Iterator[None]:
+    """Stamp what the room publishes meanwhile with ``when`` (the parent's time of what is being
+    carried over); nothing in the block may await, or another task could be stamped too."""
+    if not when:
+        yield
+        return
+    real = room.clock
+    room.clock = _Pinned(real, when)
+    try:
+        yield
+    finally:
+        room.clock = real
 
 
 async def fork(
@@ -181,52 +225,63 @@ async def fork(
             continue
         agent = room.agent(thought.agent)
         vec = await room.embedder.embed_one(thought.text)
-        agent.reservoir.add(thought.model_copy(update={"expressed_in": None}), vec)
+        with _as_of(room, st.formed_at.get(thought.id)):
+            agent.reservoir.add(thought.model_copy(update={"expressed_in": None}), vec)
         ev = st.evaluations.get(thought.id)
         if ev is not None:
-            room.emit(
-                events.ThoughtEvaluated(
-                    agent=thought.agent,
-                    evaluation=ev.evaluation,
-                    saliency=ev.saliency,
-                    retained=ev.retained,
+            with _as_of(room, ev.at):
+                room.emit(
+                    events.ThoughtEvaluated(
+                        agent=thought.agent,
+                        evaluation=ev.evaluation,
+                        saliency=ev.saliency,
+                        retained=ev.retained,
+                    )
                 )
-            )
     room.reserve_ids(thoughts=max(st.thoughts, default=0))
     for m in st.messages:
         room.step = m.step
         said = st.thoughts.get(m.thought_id) if m.thought_id is not None else None
         if m.speaker not in room.participants:
             continue  # someone who left before the fork moment
-        msg = await room.post(
-            m.speaker,
-            m.text,
-            thought=said,
-            interruption=m.interruption,
-            origin=m.origin,
-            notify=False,
-            forced=m.forced,  # a message the user forced stays marked in the fork
-        )
-        if said is not None and said.agent in st.agents:
-            room.agent(said.agent).expressed(said.id, msg.id, m.step)
-            room.emit(
-                events.ThoughtExpressed(
-                    agent=said.agent, thought_id=said.id, message_id=msg.id, forced=m.forced
-                )
+        with _as_of(room, m.at):  # said when the parent said it (Room.post does not await)
+            msg = await room.post(
+                m.speaker,
+                m.text,
+                thought=said,
+                interruption=m.interruption,
+                origin=m.origin,
+                notify=False,
+                forced=m.forced,  # a message the user forced stays marked in the fork
             )
+            if said is not None and said.agent in st.agents:
+                room.agent(said.agent).expressed(said.id, msg.id, m.step)
+                room.emit(
+                    events.ThoughtExpressed(
+                        agent=said.agent, thought_id=said.id, message_id=msg.id, forced=m.forced
+                    )
+                )
         hidden = st.hidden.get(m.id)
         user = room.participants.get(m.speaker)
         if hidden is not None and isinstance(user, simulated.SimulatedUser):
             # A simulated user's hidden state goes with its message into the fork.
             user.states.append(hidden[1])
-            room.emit(
-                events.HiddenStateRecorded(
-                    participant=m.speaker,
-                    message_id=msg.id,
-                    turn=len(user.states) - 1,
-                    state=hidden[1],
-                    origin=hidden[2],
+            with _as_of(room, hidden[3]):
+                room.emit(
+                    events.HiddenStateRecorded(
+                        participant=m.speaker,
+                        message_id=msg.id,
+                        turn=len(user.states) - 1,
+                        state=hidden[1],
+                        origin=hidden[2],
+                    )
                 )
-            )
     room.step = st.step
+    with db.atomic():
+        # Where the fork's own run begins; the copied messages set the session's updated_at back
+        # to the parent's times, so it is the fork's time again.
+        db.execute(
+            "UPDATE sessions SET fork_messages = ?, updated_at = ? WHERE id = ?",
+            [len(room.messages), room.clock.now_iso(), room.session_id],
+        )
     return room, recorder

@@ -18,6 +18,7 @@ from typing import Any
 import sqlite_utils
 
 from playground import clock, errors, export
+from playground.storage.schema import legacy_best_score
 
 log = logging.getLogger(__name__)
 
@@ -259,6 +260,11 @@ class Importer:
                     extra = {**own, "thought_id": row.get("id")}
                     self._insert("evaluations", ev, extra, f"{ctx}.evaluations[{j}]")
             for i, row in enumerate(record.get("decisions", [])):
+                if isinstance(row, dict) and "best_score" not in row:  # exported before it was kept
+                    best = legacy_best_score(
+                        row.get("score"), row.get("reason", ""), row.get("policy")
+                    )
+                    row = {**row, "best_score": best}
                 self._insert("decisions", row, own, f"{where}: decisions[{i}]")
             for i, row in enumerate(record.get("predictions", [])):
                 self._insert("predictions", row, own, f"{where}: predictions[{i}]")

@@ -51,9 +51,9 @@ async def run_simulation(
         silent = 0
         while True:
             check_recording(room)
-            if len(room.messages) >= s.max_turns:
+            if turns_taken(room) >= s.max_turns:
                 await room.keep_last_vectors()
-                room.finish("finished", f"reached {s.max_turns} turns")
+                room.finish("finished", turn_limit_reason(room))
                 break
             if silent >= s.max_silent_steps:
                 await room.keep_last_vectors()
@@ -148,6 +148,23 @@ async def _realtime(room: Room) -> None:
     check_recording(room)
     await room.keep_last_vectors()
     room.finish("finished", "stopped")
+
+
+def turns_taken(room: Room) -> int:
+    """What the turn limit (``max_turns``) counts: every message in the transcript, the
+    icebreaker, people's and simulated users' included."""
+    return len(room.messages)
+
+
+def turn_limit_reason(room: Room) -> str:
+    """The end reason at the turn limit: the limit, the count it reached and what it counts
+    (more messages than the limit when some were posted outside the steps, e.g. carried over
+    into a fork, or a simulated user made to speak)."""
+    n = turns_taken(room)
+    return (
+        f"reached max turns {room.settings.room.max_turns}: {n} message{'' if n == 1 else 's'}"
+        " (every message counts: the icebreaker, people's and simulated users' too)"
+    )
 
 
 def check_recording(room: Room) -> None:

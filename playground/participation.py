@@ -53,6 +53,7 @@ def decide(
     if not thoughts:
         return domain.Decision(**base, action="silent", reason="no thoughts to express")
     best = max(thoughts, key=lambda s: (s.score, -s.thought_id))
+    base["best_score"] = best.score
     if rel == "allocated-self":
         return domain.Decision(
             **base,
@@ -101,7 +102,7 @@ def decide(
                 thought_id=pick.thought_id,
                 score=pick.score,
                 threshold=thr,
-                reason=f"best score {best.score:.2f} < imThreshold {thr:g}; System-1 reply drawn (p={settings.system1_prob:g})",
+                reason=f"best score {best.score:.2f} < imThreshold {thr:g}; System-1 reply drawn (p={settings.system1_prob:g}): thought #{pick.thought_id}, score {pick.score:.2f}",
             )
         return domain.Decision(
             **base,
@@ -381,15 +382,17 @@ class SilentRun:
     failed: int = 0
 
     def note(self, d: domain.Decision) -> None:
-        """Take one agent's decision at a silent step into account."""
-        if d.policy != "inner-thoughts" or d.score is None or d.threshold is None:
+        """Take one agent's decision at a silent step into account (its best score: a drawn
+        System-1 reply's own score is lower)."""
+        score = _best(d)
+        if d.policy != "inner-thoughts" or score is None or d.threshold is None:
             return
-        if d.score >= d.threshold:
+        if score >= d.threshold:
             self.reached = True
         b = self.best
-        if b is None or (d.score - d.threshold, d.score) > (
-            (b.score or 0.0) - (b.threshold or 0.0),
-            b.score or 0.0,
+        if b is None or (score - d.threshold, score) > (
+            (_best(b) or 0.0) - (b.threshold or 0.0),
+            _best(b) or 0.0,
         ):
             self.best = d
 
@@ -426,9 +429,14 @@ class SilentRun:
             else ""
         )
         return (
-            f"{head}: no thought's motivation reached the threshold (best {b.score or 0.0:.2f}"
+            f"{head}: no thought's motivation reached the threshold (best {_best(b) or 0.0:.2f}"
             f" against {b.threshold or 0.0:.2f}){refused}; {QUIET_ADVICE}"
         )
+
+
+def _best(d: domain.Decision) -> float | None:
+    """A decision's best score (``score`` for one recorded before the best was kept)."""
+    return d.best_score if d.best_score is not None else d.score
 
 
 def _count(n: int, noun: str) -> str:

@@ -24,7 +24,7 @@ from playground import errors, events
 from playground.storage.reader import SessionReader
 from playground.thought_ledger import THOUGHT_KINDS, ThoughtLedger
 
-MarkKind = Literal["interruption", "system1", "forced", "human", "note", "error", "silence"]
+MarkKind = Literal["interruption", "system1", "forced", "human", "note", "error", "silence", "fork"]
 MARK_LABELS: dict[str, str] = {
     "interruption": "interruption",
     "system1": "System-1 reply",
@@ -33,7 +33,10 @@ MARK_LABELS: dict[str, str] = {
     "note": "private note",
     "error": "error",
     "silence": "everyone stayed silent",
+    "fork": "a fork's own run begins",
 }
+#: What ``playground show`` prints between a fork's carried-over messages and its own.
+FORK_BEGINS = "── the fork begins here: the messages above are carried over from the parent ──"
 # Events that only describe the moment they happen: when the state is rebuilt at a position, only
 # the latest of them (the current trigger's) still shows.
 # Retrievals are kept per agent: the latest one of each agent still shows (an agent that did not
@@ -277,6 +280,17 @@ class Recording:
                 marks.append(Mark(seq, "error", f"error: {text}"))
             else:
                 marks.append(Mark(seq, "note", f"private {text}"))
+        # A fork: its messages 1..N are the parent's, carried over; its own run begins after #N.
+        carried = self.session.get("fork_messages")
+        if carried and carried in message_seq:
+            marks.append(
+                Mark(
+                    message_seq[carried],
+                    "fork",
+                    f"the fork from {self.session.get('parent_id') or 'a deleted session'} begins"
+                    f" after #{carried} (messages 1-{carried} carried over, with their times)",
+                )
+            )
         # A silence: a trigger whose decisions were all "silent" (no message before the next trigger).
         for i, m in enumerate(self.moments):
             nxt = self.moments[i + 1] if i + 1 < len(self.moments) else None

@@ -37,6 +37,7 @@ from playground.report_model import (
     ConversationMarks,
     Counts,
     MetricSummary,
+    PreferenceChoice,
     PreferenceSummary,
     RaterPreference,
     Report,
@@ -218,18 +219,18 @@ def build_report(
     for m in metric_keys:
         alpha, n_raters, shared = krippendorff_alpha(conv[m])
         agreement.append(Agreement(metric=m, alpha=alpha, raters=n_raters, shared_sessions=shared))
-    prefs, per_rater, n_prefs = _preferences(db, cond, raters)
+    prefs, per_rater, choices = _preferences(db, cond, raters)
     conv_marks, cond_marks, n_marks = _marks(db, scope, conv, raters)
     rated = {s for rows in conv.values() for row in rows.values() for s in row}
     counts = Counts(
         sessions=len(scope), rated_sessions=len(rated), raters=len(raters),
         respondents=len({r for _, r in questionnaires}), conversation_ratings=n_conv,
-        questionnaires=len(questionnaires), preferences=n_prefs,
+        questionnaires=len(questionnaires), preferences=len(choices),
         marks=n_marks,
     )  # fmt: skip
     return Report(
         experiment=experiment, conditions=conditions, counts=counts, metrics=metrics,
-        comparisons=comparisons, preferences=prefs, rater_preferences=per_rater,
+        comparisons=comparisons, preferences=prefs, rater_preferences=per_rater, choices=choices,
         conversation_marks=conv_marks, condition_marks=cond_marks, agreement=agreement,
         participant=participant, methods=METHODS,
         agreement_with_humans=_with_humans(db, scope, agreement_options or {}, stop),
@@ -280,20 +281,28 @@ def _with_humans(
 
 def _preferences(
     db: sqlite_utils.Database, cond: dict[str, str], raters: set[str]
-) -> tuple[list[PreferenceSummary], list[RaterPreference], int]:
+) -> tuple[list[PreferenceSummary], list[RaterPreference], list[PreferenceChoice]]:
+    """Per condition pair, per rater and per choice. ``first_id`` is the session the rater saw
+    first, as Conversation A (``ui/rating/pairwise.py``); ``second_id`` is Conversation B."""
     from scipy import stats
 
     tally: dict[tuple[str, str], list[tuple[str, bool, bool]]] = defaultdict(list)
-    n = 0
-    for rater, first, second, chosen in db.execute(
-        "SELECT rater, first_id, second_id, chosen_id FROM preferences ORDER BY id"
+    choices: list[PreferenceChoice] = []
+    for rater, first, second, chosen, reason in db.execute(
+        "SELECT rater, first_id, second_id, chosen_id, reason FROM preferences ORDER BY id"
     ):
         if first not in cond or second not in cond or cond[first] == cond[second]:
             continue
-        n += 1
         raters.add(rater)
         a, b = sorted((cond[first], cond[second]))
         tally[(a, b)].append((rater, cond[chosen] == a, chosen == first))
+        choices.append(
+            PreferenceChoice(
+                rater=rater, shown_a=first, shown_a_condition=cond[first], shown_b=second,
+                shown_b_condition=cond[second], chosen="A" if chosen == first else "B",
+                chosen_condition=cond[chosen], reason=reason or "",
+            )
+        )  # fmt: skip
     summaries, per_rater = [], []
     for (a, b), rows in sorted(tally.items()):
         total, k = len(rows), sum(1 for _, chose_a, _ in rows if chose_a)
@@ -316,18 +325,21 @@ def _preferences(
                 chose_first=sum(1 for *_, first in rows if first),
             )  # fmt: skip
         )
-        by_rater = Counter((r, chose_a) for r, chose_a, _ in rows)
+        by_condition = Counter((r, chose_a) for r, chose_a, _ in rows)
+        by_screen = Counter((r, shown_first) for r, _, shown_first in rows)
         for r in sorted({r for r, _, _ in rows}):
             per_rater.append(
                 RaterPreference(
                     rater=r,
                     condition_a=a,
                     condition_b=b,
-                    chose_a=by_rater[(r, True)],
-                    chose_b=by_rater[(r, False)],
+                    chose_condition_a=by_condition[(r, True)],
+                    chose_condition_b=by_condition[(r, False)],
+                    chose_shown_a=by_screen[(r, True)],
+                    chose_shown_b=by_screen[(r, False)],
                 )  # fmt: skip
             )
-    return summaries, per_rater, n
+    return summaries, per_rater, choices
 
 
 def _marks(

@@ -15,6 +15,11 @@ MOST_MARKED = 10
 CSV_COLUMNS = ["section", "condition", "condition_b", "metric", "subject", "statistic", "value"]
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun, singular for exactly one: ``1 rater``, ``2 raters``, ``0 raters``."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def _num(x: float | None, digits: int = 2) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
@@ -45,10 +50,11 @@ def render_table(report: Report) -> str:
     scope = f"experiment {report.experiment}" if report.experiment else "all sessions"
     out = [
         f"Ratings report: {scope}",
-        f"{c.sessions} sessions ({c.rated_sessions} rated), {c.raters} raters, "
-        f"{c.conversation_ratings} conversation ratings, {c.preferences} preferences, "
-        f"{c.marks} unnatural-turn marks, {c.questionnaires} questionnaires "
-        f"from {c.respondents} participants",
+        f"{count(c.sessions, 'session')} ({c.rated_sessions} rated), {count(c.raters, 'rater')}, "
+        f"{count(c.conversation_ratings, 'conversation rating')}, "
+        f"{count(c.preferences, 'preference')}, {count(c.marks, 'unnatural-turn mark')}, "
+        f"{count(c.questionnaires, 'questionnaire')} "
+        f"from {count(c.respondents, 'participant')}",
         f"conditions: {', '.join(report.conditions) or 'none'}",
     ]
     if c.conversation_ratings:
@@ -78,14 +84,25 @@ def render_table(report: Report) -> str:
              _p(s.p), str(s.chose_first)]
             for s in report.preferences
         ]  # fmt: skip
-        heads = ["pair (A vs B)", "n", "A chosen", "B chosen", "p", "shown-first chosen"]
+        heads = ["conditions", "n", "chosen", "chosen", "p", "shown first (A) chosen"]
         out += _table(heads, rows, left=4)
         rows = [
-            [r.rater, f"{r.condition_a} vs {r.condition_b}", str(r.chose_a), str(r.chose_b)]
+            [r.rater, f"{r.condition_a} vs {r.condition_b}", str(r.chose_shown_a),
+             str(r.chose_shown_b),
+             f"{r.condition_a} {r.chose_condition_a}, {r.condition_b} {r.chose_condition_b}"]
             for r in report.rater_preferences
-        ]
-        out += ["", "Preferences per rater"]
-        out += _table(["rater", "pair (A vs B)", "chose A", "chose B"], rows, left=2)
+        ]  # fmt: skip
+        out += ["", "Preferences per rater (A, B: Conversation A and B as the rater saw them,"]
+        out += ["A shown first; which condition each was differs from pair to pair)"]
+        heads = ["rater", "conditions", "chose A", "chose B", "chosen by condition"]
+        out += _table(heads, rows, left=2)
+        rows = [
+            [x.rater, f"{x.shown_a} ({x.shown_a_condition})",
+             f"{x.shown_b} ({x.shown_b_condition})", f"{x.chosen} (= {x.chosen_condition})"]
+            for x in report.choices
+        ]  # fmt: skip
+        out += ["", "Choices as the rater saw them"]
+        out += _table(["rater", "Conversation A", "Conversation B", "chose"], rows, left=4)
     if c.marks:
         out += ["", "Unnatural-turn marks per condition"]
         rows = [
@@ -151,8 +168,16 @@ def csv_rows(report: Report) -> list[list[Any]]:
             add("preference_share", x.model_dump(exclude={"condition"}), cond=x.condition,
                 cond_b=other)  # fmt: skip
     for r in report.rater_preferences:
-        add("rater_preference", {"chose_a": r.chose_a, "chose_b": r.chose_b},
+        add("rater_preference",
+            r.model_dump(include={"chose_condition_a", "chose_condition_b", "chose_shown_a",
+                                  "chose_shown_b"}),
             cond=r.condition_a, cond_b=r.condition_b, subject=r.rater)  # fmt: skip
+    for ch in report.choices:
+        add("preference_choice",
+            {"rater": ch.rater, "session_a": ch.shown_a, "session_b": ch.shown_b,
+             "chosen": ch.chosen, "chosen_condition": ch.chosen_condition},
+            cond=ch.shown_a_condition, cond_b=ch.shown_b_condition,
+            subject=f"{ch.rater}: {ch.shown_a} vs {ch.shown_b}")  # fmt: skip
     for cm in report.conversation_marks:
         add("conversation_marks", cm.model_dump(include={"messages", "marks", "per_message", "rated"}),
             cond=cm.condition, subject=cm.session_id)  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 from playground.agreement_model import AgreementWithHumans
@@ -73,11 +75,39 @@ class PreferenceSummary(_Frozen):
 
 
 class RaterPreference(_Frozen):
+    """One rater's choices between two conditions, counted two ways.
+
+    ``condition_a`` and ``condition_b`` are the pair's conditions in alphabetical order (as in
+    :class:`PreferenceSummary`), not the order on screen: the screen's Conversation A is the
+    session shown first, whichever condition it belongs to (``chose_shown_a``).
+    """
+
     rater: str
     condition_a: str
     condition_b: str
-    chose_a: int
-    chose_b: int
+    chose_condition_a: int
+    """Choices of the conversation in ``condition_a``."""
+    chose_condition_b: int
+    chose_shown_a: int
+    """Choices of the conversation shown first (Conversation A on the rater's screen)."""
+    chose_shown_b: int
+    """Choices of the conversation shown second (Conversation B on the rater's screen)."""
+
+
+class PreferenceChoice(_Frozen):
+    """One pairwise choice as the rater saw and made it, with the conditions behind it."""
+
+    rater: str
+    shown_a: str
+    """The session shown first: Conversation A on the rater's screen."""
+    shown_a_condition: str
+    shown_b: str
+    """The session shown second: Conversation B."""
+    shown_b_condition: str
+    chosen: Literal["A", "B"]
+    """The conversation chosen, as labelled on the rater's screen."""
+    chosen_condition: str
+    reason: str
 
 
 class ConversationMarks(_Frozen):
@@ -134,6 +164,8 @@ class Report(_Frozen):
     comparisons: list[Comparison]
     preferences: list[PreferenceSummary]
     rater_preferences: list[RaterPreference]
+    choices: list[PreferenceChoice] = []
+    """Every choice between two conditions, as the rater saw it (in the order made)."""
     conversation_marks: list[ConversationMarks]
     condition_marks: list[ConditionMarks]
     agreement: list[Agreement]

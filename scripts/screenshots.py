@@ -22,7 +22,7 @@ import qasync  # noqa: E402
 from PySide6.QtGui import QColor, QPainter  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from ui.app import build  # noqa: E402
+from ui.app import build, use_app_font  # noqa: E402
 from ui.collector import MainThreadCollector  # noqa: E402
 
 DOCS = ROOT / "docs"
@@ -292,6 +292,7 @@ MODES = {
 if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv)
     app.setQuitOnLastWindowClosed(False)
+    use_app_font(app)  # as the app (ui.app.run)
     collector = MainThreadCollector(parent=app)
     # `screenshots.py experiments` (or `mixed`, or `layout`) renders only those screenshots.
     qasync.run(MODES[sys.argv[1]]() if sys.argv[1:] and sys.argv[1] in MODES else main())

@@ -283,3 +283,16 @@ def test_report_computes_missing_features_with_minilm(tmp_path: Path) -> None:
     stored = {r[0] for r in db.execute("SELECT session_id FROM session_features")}
     db.close()
     assert stored == set(ids)
+
+
+def test_one_session_pair_reads_in_the_singular() -> None:
+    from playground.agreement_format import render_lines
+    from playground.agreement_model import AgreementWithHumans
+    from playground.report_format import _table
+
+    a = AgreementWithHumans(
+        judges=[], pairwise_judge=None, features_model=None, features=[], metrics=[],
+        human_pairs=1, tied_pairs=1, min_pairs=20, min_sessions=5, pairwise=[], methods=[],
+    )  # fmt: skip
+    text = "\n".join(render_lines(a, _table))
+    assert "(1 session pair with a human majority preference, 1 tied left out)" in text

@@ -550,3 +550,34 @@ def test_import_file_api_reports_the_line_through_playground_error(tmp_path, db)
     bad = _write(tmp_path / "x.jsonl", '{"format": "thought-playground/1", "session": {}}')
     with pytest.raises(errors.PlaygroundError, match=r"line 1: missing key 'participants'"):
         export.import_file(db, bad)
+
+
+def test_decisions_keep_their_best_score_through_export_and_import(source, tmp_path):
+    """The best score travels beside the chosen thought's; an export made before it was kept
+    gets it as an old database does (migration 10)."""
+    a = source["a"]
+    (rec,) = records(source["path"], [a])
+    scored = [d for d in rec["decisions"] if d["score"] is not None]
+    assert scored and all(d["best_score"] is not None for d in scored)
+    fresh = tmp_path / "fresh.db"
+    code, _, err = run("import", str(export_file(source, tmp_path, a)), "--db", str(fresh))
+    assert code == 0, err
+    assert records(fresh, [a])[0]["decisions"] == rec["decisions"]
+
+    old = json.loads(json.dumps(rec))
+    for d in old["decisions"]:
+        del d["best_score"]
+    drawn = next(d for d in old["decisions"] if d["score"] is not None)
+    drawn["reason"] = "best score 3.62 < imThreshold 3.95; System-1 reply drawn (p=0.1)"
+    drawn["score"] = 1.8
+    older = tmp_path / "older.jsonl"
+    older.write_text(json.dumps(old) + "\n")
+    again = tmp_path / "again.db"
+    code, _, err = run("import", str(older), "--db", str(again))
+    assert code == 0, err
+    got = records(again, [a])[0]["decisions"]
+    assert [(d["score"], d["best_score"]) for d in got if d["reason"].startswith("best score 3.62")] == [(1.8, 3.62)]  # fmt: skip
+    for d, before in zip(got, rec["decisions"], strict=True):
+        if d is not next(x for x in got if x["reason"].startswith("best score 3.62")):
+            # as recorded; a System-1 draw's best score as its reason shows it (2 decimals)
+            assert d["best_score"] == pytest.approx(before["best_score"], abs=0.005)

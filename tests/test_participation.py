@@ -290,3 +290,42 @@ def test_a_silent_run_with_nothing_to_explain_keeps_the_short_reason():
     assert participation.SilentRun().explain(4) == "4 silent steps in a row"
     assert not participation.explains_silence("4 silent steps in a row")
     assert not participation.explains_silence("reached 15 turns")
+
+
+def test_a_drawn_system1_reply_keeps_both_the_best_score_and_its_own():
+    """The decision speaks with the System-1 thought (score 2.00) while the best thought scored
+    3.90: both are kept, each under its own name, and the reason names both."""
+    d = participation.decide(
+        agent="Ana",
+        step=3,
+        trigger="new_message",
+        thoughts=[Scored(1, 2, 3.9), Scored(2, 1, 2.0)],
+        turn_type=OPEN,
+        settings=S.model_copy(update={"system1_prob": 1.0}),
+        rng=random.Random(0),
+    )
+    assert (d.action, d.thought_id, d.best_score, d.score) == ("speak", 2, 3.9, 2.0)
+    assert d.reason == (
+        "best score 3.90 < imThreshold 3.95; System-1 reply drawn (p=1): thought #2, score 2.00"
+    )
+    for thoughts, settings in (
+        ([Scored(1, 2, 4.2), Scored(2, 2, 3.0)], S),  # speaks with the best
+        ([Scored(1, 2, 3.0)], S),  # silent
+    ):
+        d = participation.decide(
+            agent="Ana", step=3, trigger="new_message", thoughts=thoughts, turn_type=OPEN,
+            settings=settings, rng=random.Random(0),
+        )  # fmt: skip
+        assert d.best_score == d.score == max(t.score for t in thoughts)
+
+
+def test_a_silent_run_compares_the_best_score_with_the_threshold():
+    """A System-1 reply that lost the floor: its own score is lower than the best; the silent
+    end names the best score."""
+    run = participation.SilentRun()
+    d = domain.Decision(
+        agent="Ana", step=3, trigger="pause", action="silent", thought_id=2, score=2.0,
+        best_score=3.9, threshold=3.95, reason="…",
+    )  # fmt: skip
+    run.note(d)
+    assert "(best 3.90 against 3.95)" in run.explain(4)

@@ -141,3 +141,62 @@ async def test_thought_ledgers_equal_the_fold_of_every_thought_event(embedder, d
                 lst.clear()
         assert rec.thought_ledger(moment.seq).evaluations == expected.evaluations
     assert not any(e.kind.startswith("thought_") for e in rec.rebuild(rec.last, thoughts=False))
+
+
+async def test_a_fork_keeps_the_parents_times_and_says_where_it_begins(embedder, db):
+    """Copied messages, thoughts, their latest evaluations keep the parent's times (not the fork's);
+    the fork records how many messages it carried over, and replay and show mark where it
+    begins."""
+    import io
+    from types import SimpleNamespace
+
+    from playground import cli, fork
+    from playground.storage import SessionReader
+
+    settings = offline_settings(seed=3, max_turns=7, max_silent_steps=50)
+    room, engine, _ = await build(settings, embedder, library(3), db=db)
+    from playground import loops
+
+    await loops.run_simulation(room, icebreaker="What did you do last weekend?")
+    rec = Recording.load(db, room.session_id)
+    at = rec.message_seq[3]
+    parent = SessionReader(db).load(room.session_id)
+    child, _ = await fork.fork(
+        settings, engine, recording=rec, seq=at, db=db, bus=events.EventBus()
+    )
+    await loops.run_simulation(child)
+    got = SessionReader(db).load(child.session_id)
+
+    def times(data, table, key, stamp, upto=None):  # noqa: ANN001, ANN202
+        return {r[key]: r[stamp] for r in data[table] if upto is None or r[key] <= upto}
+
+    assert times(got, "messages", "id", "posted_at", 3) == times(
+        parent, "messages", "id", "posted_at", 3
+    )
+    assert [m.at for m in child.messages[:3]] == [m.at for m in room.messages[:3]]
+    assert got["session"]["created_at"] > parent["messages"][2]["posted_at"]
+    assert all(m["posted_at"] >= got["session"]["created_at"] for m in got["messages"][3:])
+    carried = fork.state_at(rec, at).thoughts
+    parent_thoughts = {t["id"]: t for t in parent["thoughts"]}
+    child_thoughts = {t["id"]: t for t in got["thoughts"]}
+    assert carried and all(
+        child_thoughts[i]["created_at"] == parent_thoughts[i]["created_at"] for i in carried
+    )
+    for i in carried:  # the latest evaluation before the fork moment, with its time
+        step = rec.steps[rec.seqs.index(at)]
+        before = [e for e in parent_thoughts[i]["evaluations"] if e["step"] <= step]
+        if before:
+            assert child_thoughts[i]["evaluations"][0]["evaluated_at"] == before[-1]["evaluated_at"]
+    assert (got["session"]["fork_message"], got["session"]["fork_messages"]) == (3, 3)
+    forked = Recording.load(db, child.session_id)
+    (mark,) = [m for m in forked.marks if m.kind == "fork"]
+    assert mark.seq == forked.message_seq[3] and "begins after #3" in mark.label
+    out = io.StringIO()
+    cli.show(SimpleNamespace(db=str(db_file(db)), id=child.session_id, json=False), out)
+    text = out.getvalue()
+    assert f"Fork of {room.session_id} at its message #3" in text
+    assert text.index("[ 3]") < text.index(fork.BEGINS) < text.index("[ 4]")
+
+
+def db_file(db):  # noqa: ANN001, ANN201
+    return db.execute("PRAGMA database_list").fetchall()[0][2]

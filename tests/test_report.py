@@ -209,7 +209,9 @@ def test_preference_share_wilson_interval_and_binomial_p(rated):
     assert (b.ci_low, b.ci_high) == pytest.approx((1 - a.ci_high, 1 - a.ci_low))
     # two-sided binomial against 0.5: P(X >= 4) + P(X <= 1) = (5 + 1 + 1 + 5) / 32
     assert pref.p == pytest.approx(12 / 32)
-    per_rater = {(r.rater, r.chose_a, r.chose_b) for r in rated[2].rater_preferences}
+    per_rater = {
+        (r.rater, r.chose_condition_a, r.chose_condition_b) for r in rated[2].rater_preferences
+    }
     assert per_rater == {("r1", 3, 1), ("r2", 1, 0)}
 
 
@@ -399,3 +401,55 @@ def test_report_updates_after_adding_ratings(rated, tmp_path):
     assert after.preferences[0].n == before.preferences[0].n + 1 == 6
     assert after.counts.raters == 3 and before.counts.raters == 2
     assert scoped.counts.sessions == 1 and scoped.preferences == []
+
+
+def test_per_rater_choices_are_reported_as_the_rater_saw_them(rated):
+    """A and B are the conversations as shown (first, second), never the condition order: r1
+    chose the second conversation three times of four, r2 chose it once."""
+    rep, ids = rated[2], rated[1]
+    per_rater = {
+        r.rater: (r.chose_shown_a, r.chose_shown_b, r.chose_condition_a, r.chose_condition_b)
+        for r in rep.rater_preferences
+    }
+    assert per_rater == {"r1": (1, 3, 3, 1), "r2": (0, 1, 1, 0)}
+    choices = [(c.rater, c.shown_a, c.shown_b, c.chosen, c.chosen_condition) for c in rep.choices]
+    assert choices == [
+        ("r1", ids["a1"], ids["b1"], "A", A),
+        ("r1", ids["b2"], ids["a2"], "B", A),
+        ("r1", ids["a1"], ids["b2"], "B", B),
+        ("r1", ids["b1"], ids["a2"], "B", A),
+        ("r2", ids["b1"], ids["a1"], "B", A),
+    ]
+    table = report.render_table(rep)
+    lines = [" ".join(line.split()) for line in table.splitlines()]
+    # r2 saw next-speaker as Conversation A and chose Conversation B (inner-thoughts)
+    assert f"r2 {ids['b1']} ({B}) {ids['a1']} ({A}) B (= {A})" in lines
+    assert f"r1 {A} vs {B} 1 3 {A} 3, {B} 1" in lines
+    rows = list(csv.DictReader(io.StringIO(report.to_csv(rep))))
+    chosen = [
+        (r["subject"], r["value"])
+        for r in rows
+        if r["section"] == "preference_choice" and r["statistic"] == "chosen"
+    ]
+    assert chosen[-1] == (f"r2: {ids['b1']} vs {ids['a1']}", "B")
+
+
+def test_counts_in_the_report_are_singular_for_one(unrated, tmp_path):
+    path = tmp_path / "one.db"
+    shutil.copy(unrated[0], path)
+    db = open_database(path)
+    ids = unrated[1]
+    store = RatingStore(db)
+    store.rate_conversation(ids["a1"], "r1", {"coherence": 5})
+    store.record_preference("r1", ids["a1"], ids["b1"], ids["a1"], "why")
+    store.mark_turn(ids["a1"], 2, "r1")
+    store.answer_questionnaire(ids["a1"], "p1", {"likeability": 4})
+    one = report.build_report(db, session_ids=[ids["a1"]])
+    two = report.build_report(db, session_ids=[ids["a1"], ids["b1"]])
+    db.close()
+    assert report.render_table(one).splitlines()[1] == (
+        "1 session (1 rated), 1 rater, 1 conversation rating, 0 preferences, "
+        "1 unnatural-turn mark, 1 questionnaire from 1 participant"
+    )
+    head = report.render_table(two).splitlines()[1]
+    assert head.startswith("2 sessions (1 rated), 1 rater, 1 conversation rating, 1 preference, ")

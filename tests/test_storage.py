@@ -14,7 +14,7 @@ from tests.support.rooms import build, library
 def test_opening_twice_applies_the_schema_once(db_path):
     open_database(db_path).close()
     db = open_database(db_path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 9
+    assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 10
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert {
@@ -123,3 +123,74 @@ def test_processes_opening_a_new_database_at_once_each_migrate_it_safely(tmp_pat
             db = open_database(path)
             assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
             db.close()
+
+
+def test_migration_10_keeps_old_databases_opening_and_fills_in_the_best_score(tmp_path):
+    """Decisions recorded before migration 10 kept only ``score``: the best score, except for a
+    drawn System-1 reply, whose own (lower) score it was; that row's best score is read back
+    from its reason (2 decimals, as it was shown)."""
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    for number, script in enumerate(MIGRATIONS[:9], start=1):
+        conn.executescript(script)
+        conn.execute(f"PRAGMA user_version = {number}")
+    conn.execute(
+        "INSERT INTO sessions (id, created_at, status, engine, model, config)"
+        " VALUES ('s', 'now', 'finished', 'offline engine', 'offline', '{}')"
+    )
+    conn.execute(
+        "INSERT INTO participants (session_id, name, kind, joined_at) VALUES ('s', 'Ana', 'ai', 'now')"
+    )
+    rows = [  # action, thought, score, policy, reason
+        ("speak", 2, 1.8, "inner-thoughts",
+         "best score 3.62 < imThreshold 3.95; System-1 reply drawn (p=0.1)"),
+        ("silent", 2, 1.8, "inner-thoughts",
+         "best score 3.62 < imThreshold 3.95; System-1 reply drawn (p=0.1); lost the floor to"
+         " Ben, who scored higher (4.31)"),
+        ("silent", None, 3.62, "inner-thoughts",
+         "best score 3.62 < imThreshold 3.95; no System-1 reply drawn (p=0.1)"),
+        ("speak", 1, 4.2, "inner-thoughts", "best score 4.20 ≥ imThreshold 3.95"),
+        ("silent", None, None, "reactive", "reactive: not addressed by name; silent"),
+    ]  # fmt: skip
+    for action, thought, score, policy, reason in rows:
+        conn.execute(
+            "INSERT INTO decisions (session_id, step, trigger, agent, action, thought_id, score,"
+            " threshold, reason, decided_at, policy) VALUES ('s', 1, 'pause', 'Ana', ?, ?, ?,"
+            " 3.95, ?, 'now', ?)",
+            [action, thought, score, reason, policy],
+        )
+    conn.commit()
+    conn.close()
+    db = open_database(path)
+    got = db.execute("SELECT score, best_score FROM decisions ORDER BY id").fetchall()
+    db.close()
+    assert got == [(1.8, 3.62), (1.8, 3.62), (3.62, 3.62), (4.2, 4.2), (None, None)]
+
+
+@pytest.mark.asyncio
+async def test_a_drawn_system1_reply_is_recorded_with_the_best_score_and_its_own(embedder, db):
+    from playground.settings import PRESETS
+
+    drawing = PRESETS["simulation"].model_copy(
+        update={"im_threshold": 5.0, "interrupt_threshold": 5.0, "system1_prob": 1.0}
+    )
+    room, _, _ = await build(offline_settings(max_turns=6, seed=3), embedder, library(3), db=db)
+    for a in room.agents:
+        a.proactivity = drawing  # nothing reaches imThreshold 5: every reply is a System-1 draw
+    await loops.run_simulation(room, icebreaker="What did you do last weekend?")
+    rows = db.execute(
+        "SELECT score, best_score, reason FROM decisions WHERE session_id = ?"
+        " AND reason LIKE '%; System-1 reply drawn%'",
+        [room.session_id],
+    ).fetchall()
+    assert rows, "System-1 replies were drawn"
+    assert all(best is not None and best >= score for score, best, _ in rows)
+    assert any(best > score for score, best, _ in rows), "a System-1 thought below the best"
+    for score, best, reason in rows:
+        assert reason.startswith(f"best score {best:.2f} <") and f"score {score:.2f}" in reason
+    others = db.execute(
+        "SELECT COUNT(*) FROM decisions WHERE session_id = ? AND score IS NOT NULL"
+        " AND best_score IS NULL",
+        [room.session_id],
+    ).fetchone()[0]
+    assert others == 0

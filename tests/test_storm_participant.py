@@ -223,3 +223,47 @@ async def test_participant_decide_draws_only_when_not_addressed():
     draws = [participant.decide(user, step=2, trigger="pause", turn=open_turn, speaker="", rng=random.Random(i)) for i in range(200)]  # fmt: skip
     share = sum(d.action == "speak" for d in draws) / len(draws)
     assert 0.2 < share < 0.4
+
+
+async def test_the_turn_limit_counts_every_message_and_its_end_reason_says_so(embedder, db):
+    """The cap and the end reason count the same messages, simulated users' included; the reason
+    gives the count, not only the limit (messages posted outside the steps can pass it)."""
+    settings = offline_settings(max_turns=3, max_silent_steps=6, seed=4)
+    room, engine, _ = await build(settings, embedder, library(1), db=db)
+    room.add_simulated_user(MIA, factory.user_simulator(engine, seed=4))
+    await room.post(room.agents[0].name, "What did you do last weekend?", origin="icebreaker")
+    for _ in range(3):
+        await room.simulated_turn("Mia")  # the user speaks up outside the steps
+    await loops.run_simulation(room)
+    assert len(room.messages) == 4
+
+    def reason(r) -> str:  # noqa: ANN001
+        sql = "SELECT end_reason FROM sessions WHERE id = ?"
+        return db.execute(sql, [r.session_id]).fetchone()[0]
+
+    assert reason(room) == (
+        "reached max turns 3: 4 messages (every message counts: the icebreaker, people's"
+        " and simulated users' too)"
+    )
+    group, _ = await _group(embedder, db, turns=8)
+    assert reason(group).startswith("reached max turns 8: 8 messages (every message counts")
+    assert sum(m.kind == "simulated" for m in group.messages) >= 1
+
+
+async def test_a_dyad_ends_saying_what_its_turns_count(embedder, db):
+    from playground.storm import dyad
+
+    settings = offline_settings(max_turns=4, max_silent_steps=4, seed=2)
+    room, engine, _ = await build(settings, embedder, library(1), db=db)
+    dyad.seat_user(room, MIA, factory.user_simulator(engine, seed=2))
+    await dyad.run_dialogue(room, user="Mia", turns=2)
+    reason = db.execute(
+        "SELECT end_reason FROM sessions WHERE id = ?", [room.session_id]
+    ).fetchone()[0]
+    said = sum(m.speaker == "Mia" for m in room.messages)
+    replies = len(room.messages) - said
+    assert said == 2
+    assert reason == (
+        f"2 user turns: Mia's 2 messages and {replies} repl{'y' if replies == 1 else 'ies'}"
+        " (a turn is one message of the simulated user and the reply to it)"
+    )

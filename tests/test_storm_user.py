@@ -378,3 +378,29 @@ async def test_the_user_prompt_leaves_out_the_description_once_anything_is_unkno
     assert "A nurse who works night shifts." not in unsure  # it may state what the user lacks
     assert "35-44" in known and "35-44" not in unsure
     assert "beginner" in unsure  # what the user does know is still there
+
+
+async def test_offline_clarity_explanation_never_shows_a_negative_zero_cosine():
+    """A reply at cosine -0.001 to every need reads "cos 0.00", not "cos -0.00"."""
+    import numpy as np
+
+    from playground.storm.offline_user import offline_turn
+
+    reply = "Something else entirely."
+    off = np.array([-0.001, np.sqrt(1 - 1e-6), 0.0], np.float32)
+
+    class Embedder:
+        async def embed(self, texts):  # noqa: ANN001, ANN202
+            on = np.array([1.0, 0, 0], np.float32)
+            return np.stack([off if t == reply else on for t in texts])
+
+    turn = await offline_turn(
+        Embedder(),  # type: ignore[arg-type]
+        1,
+        profile(),
+        me="Mia",
+        messages=[("Mia", "My phone dies before my shift ends, help"), ("Bot", reply)],
+        previous=[],
+    )
+    assert "(cos 0.00)" in turn.state.clarity_explanation
+    assert "-0.00" not in turn.state.clarity_explanation

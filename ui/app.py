@@ -15,7 +15,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import PySide6  # noqa: E402,F401 - imported before qasync so qasync binds to PySide6
 import qasync  # noqa: E402
-from PySide6.QtCore import QTimer  # noqa: E402
+from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtGui import QFont  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -25,7 +25,20 @@ from ui.bridge import EngineBridge  # noqa: E402
 from ui.collector import MainThreadCollector  # noqa: E402
 from ui.controller import SessionController  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
+from ui.screen_fit import keep_geometry  # noqa: E402
 from ui.widgets.session_library import SessionLibraryDialog  # noqa: E402
+
+#: Where the window geometry is kept (QSettings: ~/.config/thought-playground/ on Linux).
+ORGANIZATION = "thought-playground"
+APPLICATION = "Thought Playground"
+#: The windows' font size (points), in the system's default family.
+FONT_POINTS = 10
+
+
+def use_app_font(app: QApplication) -> None:
+    """The font every window of the app is laid out for (run(); screenshot scripts and layout
+    tests use it too)."""
+    app.setFont(QFont(app.font().family(), FONT_POINTS))
 
 
 def build(
@@ -76,8 +89,11 @@ def run(argv: list[str] | None = None) -> int:
     app = cast(
         QApplication, QApplication.instance() or QApplication(sys.argv[:1] + list(argv or []))
     )
-    app.setApplicationName("Thought Playground")
-    app.setFont(QFont(app.font().family(), 10))
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    use_app_font(app)
+    # Each window opens at the size and place it was last given (fitted to its screen).
+    keep_geometry(lambda: QSettings(ORGANIZATION, APPLICATION))
 
     collector = MainThreadCollector(parent=app)  # noqa: F841 - lives as the app's child
 

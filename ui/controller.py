@@ -82,6 +82,9 @@ class SessionController(QObject, RoomCommands, SimulatedUserCommands):
         #: The engine and model of the session on screen (None: no session): what the status
         #: bar names, whatever the Engine dialog has set for the next session since.
         self.session_engine: str | None = None
+        #: The speed before a person joined (joining slows the agents to typing speed): the
+        #: next session gets it back instead of inheriting the human session's.
+        self._pace_before_join: str | None = None
 
     # -- boundary ----------------------------------------------------------------------------------
 
@@ -346,7 +349,9 @@ class SessionController(QObject, RoomCommands, SimulatedUserCommands):
         self.busy_changed.emit("Setting up the fork…")
         engine = await factory.build_engine(settings, embedder=embedder)
         await self._end_current("a replay was forked")
-        self.settings, self.engine = settings, engine
+        # The fork's own turn cap (messages shown + more) is the fork's: the user's settings keep
+        # theirs, so the next session and the dialogs do not inherit it.
+        self.engine = engine
         self.about_to_start.emit()
         bus = events.EventBus()
         self.bridge.attach(bus)
@@ -391,6 +396,9 @@ class SessionController(QObject, RoomCommands, SimulatedUserCommands):
         if self.room is not None and self.room.status == "running":
             self.room.finish("interrupted", reason)
         await self._cancel_task()
+        if self._pace_before_join is not None:  # the person's typing speed ends with the session
+            self.set_pace(self._pace_before_join)
+            self._pace_before_join = None
         if self.recorder is not None:
             self.recorder.detach()
             self.recorder = None
@@ -514,7 +522,9 @@ class SessionController(QObject, RoomCommands, SimulatedUserCommands):
         self.control.hand_over()  # the simulation loop ends; the session stays open
         await self._cancel_task()
         self.mode = "realtime"
-        # A person reads along: agents post no faster than they could type.
+        # A person reads along: agents post no faster than they could type (for this session).
+        if self._pace_before_join is None:
+            self._pace_before_join = self.settings.room.pace
         self.set_pace("typing")
         self.mode_changed.emit(self.mode)
         self.task = asyncio.ensure_future(self._realtime(room))

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from playground import domain, factory
 from playground.settings import PRESETS, ProactivitySettings, Settings
 from ui.policies import POLICY_HELP, POLICY_LABELS, policy_combo
+from ui.screen_fit import fit_window, scrolling_body
 
 PRESET_LABELS = {
     "simulation": "Simulation default (paper)",
@@ -74,7 +75,8 @@ class NewSessionDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("New session")
         self.library = library
-        lay = QVBoxLayout(self)
+        # The form scrolls on a short screen; OK / Cancel stay under it (see ui.screen_fit).
+        lay, outer = scrolling_body(self)
         lay.addWidget(QLabel("Participants (AI agents from the persona library):"))
         self.list = QListWidget()
         for p in library:
@@ -107,17 +109,28 @@ class NewSessionDialog(QDialog):
         self.preset.setToolTip(
             "Applies to the Inner Thoughts agents (the baselines have no thoughts)"
         )
+        # Where a run stops (the Engine… dialog's Max turns): said before the session starts.
+        cap = settings.room.max_turns
+        self.turn_cap = QLabel(
+            f"{cap} messages (the icebreaker counts); a run stops there · change it under Engine…"
+        )
+        self.turn_cap.setWordWrap(True)
+        self.turn_cap.setToolTip(
+            f"The session ends after {cap} messages. Session ▸ Engine… ▸ Max turns sets it for"
+            " new sessions."
+        )
         form.addRow("Icebreaker", self.icebreaker)
         form.addRow("Proactivity preset", self.preset)
         form.addRow("Seed", self.seed)
+        form.addRow("Turn cap", self.turn_cap)
         lay.addLayout(form)
         lay.addWidget(self._build_policies())
         self.buttons = ok_cancel(self)
-        lay.addWidget(self.buttons)
+        outer.addWidget(self.buttons)
         self.list.itemChanged.connect(self._validate)
         self.list.itemChanged.connect(self._refresh_policy_rows)
         self.pick_random()
-        self.resize(600, 660)
+        fit_window(self, (600, 660))
 
     # -- turn-taking policies (conditions) --------------------------------------------------------
 
@@ -310,7 +323,7 @@ class EngineSettingsDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Engine settings")
-        lay = QVBoxLayout(self)
+        lay, outer = scrolling_body(self)
         form = QFormLayout()
         self.engine = QComboBox()
         self.engine.addItem("Offline engine (no language model, no network)", "offline")
@@ -393,10 +406,10 @@ class EngineSettingsDialog(QDialog):
         note.setStyleSheet("color:#666; font-size:11px;")
         lay.addWidget(note)
         buttons = ok_cancel(self)
-        lay.addWidget(buttons)
+        outer.addWidget(buttons)
         self.engine.currentIndexChanged.connect(self._toggle)
         self._toggle()
-        self.resize(600, 440)
+        fit_window(self, (600, 440))
 
     def _toggle(self) -> None:
         remote = self.engine.currentData() == "openai"
@@ -445,7 +458,7 @@ class ParticipantSettingsDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Participant settings — {name}")
-        lay = QVBoxLayout(self)
+        lay, outer = scrolling_body(self)
         top = QFormLayout()
         self.policy = policy_combo(policy)
         self.policy.setToolTip("How this participant takes turns; it applies from the next trigger")
@@ -479,10 +492,11 @@ class ParticipantSettingsDialog(QDialog):
         form.addRow("System-1 thoughts per trigger", self.system1_count)
         form.addRow("System-2 thoughts per trigger", self.system2_count)
         buttons = ok_cancel(self)
-        lay.addWidget(buttons)
+        outer.addWidget(buttons)
         self.preset.currentIndexChanged.connect(self._apply_preset)
         self.policy.currentIndexChanged.connect(self._show_policy)
         self._show_policy()
+        fit_window(self, self.sizeHint())
 
     def _show_policy(self) -> None:
         policy = self.policy_value()
@@ -556,6 +570,7 @@ class JoinDialog(QDialog):
         lay.addRow(hint)
         buttons = ok_cancel(self)
         lay.addRow(buttons)
+        fit_window(self, self.sizeHint())
 
 
 class PersonaEditorDialog(QDialog):
@@ -599,7 +614,7 @@ class PersonaEditorDialog(QDialog):
         buttons.accepted.connect(self.try_save)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
-        self.resize(640, 520)
+        fit_window(self, (640, 520))
 
     def edited(self) -> domain.Persona:
         from pydantic import ValidationError

@@ -196,7 +196,8 @@ class GeometryView(QObject):
         w.keys.view_menu.addAction(self.action)
         w.addAction(self.action)
         self.data = GeometryData.empty()
-        self._vectors: dict[int, np.ndarray] = {}  # live: message id → vector
+        #: Live: (session id, message id) → vector (ids restart at 1 in every session).
+        self._vectors: dict[tuple[str, int], np.ndarray] = {}
         self._generation = 0  # bumped when the conversation shown changes: stale work is dropped
         self._dirty = False
         self._worker: asyncio.Future[None] | None = None
@@ -222,6 +223,8 @@ class GeometryView(QObject):
             if sizes[0] < MIN_HEIGHT:
                 total = sum(sizes)
                 first = max(MIN_HEIGHT, min(MAX_INITIAL_HEIGHT, round(INITIAL_SHARE * total)))
+                if self.window.height() < AUTO_OPEN_HEIGHT:
+                    first = MIN_HEIGHT  # a short window: the conversation keeps the room
                 self.splitter.setSizes([first, max(0, total - first)])
             if not self.window.replay.active:
                 self._schedule()
@@ -283,16 +286,19 @@ class GeometryView(QObject):
     async def _live_data(self) -> GeometryData:
         room = self.window.controller.room
         messages = list(room.messages) if room is not None else []
-        if not messages:
+        if room is None or not messages:
             return GeometryData.empty()
-        missing = [m for m in messages if m.id not in self._vectors]
+        sid = room.session_id
+        # Taken now: a new session may clear the cache while the embedder works.
+        known = {m.id: self._vectors[(sid, m.id)] for m in messages if (sid, m.id) in self._vectors}
+        missing = [m for m in messages if m.id not in known]
         if missing:
             self.panel.status.setText(f"embedding {len(missing)} message(s)…")
             embedder = await self.window.controller.embedder()
             vecs = await embedder.embed([m.text for m in missing])
             for m, v in zip(missing, vecs, strict=True):
-                self._vectors[m.id] = np.asarray(v, dtype=np.float32)
-        vectors = np.stack([self._vectors[m.id] for m in messages])
+                known[m.id] = self._vectors[(sid, m.id)] = np.asarray(v, dtype=np.float32)
+        vectors = np.stack([known[m.id] for m in messages])
         return await asyncio.to_thread(
             compute, vectors, [m.speaker for m in messages], [m.id for m in messages]
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent
@@ -34,9 +35,11 @@ from ui.dialogs import (
 from ui.file_menu import FileMenu
 from ui.policies import POLICY_HELP, POLICY_LABELS, PolicyMenu
 from ui.replay.fork_dialog import ForkDialog
+from ui.replay.leave_live import LeaveLiveQuestion, describe, live_room
 from ui.replay.panel import ReplayPanel
 from ui.run_state import LIVE
 from ui.run_state import describe as describe_run_state
+from ui.screen_fit import fit_window
 from ui.selection import SelectedParticipant
 from ui.shortcuts import WindowKeys
 from ui.widgets.busy_overlay import BusyOverlay
@@ -47,7 +50,7 @@ from ui.widgets.memory_pane import MemoryPane
 from ui.widgets.participants_bar import ParticipantsBar
 from ui.widgets.session_library import SessionLibraryDialog
 from ui.widgets.thoughts_pane import ThoughtsPane
-from ui.window_layout import fit_panes
+from ui.window_layout import ROOT_MARGINS, CompactWindow, ConversationFirst, fit_panes
 
 #: The banner above the conversation: an error, or a notice (why a session ended quietly).
 ERROR_STYLE = (
@@ -68,8 +71,11 @@ class MainWindow(QMainWindow):
         self.selection = SelectedParticipant(self)
         self._tasks: set[asyncio.Future[object]] = set()
         self._closing = False
+        #: The recording the panes show (see reset_views); None: a live session, or nothing.
+        self._views_of: object = None
+        #: The question before a live session is ended for a saved one (while it is open).
+        self.leave_question: LeaveLiveQuestion | None = None
         self.setWindowTitle("Thought Playground")
-        self.resize(1440, 900)
 
         self.participants = ParticipantsBar(bridge, self.selection)
         self.memory = MemoryPane(bridge, self.selection)
@@ -94,8 +100,14 @@ class MainWindow(QMainWindow):
         brow.addWidget(self.banner, 1)
         brow.addWidget(self.banner_close)
         cl.addLayout(brow)
-        cl.addWidget(self.conversation, 1)
-        cl.addWidget(self.decisions)
+        # The conversation over the decision strip; the conversation keeps its rows first.
+        self.center_split = QSplitter(Qt.Orientation.Vertical)
+        self.center_split.addWidget(self.conversation)
+        self.center_split.addWidget(self.decisions)
+        cl.addWidget(self.center_split, 1)
+        self.conversation_first = ConversationFirst(
+            self.center_split, self.conversation, self.decisions
+        )
 
         self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.memory)
@@ -105,7 +117,8 @@ class MainWindow(QMainWindow):
 
         root = QWidget()
         rl = QVBoxLayout(root)
-        rl.setContentsMargins(6, 4, 6, 4)
+        rl.setContentsMargins(*ROOT_MARGINS)
+        rl.setSpacing(3)
         rl.addWidget(self.participants)
         rl.addWidget(splitter, 1)
         self.setCentralWidget(root)
@@ -124,6 +137,7 @@ class MainWindow(QMainWindow):
 
         self.undo = ThoughtUndo(self)  # ✕ on a bubble can be undone: Ctrl+Z, status-bar Undo
         self.act_undo = self.undo.action
+        self.keys.add_edit_menu(self.act_undo)  # Edit ▸ Undo (Ctrl+Z)
         self.busy = BusyOverlay(self.conversation)  # what a session's set-up waits for
         self.controller.busy_changed.connect(self.busy.show_text)
         from ui.history import HistoryView
@@ -138,11 +152,13 @@ class MainWindow(QMainWindow):
         self.hint(
             "Choose “New session” to start: a random 4 of 8 personas with an icebreaker, or pick your own."
         )
+        self.compact = CompactWindow(self)  # a short window: the conversation keeps the room
+        fit_window(self, (1440, 900))  # its screen's available geometry at most; kept size
 
     # -- building --------------------------------------------------------------------------------
 
     def _build_toolbar(self) -> None:
-        tb = self.addToolBar("Session")
+        self.toolbar = tb = self.addToolBar("Session")
         tb.setMovable(False)
         tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         icon = self.style().standardIcon
@@ -227,6 +243,8 @@ class MainWindow(QMainWindow):
         self.bridge.thought_refused.connect(self._refused)
         self.bridge.session_finished.connect(lambda *_: self._set_running(False))
         self.conversation.send_requested.connect(lambda text: self.spawn(c.send(text)))
+        self.bridge.message_posted.connect(lambda _m: self._agents_waiting())
+        self.bridge.session_finished.connect(lambda *_: self._agents_waiting())
         self.conversation.note_requested.connect(
             lambda mid, text: self.spawn(c.annotate(mid, text))
         )
@@ -318,12 +336,29 @@ class MainWindow(QMainWindow):
         self.act_stop.setEnabled(has_room)
         self.act_join.setEnabled(has_room and not self.controller.human)
         self.run_label.setText(describe_run_state(self.controller))
+        # Memories and thoughts change only in a live session (not an ended one, not a replay).
+        replaying = getattr(getattr(self, "replay", None), "active", False)
+        frozen = state == "ended" or bool(replaying)
+        self.memory.set_live(not frozen)
+        self.thoughts.set_live(not frozen)
         can_type = has_room and bool(self.controller.human)  # nobody types into an ended session
         self.conversation.composer.setEnabled(can_type)
         self.conversation.send_button.setEnabled(can_type)
 
+    def _agents_waiting(self) -> None:
+        """Say in the conversation pane when the agents wait for the person to speak (after
+        ``max_agent_streak`` agent messages in a row, :func:`playground.loops.run_realtime`)."""
+        from playground.loops import agent_streak
+
+        c, room = self.controller, self.controller.room
+        live = room is not None and room.status == "running" and c.mode == "realtime"
+        streak = agent_streak(room) if room is not None and live else 0
+        limit = c.settings.room.max_agent_streak
+        self.conversation.show_waiting(streak if streak >= limit else 0)
+
     def _mode(self, mode: str) -> None:
         self.conversation.set_human(self.controller.human if mode == "realtime" else None)
+        self._agents_waiting()
         if mode == "realtime":
             self.hint(
                 f"You joined as {self.controller.human}: real time. Agents answer, stay silent or interrupt; "
@@ -331,20 +366,30 @@ class MainWindow(QMainWindow):
             )
         self._set_running(self.controller.task is not None and not self.controller.task.done())
 
-    def reset_views(self, *, keep_messages: int | None = None) -> None:
+    def reset_views(self, *, keep_messages: int | None = None, session: object = None) -> None:
         """Clear every pane.
+
+        Message, memory and thought ids restart at 1 in every session, and a name can sit in
+        two sessions with other colours: the panes may reuse a widget by id or name only
+        within the recording they show. So a rebuild of another recording than the one on
+        screen (``session``) starts from empty panes, as a new session does.
 
         Args:
             keep_messages: a replay rebuilding a moment: keep the conversation's first messages;
                 the panes collect the new state and lay it out once in their ``end_rebuild``,
                 reusing the widgets they have.
+            session: the recording the rebuild shows (compared by identity; None: unknown,
+                so nothing is reused).
         """
         self.decisions.reset()
-        if keep_messages is None:
+        same = session is not None and session is self._views_of
+        if keep_messages is None or not same:
             self.selection.select("")
             for pane in (self.participants, self.memory, self.conversation, self.thoughts):
                 pane.reset()
-        else:
+            self._views_of = session
+        if keep_messages is not None:
+            keep_messages = keep_messages if same else 0
             self.participants.begin_rebuild()
             self.memory.begin_rebuild()
             self.conversation.begin_rebuild(keep_messages)
@@ -387,15 +432,19 @@ class MainWindow(QMainWindow):
 
     def start_session(self, dlg: NewSessionDialog) -> asyncio.Future[object]:
         self.controller.settings.engine.seed = dlg.seed.value()
-        return self.spawn(
-            self.controller.new_session(
-                dlg.chosen(),
-                icebreaker=dlg.icebreaker_text(),
-                preset=dlg.preset.currentData(),
-                policies=dlg.policies(),
-                simulated=dlg.simulated.seats() if hasattr(dlg, "simulated") else (),
+        chosen, icebreaker = dlg.chosen(), dlg.icebreaker_text()
+        preset, policies = dlg.preset.currentData(), dlg.policies()
+        simulated = dlg.simulated.seats() if hasattr(dlg, "simulated") else ()
+
+        async def start() -> None:
+            # A session still live ends only when the user says so (as when opening a replay).
+            if not await self.confirm_leaving_live("starting a new session"):
+                return
+            await self.controller.new_session(
+                chosen, icebreaker=icebreaker, preset=preset, policies=policies, simulated=simulated
             )
-        )
+
+        return self.spawn(start())
 
     def _fill_add_menu(self) -> None:
         self.add_menu.clear()
@@ -480,18 +529,59 @@ class MainWindow(QMainWindow):
         return self.replay_panel.open_fork()
 
     def open_replay(self, db_path: str, session_id: str) -> asyncio.Future[object]:
-        """Replay a saved session in the three panes; the live session (if any) ends first."""
+        """Replay a saved session in the three panes, with the window brought to the front (it
+        may be asked from the Experiments or STORM window). A live session ends first, and only
+        if the user says so (:meth:`confirm_leaving_live`)."""
         return self.spawn(self._open_replay(db_path, session_id))
 
     async def _open_replay(self, db_path: str, session_id: str) -> None:
+        self.bring_to_front()
         try:
             db = self.controller.database_at(db_path)
             recording = Recording.load(db, session_id)
         except errors.PlaygroundError as exc:
             self.show_error(f"Open session: {exc}")
             return
+        sid = recording.session["id"]
+        if not await self.confirm_leaving_live(f"opening session {sid} in replay"):
+            return
         await self.controller.release("a saved session was opened for replay")
         self.replay.open(recording)
+
+    def bring_to_front(self) -> None:
+        """Show the window above the others, with the focus (restored if minimised)."""
+        if self.isMinimized():
+            self.setWindowState(self.windowState() & ~Qt.WindowState.WindowMinimized)
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
+    async def confirm_leaving_live(self, target: str) -> bool:
+        """True when nothing live would be lost by opening ``target`` (no live session), or the
+        user chose to end the live session; False when they cancelled (it runs on untouched).
+
+        The question (:class:`LeaveLiveQuestion`) is ``self.leave_question`` while it is open;
+        a newer request cancels an older one."""
+        asked = None
+        while (room := live_room(self.controller)) is not None and room is not asked:
+            if self.leave_question is not None:
+                self.leave_question.reject()  # an earlier request: cancelled
+            question = LeaveLiveQuestion(self, describe(self.controller, room), target)
+            self.leave_question = question
+            try:
+                end = await question.ask()
+            finally:
+                if self.leave_question is question:
+                    self.leave_question = None
+                with contextlib.suppress(RuntimeError):  # already gone with the window
+                    question.deleteLater()
+            if self._closing or self.controller.closed:
+                return False
+            if not end:
+                self.hint(f"Session {room.session_id} runs on (cancelled: {target}).")
+                return False
+            asked = room  # another session started meanwhile: ask about that one too
+        return True
 
     def _build_menu(self) -> None:
         self.file_menu = FileMenu(self)
@@ -537,6 +627,8 @@ class MainWindow(QMainWindow):
         # Stop cleanly first (the session is marked interrupted), then close for real.
         event.ignore()
         self._closing = True
+        if self.leave_question is not None:  # nothing is opened: the window closes
+            self.leave_question.reject()
 
         async def finish() -> None:
             try:

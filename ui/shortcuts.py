@@ -1,5 +1,5 @@
-"""The main window's keyboard: the Session, View and Help menus, their shortcuts, F6 between
-panes, and Help ▸ Keyboard shortcuts.
+"""The main window's keyboard: the Edit, Session, View and Help menus, their shortcuts, F6
+between panes, and Help ▸ Keyboard shortcuts.
 
 Every toolbar action is also in the Session menu, so keyboard users and accessibility tools find
 it (and its shortcut) there. The shortcuts:
@@ -9,10 +9,12 @@ it (and its shortcut) there. The shortcuts:
   the composer and text fields and still presses a focused button: the key goes to such a
   widget first (:meth:`WindowKeys.eventFilter`).
 - Ctrl+.: Stop.
+- Ctrl+Z: Edit ▸ Undo (brings back the thought deleted last).
 - F6 / Shift+F6: the next / previous pane (memory → conversation → thoughts → decision strip →
   participants → memory…).
 
-The shortcuts dialog is written from the menus themselves, so it lists what the keys do now.
+The shortcuts dialog is written from the window itself (its menus' and its own actions, and
+its key shortcuts, each described by its ``whatsThis``), so it lists what the keys do now.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QActionGroup, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSpinBox,
@@ -41,21 +43,31 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.screen_fit import fit_window
+
 #: Widgets that use the space bar themselves: it types, or presses/opens them.
 SPACE_USERS = (QLineEdit, QTextEdit, QPlainTextEdit, QAbstractSpinBox, QAbstractButton, QComboBox)
 
-#: Keys that are not menu shortcuts, for the shortcuts dialog.
+#: Keys typed into a widget (not shortcuts), for the shortcuts dialog.
 OTHER_KEYS = (
     ("Enter", "In the composer: send the message"),
     ("Shift+Enter", "In the composer: a new line"),
-    ("← / →", "In the decision strip: the decisions of the trigger before / after"),
-    ("Space, ← / →", "While replaying: play or pause, step back / on"),
+    ("Escape", "In a private note: close it unsaved"),
 )
 
+_ARROWS = {"Left": "←", "Right": "→", "Up": "↑", "Down": "↓"}
 
-def menu_shortcuts(menu_bar: QMenuBar) -> list[tuple[str, str, str]]:
-    """Every menu action that has a shortcut: (menu path, action text, keys), in menu order."""
-    found: list[tuple[str, str, str]] = []
+
+def key_text(keys: QKeySequence) -> str:
+    """How the shortcuts dialog writes a key sequence: ``Ctrl+Z``, ``Shift+←``."""
+    text = keys.toString(QKeySequence.SequenceFormat.NativeText)
+    return "+".join(_ARROWS.get(part, part) for part in text.split("+"))
+
+
+def _menu_actions(menu_bar: QMenuBar) -> list[tuple[QAction, str]]:
+    """Every menu action that has a shortcut, each once (the first menu that holds it), with
+    its menu path, in menu order."""
+    found: dict[QAction, str] = {}
 
     def walk(menu: QMenu, path: str) -> None:
         for act in menu.actions():
@@ -64,23 +76,52 @@ def menu_shortcuts(menu_bar: QMenuBar) -> list[tuple[str, str, str]]:
             if isinstance(sub, QMenu):
                 walk(sub, f"{path} ▸ {text}")
             elif not act.isSeparator() and not act.shortcut().isEmpty():
-                keys = act.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-                found.append((path, text, keys))
+                found.setdefault(act, path)
 
     for top in menu_bar.actions():
         menu = top.menu()
         if isinstance(menu, QMenu):
             walk(menu, top.text().replace("&", ""))
-    return found
+    return list(found.items())
+
+
+def menu_shortcuts(menu_bar: QMenuBar) -> list[tuple[str, str, str]]:
+    """Every menu action that has a shortcut: (menu path, action text, keys), in menu order;
+    an action in two menus once, under the first."""
+    return [
+        (path, act.text().replace("&", ""), key_text(act.shortcut()))
+        for act, path in _menu_actions(menu_bar)
+    ]
+
+
+def window_shortcuts(window: QWidget) -> list[tuple[str, str, str]]:
+    """Every shortcut of ``window``: (keys, what it does, where), each once. The menus' actions
+    first (where: the menu), then actions with a shortcut in no menu, then key shortcuts
+    (``QShortcut``; what: its ``whatsThis``, where: "")."""
+    bar = window.menuBar() if hasattr(window, "menuBar") else None
+    menus = _menu_actions(bar) if isinstance(bar, QMenuBar) else []
+    listed = {act for act, _path in menus}
+    entries = [(key_text(a.shortcut()), a.text().replace("&", ""), path) for a, path in menus]
+    for act in window.findChildren(QAction):
+        if act not in listed and not act.shortcut().isEmpty():
+            listed.add(act)
+            entries.append((key_text(act.shortcut()), act.text().replace("&", ""), ""))
+    for sc in window.findChildren(QShortcut):
+        entries.append((key_text(sc.key()), sc.whatsThis(), ""))
+    return entries
 
 
 class ShortcutsDialog(QDialog):
-    """Help ▸ Keyboard shortcuts: the menus' shortcuts and the keys of the panes."""
+    """Help ▸ Keyboard shortcuts: every shortcut of the window (see :func:`window_shortcuts`)
+    and the keys typed into the composer."""
 
-    def __init__(self, menu_bar: QMenuBar, parent: QWidget | None = None) -> None:
+    def __init__(self, window: QWidget, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
-        rows = [(keys, f"{text} ({path})") for path, text, keys in menu_shortcuts(menu_bar)]
+        self._entries = window_shortcuts(window)
+        rows = [
+            (keys, f"{what} ({where})" if where else what) for keys, what, where in self._entries
+        ]
         rows += list(OTHER_KEYS)
         self.table = QTableWidget(len(rows), 2)
         self.table.setHorizontalHeaderLabels(["Keys", "Does"])
@@ -103,7 +144,11 @@ class ShortcutsDialog(QDialog):
         lay.addWidget(self.table, 1)
         lay.addWidget(note)
         lay.addWidget(buttons)
-        self.resize(560, 460)
+        fit_window(self, (560, 460))
+
+    def entries(self) -> list[tuple[str, str, str]]:
+        """The window's shortcuts listed: (keys, what, where) (see :func:`window_shortcuts`)."""
+        return list(self._entries)
 
     def rows(self) -> list[tuple[str, str]]:
         """The listed (keys, what they do), top to bottom."""
@@ -139,9 +184,6 @@ class WindowKeys(QObject):
         session.addSeparator()
         for act in (w.act_run, w.act_pause, w.act_step, w.act_stop):
             session.addAction(act)
-        undo = getattr(w, "act_undo", None)  # Ctrl+Z: bring back the thought deleted last
-        if undo is not None:
-            session.addAction(undo)
         session.addSeparator()
         self.speed_menu = session.addMenu("Speed")
         self._speed = QActionGroup(self)
@@ -172,6 +214,14 @@ class WindowKeys(QObject):
         self.act_shortcuts.setShortcut(QKeySequence.StandardKey.HelpContents)
         self.act_shortcuts.triggered.connect(self.show_shortcuts)
         w.installEventFilter(self)
+
+    def add_edit_menu(self, *actions: QAction) -> QMenu:
+        """The Edit menu (after File) with ``actions``, e.g. Undo (Ctrl+Z)."""
+        self.edit_menu = edit = QMenu("&Edit", self.window)
+        for act in actions:
+            edit.addAction(act)
+        self.window.menuBar().insertMenu(self.session_menu.menuAction(), edit)
+        return edit
 
     def add_help_menu(self) -> None:
         """Put the Help menu last on the menu bar (call after every other menu is added)."""
@@ -242,7 +292,7 @@ class WindowKeys(QObject):
         """Help ▸ Keyboard shortcuts (non-modal)."""
         if self.dialog is not None:
             self.dialog.close()
-        self.dialog = ShortcutsDialog(self.window.menuBar(), self.window)
+        self.dialog = ShortcutsDialog(self.window, self.window)
         self.dialog.show()
         self.dialog.raise_()
         return self.dialog

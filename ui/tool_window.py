@@ -17,13 +17,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.screen_fit import fit_window
+
 
 class ToolWindow(QWidget):
     """A top-level window of its own, owned by the main window (deleted with it).
 
     Args:
         title: The window title.
-        size: Its first (width, height) in pixels.
+        size: The (width, height) in pixels it opens at when its screen has room and it was
+            never resized (see :mod:`ui.screen_fit`).
         parent: The main window, or None for a window of its own (tests).
     """
 
@@ -32,7 +35,7 @@ class ToolWindow(QWidget):
         if parent is not None:
             self.setWindowFlag(Qt.WindowType.Window)
         self.setWindowTitle(title)
-        self.resize(*size)
+        fit_window(self, size)  # no larger than its screen; the size it was last given
 
     def refresh(self) -> None:
         """Read what the window shows again (the windows that show data override it)."""

@@ -396,8 +396,8 @@ class SessionRecorder:
     def _on_decision_made(self, e: events.DecisionMade) -> None:
         d = e.decision
         self._x(
-            "INSERT INTO decisions (session_id, step, trigger, agent, action, thought_id, score, threshold, turn_type, reason, decided_at, policy, probability)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO decisions (session_id, step, trigger, agent, action, thought_id, score, threshold, turn_type, reason, decided_at, policy, probability, best_score)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 e.session_id,
                 d.step,
@@ -412,6 +412,7 @@ class SessionRecorder:
                 e.at,
                 d.policy,
                 d.probability,
+                d.best_score,
             ],
         )
 

@@ -2,6 +2,25 @@
 
 from __future__ import annotations
 
+import re
+
+_DRAWN = re.compile(r"best score (.*?) < imThreshold .*; System-1 reply drawn", re.I | re.S)
+
+
+def legacy_best_score(score: float | None, reason: str, policy: str | None) -> float | None:
+    """A decision's best score where only ``score`` was kept (before migration 10): what
+    migration 10 fills in, for rows imported from an export made before it."""
+    if (policy or "inner-thoughts") != "inner-thoughts" or score is None:
+        return None
+    drawn = _DRAWN.match(reason or "")
+    if drawn is None:
+        return score
+    try:
+        return float(drawn.group(1))
+    except ValueError:
+        return score
+
+
 MIGRATIONS: list[str] = [
     # 1: the initial schema (documented in docs/schema.md)
     """
@@ -398,5 +417,25 @@ MIGRATIONS: list[str] = [
     ALTER TABLE sessions ADD COLUMN cut INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE evaluations ADD COLUMN samples INTEGER;
     ALTER TABLE thoughts ADD COLUMN samples INTEGER;
+    """,
+    # 10: a decision's best score beside the chosen thought's (``score``), which differ when a
+    # System-1 reply is drawn. Rows recorded before: ``score`` was the best score except for such
+    # a draw, whose reason gives the best score as it was shown (2 decimals). And where a fork's
+    # own run begins: how many messages it carried over (for older forks, up to ``fork_message``:
+    # exact unless a participant had left before the fork moment).
+    """
+    ALTER TABLE sessions ADD COLUMN fork_messages INTEGER;
+    UPDATE sessions SET fork_messages = (
+            SELECT COUNT(*) FROM messages m
+            WHERE m.session_id = sessions.id AND m.id <= sessions.fork_message
+        )
+        WHERE fork_message IS NOT NULL;
+    ALTER TABLE decisions ADD COLUMN best_score REAL;
+    UPDATE decisions SET best_score = CASE
+            WHEN reason LIKE 'best score % < imThreshold %; System-1 reply drawn%'
+            THEN CAST(substr(reason, 12, instr(reason, ' < ') - 12) AS REAL)
+            ELSE score
+        END
+        WHERE policy = 'inner-thoughts' AND score IS NOT NULL;
     """,
 ]

@@ -63,7 +63,14 @@ async def run_dialogue(room: Room, *, user: str, turns: int) -> str:
             last = room.messages[-1] if room.messages else None
             if said >= turns and (silent or (last is not None and last.speaker != user)):
                 await room.keep_last_vectors()
-                room.finish("finished", f"{turns} user turns")
+                replies = len(room.messages) - said
+                room.finish(
+                    "finished",
+                    f"{turns} user turn{'' if turns == 1 else 's'}: {user}'s {said}"
+                    f" message{'' if said == 1 else 's'} and {replies}"
+                    f" repl{'y' if replies == 1 else 'ies'} (a turn is one message of the"
+                    " simulated user and the reply to it)",
+                )
                 break
             if silent >= s.max_silent_steps:
                 await room.keep_last_vectors()

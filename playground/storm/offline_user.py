@@ -183,16 +183,17 @@ async def offline_turn(
     s = float(np.clip((relevance - 0.15) / 0.4, 0.0, 1.0)) if reply is not None else 0.0
     cap = 1.0 - 0.5 * p
     rate = 0.3 * (1 - 0.5 * p) * (1.2 - 0.1 * profile.difficulty.level)
+    shown = f"{round(relevance, 2) + 0.0:.2f}"  # + 0.0: a cosine just below zero reads 0.00
     if reply is None:
         clarity = c0
         clarity_why = "nothing said to me yet"
     elif s > 0:
         clarity = c0 + rate * s * max(0.0, cap - c0)
         near = "touched" if s >= 0.5 else "came near"
-        clarity_why = f"the reply {near} what I need (cos {relevance:.2f})"
+        clarity_why = f"the reply {near} what I need (cos {shown})"
     else:
         clarity = max(0.0, c0 - 0.03)
-        clarity_why = f"the reply was off my needs (cos {relevance:.2f}); muddled"
+        clarity_why = f"the reply was off my needs (cos {shown}); muddled"
     if reply is None:
         satisfaction = s0
         sat_why = "nothing to judge yet"

@@ -12,6 +12,13 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if os.environ["QT_QPA_PLATFORM"] == "offscreen":
+    # Qt's offscreen screen is 800×800 unless configured; windows fit their screen
+    # (ui/screen_fit.py), so the tests' screen is a 2560×1440 desktop: every window opens at
+    # the size it asks for. tests/ui/test_window_fit.py checks small screens under a real X server.
+    os.environ["QT_QPA_PLATFORM"] = "offscreen:configfile=" + os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "offscreen-screen.json"
+    )
 
 import asyncio  # noqa: E402
 from collections.abc import Callable, Generator  # noqa: E402
@@ -122,6 +129,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(pytest.mark.timeout(seconds, method="thread"), append=False)
 
 
+@pytest.fixture(autouse=True)
+def _own_qsettings(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """What the windows remember (QSettings: e.g. the New experiment dialog's last values) goes
+    to a fresh folder for each test: never the user's ~/.config, never another test's."""
+    from PySide6.QtCore import QSettings
+
+    folder = tmp_path_factory.mktemp("qsettings")
+    for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+        QSettings.setPath(fmt, QSettings.Scope.UserScope, str(folder))
+        QSettings.setPath(fmt, QSettings.Scope.SystemScope, str(folder / "system"))
+
+
 async def until(pred: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> None:  # noqa: ASYNC109
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -129,6 +148,30 @@ async def until(pred: Callable[[], object], timeout: float = 20.0, what: str = "
         if loop.time() > end:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.02)
+
+
+async def run_experiment(win: Any, condition: str, turns: int, **values: int) -> tuple[Any, str]:
+    """Launch a one-conversation offline experiment of ``condition`` from Experiments ▸ New
+    (other spin boxes of the dialog by name in ``values``), wait for it, and select its run:
+    the Experiments view and the run's session id."""
+    view = win.experiments.open_view()
+    dlg = view.open_new_dialog()
+    assert dlg is not None
+    for c, box in dlg.conditions.items():
+        box.setChecked(c == condition)
+    dlg.conversations.setValue(1)
+    dlg.turns.setValue(turns)
+    for name, value in values.items():
+        getattr(dlg, name).setValue(value)
+    dlg.engine.setCurrentIndex(dlg.engine.findData("offline"))
+    dlg.buttons.accepted.emit()
+    job = view.job
+    assert job is not None
+    await until(lambda: not job.running, timeout=240, what="the experiment")
+    view.runs.selectRow(0)
+    sid = view.selected_session()
+    assert sid is not None
+    return view, sid
 
 
 def app_window(qtbot, db_path, minilm, size: tuple[int, int] | None = (1440, 900)):  # noqa: ANN001, ANN201

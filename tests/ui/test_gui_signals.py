@@ -17,7 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_closes_the_window_quietly_with_128_plus_it(tmp_path, signum):
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO))
+    # XDG_CONFIG_HOME: the window keeps its geometry (QSettings) here, not in the user's ~/.config
+    env.update(QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO), XDG_CONFIG_HOME=str(tmp_path))
     err = tmp_path / "err.txt"
     with err.open("w") as stderr:
         proc = subprocess.Popen(

@@ -395,3 +395,13 @@ def test_rows_are_re_measured_when_the_memory_column_changes_width(setup, qtbot)
     narrow = pane.table.rowHeight(0)
     pane.resize(1200, 500)
     qtbot.waitUntil(lambda: pane.table.rowHeight(0) < narrow, timeout=2000)
+
+
+def test_a_random_pull_with_a_tiny_negative_cosine_reads_0_00_not_minus(setup):
+    bridge, selection, pane = setup
+    add(bridge, "Ana", 1, "I surf.")
+    selection.select("Ana")
+    stimuli = [domain.Stimulus(ref="memory:1", text="…", saliency=0.1, random=True, cosine=-0.001)]
+    bridge.dispatch(events.MemoriesRetrieved(agent="Ana", stimuli=stimuli, step=2))
+    assert pane.table.item(0, COL_SALIENCY).text() == "random\ncos 0.00"
+    assert "cosine to the latest utterance 0.00)" in pane.table.item(0, COL_TEXT).toolTip()

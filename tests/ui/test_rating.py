@@ -530,3 +530,58 @@ def test_report_view_says_no_ratings_then_shows_the_table_and_both_plots(qtbot, 
 
     view.set_experiment("no-such-experiment")
     assert "no-such-experiment" in view.message.text() and view.images() == []
+
+
+def test_the_report_says_what_the_rater_saw_and_chose(qtbot, rated):
+    """A rater who picks Conversation A on screen is reported as choosing A, with the condition
+    behind it; the counts read "1 rater", "1 preference"."""
+    db, ids, _ = rated
+    conds = dict(db.execute("SELECT id, condition FROM sessions").fetchall())
+    plan = _plan(db, ids, "pairwise", n=1)
+    win = RaterWindow(db, cps=FAST)
+    qtbot.addWidget(win)
+    win.resize(1440, 900)
+    win.show()
+    win.start("ana", plan.id)
+    a = win.assignment
+    assert a is not None and a.session_b is not None
+    shown_a = conds[a.session_a]
+    if shown_a != "inner-thoughts":  # the plan's coin flip: make A the later condition in
+        # alphabetical order, so that screen order and condition order disagree
+        db.execute(
+            "UPDATE assignments SET session_a = ?, session_b = ? WHERE id = ?",
+            [a.session_b, a.session_a, a.id],
+        )
+        db.conn.commit()
+        win.start("ana", plan.id)
+        a = win.assignment
+        assert a is not None and conds[a.session_a] == "inner-thoughts"
+    qtbot.waitUntil(lambda: win.pairwise.both_shown, timeout=10_000)
+    assert win.pairwise.options[0].text() == "Conversation A"
+    win.pairwise.choose(0, "A sounded like people")
+    win.pairwise.submit.click()
+    assert db.execute("SELECT COUNT(*) FROM preferences").fetchone()[0] == 1
+    assert "You have finished the one comparison of this plan." in win.thanks.text()
+
+    view = ReportView(db)
+    qtbot.addWidget(view)
+    view.show()
+    lines = [" ".join(line.split()) for line in view.table.toPlainText().splitlines()]
+    assert "ana baseline vs inner-thoughts 1 0 baseline 0, inner-thoughts 1" in lines
+    seen = f"ana {a.session_a} (inner-thoughts) {a.session_b} (baseline) A (= inner-thoughts)"
+    assert seen in lines
+    summary = view.summary.text()
+    assert "1 rater ·" in summary and "1 preference ·" in summary and "0 questionnaires" in summary
+
+
+def test_a_plan_of_one_rater_and_one_pair_is_announced_in_the_singular(qtbot, rated):
+    db, ids, _ = rated
+    dlg = RatingPlanDialog(db)
+    qtbot.addWidget(dlg)
+    dlg.name.setText("tiny")
+    dlg.kind.setCurrentIndex(dlg.kind.findData("pairwise"))
+    dlg.raters.setText("ana")
+    dlg.per_rater.setValue(1)
+    dlg.check(ids)
+    assert dlg.create_plan() is not None
+    assert dlg.message.text() == "Created “tiny”: 1 rater × 1 pair."

@@ -112,5 +112,5 @@ async def test_the_rating_menu_opens_each_window_on_the_controllers_database(win
     assert report is not None and report.isVisible()
     await until(lambda: not report.computing, what="the report (computed in the background)")
     assert "No ratings yet" not in report.message.text()  # the questionnaire counts
-    assert "1 questionnaires" in report.table.toPlainText()
+    assert "1 questionnaire " in report.table.toPlainText()
     await controller.shutdown()

@@ -384,8 +384,12 @@ async def test_a_fork_of_a_session_in_another_database_is_saved_there(window, tm
     await win.open_replay(str(other), sid)
     rec = win.replay.recording
     assert rec is not None
+    cap = controller.settings.room.max_turns
     room = await controller.fork(rec, rec.moments[2].seq, more_messages=2, human="Zoe")
     assert room is not None
+    shown = rec.messages_shown(rec.moments[2].seq)
+    assert room.settings.room.max_turns == shown + 2
+    assert controller.settings.room.max_turns == cap, "the fork's cap became the user's setting"
     await controller.stop()
     await until(lambda: win.rating.questionnaire is not None, what="the questionnaire offer")
     assert win.rating.questionnaire.store.db is rec.db

@@ -13,8 +13,8 @@ from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
 from playground import domain, events
-from playground.storage import SessionRecorder, open_database
 from tests.ui.conftest import until
+from tests.ui.recorded import SessionWriter
 from ui.app import build
 from ui.widgets import fitted_label
 from ui.widgets.conversation_pane import ConversationPane
@@ -29,35 +29,9 @@ SID = "20260101-000000-seek"
 def _write_session(path: Path, messages: int) -> str:
     """A recorded session of ``messages`` messages: each listener retrieves, forms and rates two
     thoughts per message, one of them is said."""
-    db = open_database(path)
-    rec = SessionRecorder(db)
-    seq = 0
+    writer = SessionWriter(path, SID, AGENTS)
+    emit = writer.emit
     rng = random.Random(3)
-
-    def emit(e: events.BaseEvent, step: int) -> None:
-        nonlocal seq
-        seq += 1
-        update = {"session_id": SID, "seq": seq, "step": step, "at": "2026-01-01T00:00:00+00:00"}
-        rec.handle(e.model_copy(update=update))
-
-    emit(
-        events.SessionStarted(
-            engine="offline engine",
-            model="offline",
-            seed=1,
-            condition="inner-thoughts",
-            settings={},
-        ),
-        0,
-    )
-    for i, name in enumerate(AGENTS):
-        persona = domain.Persona(id=name.lower(), name=name, facts=[f"I am {name}."])
-        emit(
-            events.ParticipantJoined(
-                name=name, participant_kind="ai", persona=persona, color_index=i
-            ),
-            0,
-        )
     tid = 0
     speaker, thought = AGENTS[0], None
     for m in range(1, messages + 1):
@@ -111,7 +85,7 @@ def _write_session(path: Path, messages: int) -> str:
         if thought:
             emit(events.ThoughtExpressed(agent=speaker, thought_id=thought, message_id=m), m)
     emit(events.SessionFinished(status="finished", reason="test"), messages)
-    db.close()
+    writer.db.close()
     return SID
 
 

@@ -115,7 +115,9 @@ async def test_run_pressed_while_a_new_session_is_set_up_applies_to_the_new_one(
 
     dlg = win.open_new_session()
     assert dlg is not None
-    dlg.accept()  # the set-up starts; the old session is still on screen for a moment
+    dlg.accept()  # asks first: the old session is live (paused)
+    await until(lambda: win.leave_question is not None, what="the question")
+    win.leave_question.end_button.click()  # the set-up starts; the old session is on screen a moment
     await until(lambda: controller.setting_up, what="the set-up")
     assert not win.act_run.isEnabled() and not win.act_step.isEnabled()
     assert win.run_label.text() == "Setting up…"

@@ -77,7 +77,7 @@ async def test_the_menu_bar_holds_every_toolbar_action_with_its_shortcut(window)
     assert listed["Stop"] == "Ctrl+."
     assert listed["Next pane"] == "F6" and listed["Previous pane"] == "Shift+F6"
     titles = [a.text().replace("&", "") for a in win.menuBar().actions()]
-    assert titles[:3] == ["File", "Session", "View"] and titles[-1] == "Help"
+    assert titles[:4] == ["File", "Edit", "Session", "View"] and titles[-1] == "Help"
     await controller.shutdown()
 
 
@@ -90,7 +90,7 @@ async def test_help_lists_the_keyboard_shortcuts(window):
     assert rows["Ctrl+N"].startswith("New session")
     assert rows["Ctrl+."].startswith("Stop")
     assert rows["F6"].startswith("Next pane")
-    assert "Space" in rows and rows["Space"].startswith(("Run", "Pause"))
+    assert any(k == "Space" and d.startswith(("Run", "Pause")) for k, d in dlg.rows())
     assert any(keys == "Shift+Enter" for keys, _ in dlg.rows())
     dlg.close()
     await controller.shutdown()
@@ -168,4 +168,59 @@ async def test_f6_cycles_the_panes_and_shift_f6_goes_back(window):
     _press(Qt.Key.Key_F6, Qt.KeyboardModifier.ShiftModifier)
     focus = QApplication.focusWidget()
     assert win.participants is focus or win.participants.isAncestorOf(focus)
+    await controller.shutdown()
+
+
+def _key_text(seq) -> str:  # noqa: ANN001
+    from ui.shortcuts import key_text
+
+    return key_text(seq)
+
+
+async def test_the_shortcuts_listed_are_the_ones_registered(window):
+    """Help ▸ Keyboard shortcuts lists every shortcut the window has, once each: the menus'
+    (an action in two menus once), the window's own actions and its key shortcuts (replay,
+    decision strip)."""
+    from PySide6.QtGui import QAction, QShortcut
+
+    win, controller = window
+    dlg = win.keys.show_shortcuts()
+    rows = dlg.rows()
+    keys = [k for k, _ in rows]
+    assert keys.count("Ctrl+Shift+D") == 1, "STORM dialogues… (in two menus) is listed once"
+    assert "Ctrl+Z" in keys, "Edit ▸ Undo"
+    assert "Shift+←" in keys and "Shift+→" in keys, "replay: a message back / on"
+    assert len(rows) == len(set(rows)), "a shortcut is listed twice"
+    assert all(what for _keys, what in rows), "every shortcut says what it does"
+    registered = sorted(
+        [
+            (_key_text(a.shortcut()), a.text().replace("&", ""))
+            for a in set(win.findChildren(QAction))
+            if not a.shortcut().isEmpty()
+        ]
+        + [(_key_text(s.key()), s.whatsThis()) for s in win.findChildren(QShortcut)]
+    )
+    listed = sorted((keys, what) for keys, what, _where in dlg.entries())
+    assert listed == registered
+    dlg.close()
+    await controller.shutdown()
+
+
+async def test_edit_undo_brings_back_a_deleted_thought(window):
+    win, controller = window
+    edit = next(a.menu() for a in win.menuBar().actions() if a.text().replace("&", "") == "Edit")
+    undo = next(a for a in edit.actions() if a.shortcut().toString() == "Ctrl+Z")
+    assert undo is win.undo.action and not undo.isEnabled()
+    await _session(controller)
+    win.act_step.trigger()
+    await until(lambda: win.thoughts.bubbles(), what="thought bubbles")
+    await until(lambda: win.act_run.isEnabled(), what="the step to end")
+    bubble = win.thoughts.bubbles()[0]
+    agent, tid = bubble.thought.agent, bubble.thought_id
+    bubble.delete_button.click()
+    await until(lambda: win.thoughts.bubble(tid) is None, what="the bubble to go")
+    assert undo.isEnabled()
+    undo.trigger()
+    await until(lambda: win.thoughts.bubble(tid) is not None, what="the thought to come back")
+    assert win.thoughts.bubble(tid).thought.agent == agent
     await controller.shutdown()

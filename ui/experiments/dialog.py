@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from playground import domain, errors, personas
 from ui.experiments.launch import EngineChoice, Options, Plan
+from ui.screen_fit import fit_window
 
 CONDITION_TEXT: dict[str, str] = {
     "inner-thoughts": "Inner Thoughts (the paper's simulation settings)",
@@ -29,10 +31,15 @@ CONDITION_TEXT: dict[str, str] = {
     "reactive": "Reactive: answers only when addressed by name",
 }
 DEFAULT_CONDITIONS = ("inner-thoughts", "next-speaker")
+#: QSettings group of the values last launched (the dialog opens with them).
+SETTINGS_GROUP = "experiments/new"
 
 
 class NewExperimentDialog(QDialog):
     """Conditions, sizes, seed, personas, concurrency, name and engine of a new experiment.
+
+    It opens with the values last launched (kept in ``QSettings``; a cancelled dialog keeps
+    nothing).
 
     Args:
         planner: turns the options into a :class:`Plan`; its ``PlaygroundError`` (a bad persona
@@ -118,8 +125,54 @@ class NewExperimentDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)
         self.personas_dir.editingFinished.connect(self._check_personas)
+        self._restore()
         self._check_personas()
-        self.resize(620, self.sizeHint().height())
+        fit_window(self, (620, self.sizeHint().height()))
+
+    def _restore(self) -> None:
+        """Show the values last launched, where there are any (a number out of range is
+        clamped; an unknown engine or condition is ignored)."""
+        store = QSettings()
+        store.beginGroup(SETTINGS_GROUP)
+        try:
+            if not store.contains("conditions"):
+                return
+            chosen = str(store.value("conditions", "")).split(",")
+            for c, box in self.conditions.items():
+                box.setChecked(c in chosen)
+            for key, spin in self._spins().items():
+                value = str(store.value(key, ""))
+                if value.lstrip("-").isdigit():
+                    spin.setValue(int(value))
+            self.personas_dir.setText(str(store.value("personas_dir", self.personas_dir.text())))
+            self.name.setText(str(store.value("name", "")))
+            engine = self.engine.findData(str(store.value("engine", "")))
+            if engine >= 0:
+                self.engine.setCurrentIndex(engine)
+        finally:
+            store.endGroup()
+
+    def _remember(self, opts: Options) -> None:
+        """Keep ``opts`` for the next New experiment dialog."""
+        store = QSettings()
+        store.beginGroup(SETTINGS_GROUP)
+        store.setValue("conditions", ",".join(opts.conditions))
+        for key, spin in self._spins().items():
+            store.setValue(key, spin.value())
+        store.setValue("personas_dir", opts.personas_dir)
+        store.setValue("name", opts.name or "")
+        store.setValue("engine", opts.engine)
+        store.endGroup()
+        store.sync()
+
+    def _spins(self) -> dict[str, QSpinBox]:
+        return {
+            "conversations": self.conversations,
+            "agents": self.agents,
+            "turns": self.turns,
+            "seed": self.seed,
+            "concurrency": self.concurrency,
+        }
 
     def options(self) -> Options:
         return Options(
@@ -146,6 +199,7 @@ class NewExperimentDialog(QDialog):
             self._fail(str(exc))
             return
         self.error.hide()
+        self._remember(opts)
         super().accept()
 
     def _fail(self, text: str) -> None:

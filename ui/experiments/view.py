@@ -405,7 +405,7 @@ class ExperimentsWindow(SessionsWindow):
         if sid is None:
             self.show_error("Select a conversation that has started to open it in replay.")
             return None
-        self.hint(f"Opened conversation {sid} in the main window's replay.")
+        self.hint(f"Opening conversation {sid} in the main window's replay…")
         return self.open_replay_at(self.db_path, sid)
 
     # -- the run's signals -----------------------------------------------------------------------

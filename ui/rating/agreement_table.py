@@ -142,7 +142,8 @@ class AgreementPanel(QWidget):
         self.metrics_note.setVisible(not rows)
         ties = f", {a.tied_pairs} tied left out" if a.tied_pairs else ""
         self.pairs_note.setText(
-            f"Predicting the human preference: {a.human_pairs} session pairs with a human "
+            f"Predicting the human preference: {a.human_pairs} session"
+            f" pair{'' if a.human_pairs == 1 else 's'} with a human "
             f"majority{ties}; below {a.min_pairs} pairs a predictor shows no accuracy"
         )
         _fill(

@@ -31,6 +31,8 @@ from PySide6.QtWidgets import (
 
 from playground import errors
 from playground.ratings import Plan, PlanKind, RatingStore
+from playground.report_format import count
+from ui.screen_fit import fit_window
 
 KINDS = {"conversation": "Conversation ratings (7 statements)", "pairwise": "Pairwise preference"}
 
@@ -91,7 +93,7 @@ class RatingPlanDialog(QDialog):
     def __init__(self, db: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Rating plans")
-        self.resize(1100, 720)
+        fit_window(self, (1100, 720))
         self.db = db
         self.store = RatingStore(db)
         lay = QVBoxLayout(self)
@@ -168,13 +170,13 @@ class RatingPlanDialog(QDialog):
             self.sessions.addItem(item)
         lay.addWidget(self.sessions, 1)
         row = QHBoxLayout()
-        all_button = QPushButton("Select all")
-        all_button.clicked.connect(lambda: self._check_all(True))
-        none_button = QPushButton("Select none")
-        none_button.clicked.connect(lambda: self._check_all(False))
+        self.all_button = QPushButton("Select all")
+        self.all_button.clicked.connect(lambda: self._check_all(True))
+        self.none_button = QPushButton("Select none")
+        self.none_button.clicked.connect(lambda: self._check_all(False))
         self.count_label = QLabel("")
-        row.addWidget(all_button)
-        row.addWidget(none_button)
+        row.addWidget(self.all_button)
+        row.addWidget(self.none_button)
         row.addWidget(self.count_label, 1)
         lay.addLayout(row)
         self.message = QLabel("")
@@ -191,6 +193,8 @@ class RatingPlanDialog(QDialog):
     def _source_changed(self, experiment: bool) -> None:
         self.experiment.setEnabled(experiment)
         self.sessions.setEnabled(not experiment)
+        self.all_button.setEnabled(not experiment)  # they act on the list: they go with it
+        self.none_button.setEnabled(not experiment)
 
     def _check_all(self, on: bool) -> None:
         state = Qt.CheckState.Checked if on else Qt.CheckState.Unchecked
@@ -250,8 +254,9 @@ class RatingPlanDialog(QDialog):
             return None
         self.message.setStyleSheet("color:#2e7d32;")
         self.message.setText(
-            f"Created “{plan.name}”: {len(plan.raters)} raters × {plan.per_rater} "
-            + ("conversations." if plan.kind == "conversation" else "pairs.")
+            f"Created “{plan.name}”: {count(len(plan.raters), 'rater')} × "
+            + count(plan.per_rater, "conversation" if plan.kind == "conversation" else "pair")
+            + "."
         )
         self.refresh()
         self.plan_created.emit(plan)

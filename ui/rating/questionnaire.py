@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from playground import errors
 from playground.ratings import PARTICIPANT_ITEMS, RatingStore
 from ui.rating.forms import LikertForm
+from ui.screen_fit import fit_window
 
 
 def human_sessions(db: Any) -> list[dict[str, Any]]:
@@ -49,7 +50,7 @@ class QuestionnaireDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("How was the conversation?")
-        self.resize(720, 760)
+        fit_window(self, (720, 760))  # its statements scroll on a short screen
         self.store = RatingStore(db)
         self.session_id = session_id
         lay = QVBoxLayout(self)
@@ -119,7 +120,7 @@ class JoinedSessionPicker(QDialog):
     def __init__(self, db: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Questionnaire for a session I joined")
-        self.resize(620, 420)
+        fit_window(self, (620, 420))
         self.db = db
         self.questionnaire: QuestionnaireDialog | None = None
         lay = QVBoxLayout(self)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
+    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -28,6 +29,8 @@ from ui.rating.pairwise import PairwiseView
 from ui.tool_window import ToolWindow
 
 KIND_LABELS = {"conversation": "conversation ratings", "pairwise": "pairwise preference"}
+#: Around a rating scale in the side pane: its left margin, the form's frame and inner margin.
+SCALE_MARGINS = 16
 INSTRUCTIONS = (
     "Read the conversation as it is typed. Flag any message where the turn-taking felt unnatural. "
     "Then say how much you agree with each statement, from 1 (strongly disagree) to 7 (strongly agree)."
@@ -149,6 +152,11 @@ class RaterWindow(ToolWindow):
         self.submit_button.clicked.connect(self._submit_ratings)
         row.addWidget(self.submit_button)
         sl.addLayout(row)
+        # The 1–7 scales are never cut off (at 1024 px the side's share was narrower than they):
+        # the side is as wide as a scale, its margins and the form's scroll bar.
+        scale = max((r.minimumSizeHint().width() for r in self.form.rows.values()), default=0)
+        bar = self.form.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        side.setMinimumWidth(scale + bar + SCALE_MARGINS)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.blind)
         split.addWidget(side)
@@ -270,10 +278,11 @@ class RaterWindow(ToolWindow):
         self.assignment = a
         if a is None:
             self.position.setText(f"{done} of {total}")
+            noun = "conversation" if self.plan.kind == "conversation" else "comparison"
             self._thank(
-                f"You have finished all {total} "
-                + ("conversations" if self.plan.kind == "conversation" else "comparisons")
-                + " of this plan."
+                f"You have finished the one {noun} of this plan."
+                if total == 1
+                else f"You have finished all {total} {noun}s of this plan."
             )
             return
         self.position.setText(f"{a.position} of {total}")
@@ -315,7 +324,9 @@ class RaterWindow(ToolWindow):
     def _show_pair(self, first: str, second: str) -> None:
         a, b = load_blind_messages(self.db, first), load_blind_messages(self.db, second)
         self._sessions = [first, second]
-        self.pairwise.load(a, b, (self._marks(first), self._marks(second)))
+        # Blank, each comparison: marks the rater left on either conversation elsewhere (rating
+        # it on its own, or an earlier comparison) would show before it even plays.
+        self.pairwise.load(a, b)
         self.stack.setCurrentWidget(self.pairwise)
 
     def _thank(self, text: str) -> None:

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
+from playground.report_format import count
 from playground.report_model import Report
 from playground.storage.database import database_path
 from ui.rating import report_jobs
@@ -259,8 +260,9 @@ class ReportView(ToolWindow):
     def _summary(self, report: Report, *, computing: bool) -> None:
         c = report.counts
         self.summary.setText(
-            f"{c.sessions} sessions · {c.rated_sessions} rated · {c.raters} raters · "
-            f"{c.preferences} preferences · {c.questionnaires} questionnaires"
+            f"{count(c.sessions, 'session')} · {c.rated_sessions} rated · "
+            f"{count(c.raters, 'rater')} · {count(c.preferences, 'preference')} · "
+            f"{count(c.questionnaires, 'questionnaire')}"
             + (f" · {COMPUTING_AGREEMENT}" if computing else "")
         )
 

@@ -50,8 +50,9 @@ class ReplayController(QObject):
 
     Args:
         bridge: the window's bridge; replay attaches it to its own event bus.
-        reset_views: ``reset_views(keep_messages=n)`` puts the panes in rebuild mode; messages
-            up to ``n`` that are on screen stay there.
+        reset_views: ``reset_views(keep_messages=n, session=recording)`` puts the panes in
+            rebuild mode; messages up to ``n`` that are on screen stay there if they are this
+            recording's (the panes of any other session shown before are emptied first).
         rebuilt: called once a rebuild's events are in.
         load_thoughts: takes every participant's thoughts at the new moment in one call, as a
             :class:`ThoughtLedger` (the thoughts pane's bulk loader); the other events are
@@ -128,6 +129,7 @@ class ReplayController(QObject):
         self.bus = events.EventBus()
         self.bridge.attach(self.bus)
         self.position = -1
+        self._reset_views()  # a new recording starts from empty views, even if its first jump fails
         self.opened.emit(recording)
         self.seek(recording.first)
         self._parsed = False
@@ -216,7 +218,9 @@ class ReplayController(QObject):
             if self.position >= 0
             else 0
         )
-        self._reset_views(keep_messages=keep)
+        # Only this recording's widgets may be reused: another one (a session opened before,
+        # whose ids and names overlap) is cleared first (see MainWindow.reset_views).
+        self._reset_views(keep_messages=keep, session=rec)
         # A thought's own events only concern the thoughts pane: their fold is handed over in
         # one go, from the recording's nearest kept ledger. So are the messages (most of what
         # is left of a long session's log): published one by one, each would cost two signals.

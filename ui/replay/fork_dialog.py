@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.dialogs import ok_cancel, preset_combo
+from ui.screen_fit import fit_window
 
 
 class ForkDialog(QDialog):
@@ -47,7 +48,7 @@ class ForkDialog(QDialog):
         form.addRow(self.join, self.name)
         lay.addLayout(form)
         lay.addWidget(ok_cancel(self))
-        self.resize(520, 240)
+        fit_window(self, (520, 240))
 
     def options(self) -> dict:
         return {

@@ -62,15 +62,16 @@ class ReplayPanel(QObject):
         r.error.connect(w.show_error)
         w.controller.about_to_start.connect(r.close)
         keys = [
-            ("Space", r.toggle),
-            ("Right", lambda: r.step(1)),
-            ("Left", lambda: r.step(-1)),
-            ("Shift+Right", lambda: r.step(1, "message")),
-            ("Shift+Left", lambda: r.step(-1, "message")),
+            ("Space", r.toggle, "While replaying: play or pause"),
+            ("Right", lambda: r.step(1), "While replaying: one step on"),
+            ("Left", lambda: r.step(-1), "While replaying: one step back"),
+            ("Shift+Right", lambda: r.step(1, "message"), "While replaying: the next message"),
+            ("Shift+Left", lambda: r.step(-1, "message"), "While replaying: the message before"),
         ]
         self.shortcuts: list[QShortcut] = []
-        for key, slot in keys:
+        for key, slot, does in keys:
             sc = QShortcut(QKeySequence(key), w)
+            sc.setWhatsThis(does)  # Help ▸ Keyboard shortcuts says what it does
             sc.activated.connect(slot)
             sc.setEnabled(False)
             self.shortcuts.append(sc)

@@ -30,6 +30,7 @@ MARK_COLORS = {
     "note": "#795548",
     "error": "#000000",
     "silence": "#9e9e9e",
+    "fork": "#2e7d32",
 }
 SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0)
 

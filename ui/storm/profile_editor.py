@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from playground import errors
 from playground.storm.model import CATEGORIES, UserProfile
+from ui.screen_fit import fit_window
 
 ERROR_STYLE = "color:#c62828;"
 #: Fields written as ``key = value`` lines.
@@ -216,7 +217,7 @@ class ProfileEditorDialog(QDialog):
         lay.addWidget(self.general_error)
         lay.addWidget(note)
         lay.addWidget(self.buttons)
-        self.resize(620, 640)
+        fit_window(self, (620, 640))
 
     @staticmethod
     def _text(value: str, rows: int) -> QPlainTextEdit:

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from playground import errors
 from playground.storm.model import UNCERTAINTIES, UserProfile
+from ui.screen_fit import fit_window, preferred_size
 from ui.storm.commands import DEFAULT_SPEAK_PROBABILITY, SimulatedSeat
 
 SPEAK_HELP = (
@@ -41,6 +42,8 @@ SPEAK_HELP = (
     " after any other message it speaks with this probability."
 )
 RANDOM = "(random)"
+#: Profiles a pick list shows without scrolling (each on as many lines as its text needs).
+ROWS_SHOWN = 6
 
 
 def describe(profile: UserProfile) -> str:
@@ -135,7 +138,7 @@ class GenerateProfileDialog(QDialog):
         lay.addWidget(self.save_box)
         lay.addWidget(self.error)
         lay.addWidget(self.buttons)
-        self.resize(460, 0)
+        fit_window(self, (460, 0))
 
     def try_generate(self) -> None:
         """Generate (and save); a problem is said in the dialog, which stays open."""
@@ -171,8 +174,14 @@ class SimulatedUsersBox(QGroupBox):
         self.profiles: dict[str, UserProfile] = {}
         self.list = QListWidget()
         self.list.setToolTip("Tick the simulated users who join the room with the agents")
+        # Whole descriptions, wrapped to the list's width (never cut, never scrolled sideways).
+        self.list.setWordWrap(True)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.list.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setVerticalScrollMode(QListWidget.ScrollMode.ScrollPerPixel)
         rows = self.list.fontMetrics().lineSpacing() + 6
-        self.list.setFixedHeight(rows * 3 + 6)
+        self.list.setMinimumHeight(rows * ROWS_SHOWN + 6)
         self.generate_button = QPushButton("Generate…")
         self.generate_button.setToolTip(
             "Draw a profile from the paper's pools (seed, task, difficulty, uncertainty)"
@@ -213,18 +222,28 @@ class SimulatedUsersBox(QGroupBox):
     def add_profile(self, profile: UserProfile, *, checked: bool = True) -> None:
         """List ``profile`` (replacing one with its id) and tick it when ``checked``."""
         self.profiles[profile.id] = profile
+        text = describe(profile)
         for i in range(self.list.count()):
             item = self.list.item(i)
             if item.data(Qt.ItemDataRole.UserRole) == profile.id:
-                item.setText(describe(profile))
+                item.setText(text)
+                item.setToolTip(text)
                 if checked:
                     item.setCheckState(Qt.CheckState.Checked)
+                    self._show(item)
                 return
-        item = QListWidgetItem(describe(profile))
+        item = QListWidgetItem(text)
+        item.setToolTip(text)
         item.setData(Qt.ItemDataRole.UserRole, profile.id)
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
         item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
         self.list.addItem(item)
+        if checked:  # one just generated: in view, and the current row
+            self._show(item)
+
+    def _show(self, item: QListWidgetItem) -> None:
+        self.list.setCurrentItem(item)
+        self.list.scrollToItem(item)
 
     def set_checked(self, profile_id: str, on: bool = True) -> None:
         for i in range(self.list.count()):
@@ -255,12 +274,13 @@ class SimulatedUsersBox(QGroupBox):
 def attach_to_new_session(dialog: QDialog, controller: Any) -> SimulatedUsersBox:
     """Put a :class:`SimulatedUsersBox` into the New session dialog, above its buttons."""
     box = SimulatedUsersBox(controller, dialog)
-    lay = dialog.layout()
+    lay = getattr(dialog, "body", None) or dialog.layout()  # in its scrolling form, if any
     buttons = getattr(dialog, "buttons", None)
     if isinstance(lay, QVBoxLayout):
         at = lay.indexOf(buttons) if isinstance(buttons, QWidget) else -1
         lay.insertWidget(at if at >= 0 else lay.count(), box)
-    dialog.resize(dialog.width(), dialog.height() + box.sizeHint().height() // 2)
+    wanted = preferred_size(dialog)
+    fit_window(dialog, (wanted.width(), wanted.height() + box.sizeHint().height() // 2))
     return box
 
 
@@ -296,7 +316,7 @@ class AddSimulatedUserDialog(QDialog):
         lay.addWidget(self.users)
         lay.addWidget(self.error)
         lay.addWidget(self.buttons)
-        self.resize(560, 0)
+        fit_window(self, (560, 0))
 
     def seats(self) -> list[SimulatedSeat]:
         return self.users.seats()

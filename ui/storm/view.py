@@ -66,6 +66,13 @@ EMPTY_TEXT = (
     "No STORM dialogues in this database yet: run `playground storm …` (or open a database that"
     " has some)."
 )
+#: What the empty view suggests first (over the dialogues list).
+EMPTY_HINT = (
+    "<b>No STORM dialogues yet.</b><br>To make one, start a session with a simulated user"
+    " (Session ▸ New session… ▸ Simulated users, or Participants ▸ Add simulated user… in a"
+    " live session), or run <code>playground storm …</code> on this database; then press"
+    " Refresh."
+)
 
 
 def _num(value: float | None, pct: bool = False) -> str:
@@ -196,6 +203,11 @@ class StormWindow(SessionsWindow):
 
         self.dialogues = _table(DIALOGUE_COLUMNS)
         self.dialogues.setToolTip("Double-click a dialogue to open its session in replay")
+        self.empty_hint = QLabel(EMPTY_HINT)
+        self.empty_hint.setObjectName("stormEmpty")
+        self.empty_hint.setWordWrap(True)
+        self.empty_hint.setStyleSheet("#stormEmpty { color:#555; padding:8px; }")
+        self.empty_hint.hide()
         self.curve = StateSparkline(height=None)
         self.curve_box = _group("Dialogue", self.curve)
         self.groups = GroupCurves()
@@ -210,7 +222,7 @@ class StormWindow(SessionsWindow):
         right.setStretchFactor(0, 2)
         right.setStretchFactor(1, 3)
         top = QSplitter(Qt.Orientation.Horizontal)
-        top.addWidget(_group("Dialogues", self.dialogues))
+        top.addWidget(_group("Dialogues", self.empty_hint, self.dialogues))
         top.addWidget(right)
         top.setStretchFactor(0, 2)
         top.setStretchFactor(1, 3)
@@ -276,8 +288,11 @@ class StormWindow(SessionsWindow):
         self.status.setText(
             EMPTY_TEXT if not n else f"{n} dialogue{'s' if n != 1 else ''} · {judge}"
         )
+        self.empty_hint.setVisible(not n)
         if n and self.dialogues.currentRow() < 0:
             self.dialogues.selectRow(0)
+        # Open in replay only with a dialogue to open (an empty view has none).
+        self.replay_button.setEnabled(self.selected_session() is not None)
 
     def _fill_dialogues(self) -> None:
         rows = self.report.dialogues

@@ -28,6 +28,14 @@ from ui.widgets.message_widget import Composer, MessageList, MessageWidget, fitt
 
 QUESTION = "How did you take {speaker}'s message?"
 ANSWERS = ["Interesting", "Helpful", "Off-topic", "Too pushy", "Not sure"]
+#: The composer's invitation before a person joins, once they have, and while the agents wait.
+JOIN_PLACEHOLDER = "Join as a human to take part (Enter sends, Shift+Enter for a new line)"
+MESSAGE_PLACEHOLDER = "Message as {name} (Enter sends, Shift+Enter for a new line)"
+WAITING_PLACEHOLDER = "The agents are waiting for you, {name}: say something (Enter to send)"
+#: Above the composer when the agents stop for the person (``loops.agent_streak``).
+WAITING_TEXT = "Agents are waiting for you to speak ({n} agent messages in a row)"
+#: What the empty window suggests first.
+EMPTY_HINT = "Start a new session (Ctrl+N) or open a saved one (File ▸ Open session…, Ctrl+O)."
 
 
 #: Most messages on screen. Each is a widget; a long session keeps its latest ones (the title
@@ -90,6 +98,11 @@ class ConversationPane(QWidget):
         self._focused: int | None = None
         #: Scroll to each new message; off while the user looks at an earlier one (history).
         self.follow_latest = True
+        #: Messages that arrived while the view held still for a person typing (see holding()).
+        self._unseen = 0
+        #: The message widgets whose note editor is open.
+        self._editing: set[MessageWidget] = set()
+        self._waiting = 0  # agent messages in a row while the agents wait for the person
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.title = QLabel("<b>Conversation</b>")
@@ -97,7 +110,16 @@ class ConversationPane(QWidget):
         self.list = MessageList(self._view_width_changed)
         self.list.setVerticalScrollMode(QListWidget.ScrollMode.ScrollPerPixel)
         self.list.setSelectionMode(QListWidget.SelectionMode.NoSelection)
+        self.list.placeholder.setText(EMPTY_HINT)
+        self.list.model().modelReset.connect(self._forget_unseen)  # the list was cleared
         lay.addWidget(self.list, 1)
+        # While a person types, new messages do not scroll the view: this says they came.
+        self.jump_button = QPushButton()
+        self.jump_button.setToolTip("Show the latest message")
+        self.jump_button.setStyleSheet("QPushButton { color:#1565c0; font-weight:bold; }")
+        self.jump_button.clicked.connect(self.jump_to_latest)
+        self.jump_button.hide()
+        lay.addWidget(self.jump_button, 0, Qt.AlignmentFlag.AlignHCenter)
         self.thinking_label = QLabel("")
         self.thinking_label.setStyleSheet("color:#b26a00; font-style:italic;")
         lay.addWidget(self.thinking_label)
@@ -133,14 +155,22 @@ class ConversationPane(QWidget):
         self.card.hide()
         self._card_message: int | None = None
         lay.addWidget(self.card)
+        self.waiting_label = QLabel("")
+        self.waiting_label.setObjectName("agentsWaiting")
+        self.waiting_label.setWordWrap(True)
+        self.waiting_label.setStyleSheet(
+            "#agentsWaiting { background:#e3f2fd; color:#0d47a1; padding:4px;"
+            " border:1px solid #90caf9; border-radius:4px; }"
+        )
+        self.waiting_label.hide()
+        lay.addWidget(self.waiting_label)
         row = QHBoxLayout()
         self.composer = Composer()
-        self.composer.setPlaceholderText(
-            "Join as a human to take part (Enter sends, Shift+Enter for a new line)"
-        )
+        self.composer.setPlaceholderText(JOIN_PLACEHOLDER)
         self.composer.setFixedHeight(56)
         self.composer.setEnabled(False)
         self.composer.submitted.connect(self.send_requested)
+        self.composer.textChanged.connect(self._hold_changed)
         self.send_button = QPushButton("Send")
         self.send_button.setEnabled(False)
         self.send_button.clicked.connect(self._send_clicked)
@@ -172,6 +202,10 @@ class ConversationPane(QWidget):
         self._above.clear()
         self._spare.clear()
         self._unfitted.clear()
+        # Nothing of the session shown before stays (message ids restart at 1 in every session).
+        self._pending, self._pending_notes = [], []
+        self._rebuilding, self._keep = False, 0
+        self._focused = self._card_message = None
         self._trim()
         self.thinking.clear()
         self.thinking_label.setText("")
@@ -182,11 +216,10 @@ class ConversationPane(QWidget):
         self.human = name
         self.composer.setEnabled(bool(name))
         self.send_button.setEnabled(bool(name))
-        self.composer.setPlaceholderText(
-            f"Message as {name} (Enter sends, Shift+Enter for a new line)"
-            if name
-            else "Join as a human to take part (Enter sends, Shift+Enter for a new line)"
-        )
+        if not name:
+            self._waiting = 0
+            self.waiting_label.hide()
+        self._update_placeholder()
         for w in self._widgets.values():
             if name:
                 w.enable_notes(name)
@@ -202,6 +235,68 @@ class ConversationPane(QWidget):
         """Hide the composer where nobody can type (a replay)."""
         self.composer.setVisible(visible)
         self.send_button.setVisible(visible)
+        self._hold_changed()
+
+    def show_waiting(self, streak: int) -> None:
+        """Say that the agents wait for the person to speak after ``streak`` agent messages in a
+        row (0: they do not wait)."""
+        self._waiting = streak if self.human else 0
+        self.waiting_label.setText(WAITING_TEXT.format(n=self._waiting))
+        self.waiting_label.setVisible(bool(self._waiting))
+        self._update_placeholder()
+
+    def _update_placeholder(self) -> None:
+        name = self.human
+        self.composer.setPlaceholderText(
+            JOIN_PLACEHOLDER
+            if not name
+            else WAITING_PLACEHOLDER.format(name=name)
+            if self._waiting
+            else MESSAGE_PLACEHOLDER.format(name=name)
+        )
+
+    # -- holding the view still while a person types ---------------------------------------------
+
+    def holding(self) -> bool:
+        """True while a person types a message (the composer holds text) or a private note (an
+        editor is open): new messages must not move the view under them."""
+        drafting = not self.composer.isHidden() and bool(self.composer.toPlainText().strip())
+        return drafting or any(w.is_editing_note() for w in self._editing)
+
+    def _hold_changed(self) -> None:
+        """Typing ended: show what arrived meanwhile."""
+        if self._unseen and not self.holding():
+            self.jump_to_latest()
+
+    def jump_to_latest(self) -> None:
+        """Scroll to the latest message (the "N new messages ↓" button)."""
+        self._unseen = 0
+        self.jump_button.hide()
+        if self._fit_pending:
+            self._fit()
+        self.list.scrollToBottom()
+
+    def _count_unseen(self) -> None:
+        self._unseen += 1
+        n = self._unseen
+        self.jump_button.setText(f"{n} new message{'' if n == 1 else 's'} ↓")
+        self.jump_button.show()
+
+    def _forget_unseen(self) -> None:
+        self._unseen = 0
+        self._editing.clear()
+        self.jump_button.hide()
+
+    def _note_editing(self, w: MessageWidget, on: bool) -> None:
+        """A note editor opened or closed: its row gets (or gives back) the editor's room."""
+        if on:
+            self._editing.add(w)
+        else:
+            self._editing.discard(w)
+        mid = w.msg.id
+        if self._widgets.get(mid) is w:
+            self._measure(mid)
+        self._hold_changed()
 
     def messages(self) -> list[tuple[str, str]]:
         self.settle()
@@ -365,11 +460,20 @@ class ConversationPane(QWidget):
 
     def _remove(self, mid: int) -> None:
         item = self.items.pop(mid)
-        self._widgets.pop(mid)
+        self._editing.discard(self._widgets.pop(mid))
         self.list.takeItem(self.list.row(item))
 
     def _trim(self) -> None:
         """At most MAX_MESSAGES message widgets: the oldest go (the title says how many)."""
+        if len(self._widgets) > MAX_MESSAGES and self.holding():
+            # The rows above go: the messages in view stay where they are on screen.
+            anchor = self.list.itemAt(0, 0)
+            top = self.list.visualItemRect(anchor).top() if anchor is not None else 0
+            while len(self._widgets) > MAX_MESSAGES:
+                self._remove(min(self._widgets))
+            if anchor is not None and self.list.row(anchor) >= 0:
+                bar = self.list.verticalScrollBar()
+                bar.setValue(bar.value() + self.list.visualItemRect(anchor).top() - top)
         while len(self._widgets) > MAX_MESSAGES:
             self._remove(min(self._widgets))
         shown = len(self._widgets)
@@ -392,6 +496,8 @@ class ConversationPane(QWidget):
         if msg.id in self._widgets:
             return
         self._add(msg)
+        if self.follow_latest and self.holding():
+            self._count_unseen()
         self._trim()
         if self.human and msg.kind == "ai":
             self._ask(msg)
@@ -408,6 +514,7 @@ class ConversationPane(QWidget):
             item, w = self._new_row(msg, color)
         if self.human:
             w.enable_notes(self.human)
+        self.list.placeholder.hide()  # the empty window's hint
         self._widgets[msg.id] = w
         self.items[msg.id] = item
         self._schedule_fit()
@@ -416,6 +523,7 @@ class ConversationPane(QWidget):
     def _new_row(self, msg, color: str) -> tuple[QListWidgetItem, MessageWidget]:  # noqa: ANN001
         w = MessageWidget(msg, color)
         w.note_submitted.connect(self.note_requested)
+        w.note_editing.connect(lambda on, w=w: self._note_editing(w, on))
         for part in (w, w.header, w.body):  # a click anywhere on the message but its buttons
             part.installEventFilter(self)
         item = QListWidgetItem()
@@ -439,7 +547,7 @@ class ConversationPane(QWidget):
             if mid in self.items:
                 self._measure(mid)
         self._unfitted.clear()
-        if self.follow_latest:
+        if self.follow_latest and not self.holding():
             self.list.scrollToBottom()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override

@@ -1,5 +1,6 @@
 """The decision strip: for the latest trigger, each agent's policy, its decision and why; for an
-Inner Thoughts agent its best score against its thresholds, for a next-speaker agent the
+Inner Thoughts agent its best score against its thresholds (and the chosen thought's when a
+System-1 reply was drawn below the best), for a next-speaker agent the
 predictor's probability, and above the table the next-speaker prediction itself.
 
 The strip can also show an earlier trigger (the window's history view, :mod:`ui.history`):
@@ -52,6 +53,27 @@ def prediction_text(e: events.NextSpeakerPredicted) -> str:
         f"after #{p.message_id}: predicted {p.predicted} — {probs}"
         f" [{METHOD_TEXT.get(p.method, p.method)}] → turn: {chosen}{rule}"
     )
+
+
+#: In a decision's reason: a System-1 reply was drawn (not "; no System-1 reply drawn").
+SYSTEM1_DRAWN = "; System-1 reply drawn"
+
+
+def scores_text(d: domain.Decision) -> str:
+    """An Inner Thoughts decision's scores against its threshold: the best score (``4.20 /
+    3.95``), and the chosen thought's too when it differs, both labelled (``best 3.90 / 3.95 ·
+    chosen 2.00``, a System-1 reply drawn below the best). A decision recorded before the best
+    score was kept has ``score`` only: the best one, except for a drawn System-1 reply, whose
+    own score it is (labelled ``chosen``; its reason gives the best)."""
+    thr = "" if d.threshold is None else f" / {d.threshold:g}"
+    if d.best_score is None:
+        if d.score is None:
+            return "–" + thr
+        drawn = SYSTEM1_DRAWN in d.reason
+        return f"{'chosen ' if drawn else ''}{d.score:.2f}{thr}"
+    if d.score is None or f"{d.score:.2f}" == f"{d.best_score:.2f}":
+        return f"{d.best_score:.2f}{thr}"
+    return f"best {d.best_score:.2f}{thr} · chosen {d.score:.2f}"
 
 
 WAITING = "<b>Decisions</b> — waiting for the first trigger"
@@ -117,6 +139,10 @@ class DecisionStrip(QWidget):
         self._keys: list[QShortcut] = []
         for key, direction in (("Left", -1), ("Right", 1)):
             sc = QShortcut(QKeySequence(key), self)
+            sc.setWhatsThis(  # Help ▸ Keyboard shortcuts says what it does
+                "In the decision strip: the decisions of the trigger "
+                + ("before" if direction < 0 else "after")
+            )
             sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             sc.activated.connect(lambda d=direction: self.step_requested.emit(d))
             self._keys.append(sc)
@@ -135,7 +161,8 @@ class DecisionStrip(QWidget):
         assert header is not None  # set just above
         header.setToolTip(
             "Inner Thoughts: the best thought's motivation score / imThreshold (or"
-            " interruptThreshold). Next speaker: the predictor's probability for this agent."
+            " interruptThreshold); when a System-1 reply was drawn below it, “chosen” is the"
+            " score of the thought said. Next speaker: the predictor's probability for this agent."
         )
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -203,7 +230,7 @@ class DecisionStrip(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
-            QTimer.singleShot(0, self.table.resizeRowsToContents)  # after the columns follow
+            QTimer.singleShot(0, self.table, self.table.resizeRowsToContents)  # after the columns follow
         return super().eventFilter(watched, event)
 
     def set_past_note(self, text: str) -> None:
@@ -301,8 +328,7 @@ class DecisionStrip(QWidget):
             if best == "–" and d.probability is not None:
                 best = f"p {d.probability:.2f}"
         else:
-            best = "–" if d.score is None else f"{d.score:.2f}"
-            best += "" if d.threshold is None else f" / {d.threshold:g}"
+            best = scores_text(d)
         if d.action != "speak":
             action = "silent"
         elif d.turn_type == "allocated-other" and d.policy == "inner-thoughts":

@@ -157,6 +157,8 @@ class MemoryPane(QWidget):
         self._order: list[int] = []
         self._keys: list[SortKey] = []
         self._dialog: MemoryEditDialog | None = None
+        #: Memories can be changed (False in a replay or an ended session: see set_live).
+        self._live = True
 
         self._build()
 
@@ -202,9 +204,13 @@ class MemoryPane(QWidget):
             COL_WEIGHT: ("Weight", "1.00"),
             COL_SALIENCY: ("Saliency", "random", "cos -0.00", "0.00"),
         }
-        for col, texts in widest.items():
+        #: The fixed columns' widths, also while one is hidden (its section size is 0 then).
+        self._fixed_widths = {
+            col: max(map(metrics.horizontalAdvance, texts)) + pad for col, texts in widest.items()
+        }
+        for col, width in self._fixed_widths.items():
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
-            header.resizeSection(col, max(map(metrics.horizontalAdvance, texts)) + pad)
+            header.resizeSection(col, width)
         # The memory text takes every spare pixel; see _fit_columns for narrow panes.
         header.setSectionResizeMode(COL_TEXT, QHeaderView.ResizeMode.Stretch)
         for col, tip in (
@@ -264,8 +270,10 @@ class MemoryPane(QWidget):
     def _fit_columns(self) -> None:
         """In a narrow pane the Weight column gives its width to the memory text (each row's
         tooltip still says the weight), so the text never shrinks to a word per line."""
-        header = self.table.horizontalHeader()
-        fixed = sum(header.sectionSize(c) for c in (COL_KIND, COL_WEIGHT, COL_SALIENCY))
+        # The width the columns would take with Weight shown, whether it is shown now or not:
+        # the choice depends on the pane's width alone (measured with Weight hidden, its own
+        # width missing from the sum, it came back at once, and went again: it flickered).
+        fixed = sum(self._fixed_widths.values())
         width = self.table.width() - 2 * self.table.frameWidth()
         width -= self.table.verticalScrollBar().sizeHint().width()  # room for it, always
         narrow = width - fixed < MIN_TEXT_WIDTH
@@ -354,7 +362,7 @@ class MemoryPane(QWidget):
 
     def open_edit_dialog(self) -> MemoryEditDialog | None:
         mid = self.selected_id()
-        if mid is None or not self._editable():
+        if mid is None or not self._editable() or not self._live:  # double-click: not here
             return None
         agent = self._agent
         memory = self._memories[agent][mid]
@@ -486,6 +494,13 @@ class MemoryPane(QWidget):
     def _editable(self) -> bool:
         return bool(self._agent) and self._agent not in self._humans | set(self._profiles)
 
+    def set_live(self, live: bool) -> None:
+        """A live session (True), or one nothing can change any more (an ended session, a
+        replay): Add…, Edit… and Delete are offered only in a live session."""
+        if live != self._live:
+            self._live = live
+            self._update_buttons()
+
     def _sort_key(self, mid: int) -> SortKey:
         hit = self._retrieved.get(self._agent, {}).get(mid)
         return (0, -hit[0], mid) if hit else (1, 0.0, mid)
@@ -550,14 +565,14 @@ class MemoryPane(QWidget):
         if hit is None:
             saliency = ""
         elif hit[1]:  # not salient: pulled in at random; its saliency would read as a score
-            saliency = "random" if hit[2] is None else f"random\ncos {hit[2]:.2f}"
+            saliency = "random" if hit[2] is None else f"random\ncos {_cos(hit[2])}"
         else:
             saliency = f"{hit[0]:.2f}"
         tip = f"memory:{memory.id} · {memory.kind} · weight {memory.weight:.2f}"
         if hit is not None:
             tip += (
                 " · pulled in at random, not by saliency"
-                + ("" if hit[2] is None else f" (cosine to the latest utterance {hit[2]:.2f})")
+                + ("" if hit[2] is None else f" (cosine to the latest utterance {_cos(hit[2])})")
                 if hit[1]
                 else f" · saliency {hit[0]:.2f}"
             )
@@ -641,7 +656,7 @@ class MemoryPane(QWidget):
         self.count_label.setText(text)
 
     def _update_buttons(self) -> None:
-        editable = self._editable()
+        editable = self._editable() and self._live
         has_row = editable and self.selected_id() is not None
         # A simulated user has a profile (with its own Edit…), not a memory.
         self.buttons_row.setHidden(self._agent in self._profiles)
@@ -651,7 +666,7 @@ class MemoryPane(QWidget):
 
     def _delete_selected(self) -> None:
         mid = self.selected_id()
-        if mid is None or not self._editable():
+        if mid is None or not self._editable() or not self._live:
             return
         self.delete_requested.emit(self._agent, mid)
 
@@ -666,3 +681,8 @@ class MemoryPane(QWidget):
             old, self._dialog = self._dialog, None
             old.close()
             old.deleteLater()
+
+
+def _cos(x: float) -> str:
+    """A cosine with 2 decimals; one that rounds to zero reads 0.00, never -0.00."""
+    return f"{round(x, 2) + 0.0:.2f}"

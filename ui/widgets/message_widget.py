@@ -11,6 +11,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QListWidget,
     QPlainTextEdit,
@@ -65,10 +66,28 @@ class _Body(FittedLabel):
         super().contextMenuEvent(event)
 
 
+class _NoteEdit(QLineEdit):
+    """The note editor: Enter saves (``returnPressed``), Escape closes it unsaved."""
+
+    cancelled = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        if event.key() == Qt.Key.Key_Escape:
+            self.cancelled.emit()
+            return
+        super().keyPressEvent(event)
+
+
 class MessageWidget(QFrame):
-    """One message, with the human's private notes underneath (shown only to them)."""
+    """One message, with the human's private notes underneath (shown only to them).
+
+    The note editor opens on a line of its own below the message (its row grows to hold it:
+    the pane refits the row on ``note_editing``)."""
 
     note_submitted = Signal(int, str)
+    #: The note editor opened (True) or closed (False): the pane gives the row room for it and
+    #: holds the view still while it is open.
+    note_editing = Signal(bool)
 
     def __init__(self, msg, color: str, parent: QWidget | None = None) -> None:  # noqa: ANN001
         super().__init__(parent)
@@ -100,9 +119,11 @@ class MessageWidget(QFrame):
         self.notes.setVisible(False)
         self.notes.setStyleSheet("color:#5d4037; font-style:italic;")
         lay.addWidget(self.notes)
-        self.note_edit = QLineEdit()
+        self.note_edit = _NoteEdit()
         self.note_edit.setVisible(False)
+        self.note_edit.setToolTip("Enter saves the note; Escape closes it unsaved")
         self.note_edit.returnPressed.connect(self._submit_note)
+        self.note_edit.cancelled.connect(self.close_note)
         lay.addWidget(self.note_edit)
         self._note_lines: list[str] = []
         self._highlighted: bool | None = None
@@ -131,7 +152,7 @@ class MessageWidget(QFrame):
         )
         self.body.show_text(msg.text)
         self.clear_notes()
-        self.note_edit.setVisible(False)
+        self.close_note()
         self.set_highlight(False)
 
     def clear_notes(self) -> None:
@@ -152,15 +173,27 @@ class MessageWidget(QFrame):
         )
 
     def open_note(self) -> None:
+        opened = self.note_edit.isHidden()
         self.note_edit.setVisible(True)
         self.note_edit.setFocus()
+        if opened:
+            self.note_editing.emit(True)
+
+    def close_note(self) -> None:
+        """Close the note editor (what was typed is dropped)."""
+        self.note_edit.clear()
+        if not self.note_edit.isHidden():
+            self.note_edit.setVisible(False)
+            self.note_editing.emit(False)
+
+    def is_editing_note(self) -> bool:
+        return not self.note_edit.isHidden()
 
     def _submit_note(self) -> None:
         text = self.note_edit.text().strip()
         if text:
             self.note_submitted.emit(self.msg.id, text)
-        self.note_edit.clear()
-        self.note_edit.setVisible(False)
+        self.close_note()
 
     def add_note(self, kind: str, text: str, at: str, author: str | None = None) -> None:
         who = f"{html.escape(author)}'s private" if author else "private"
@@ -177,14 +210,24 @@ class MessageWidget(QFrame):
 
 
 class MessageList(QListWidget):
-    """The list of messages; it reports when its view gets wider or narrower."""
+    """The list of messages; it reports when its view gets wider or narrower.
+
+    Attributes:
+        placeholder: what the empty list says (hidden by the pane once a message is shown).
+    """
 
     def __init__(self, width_changed: Callable[[], None]) -> None:
         super().__init__()
         self._width_changed = width_changed
+        self.placeholder = QLabel(self.viewport())
+        self.placeholder.setObjectName("emptyHint")
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setStyleSheet("#emptyHint { color:#666; font-size:14px; padding:24px; }")
 
     def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override (of the view)
         super().resizeEvent(event)
+        self.placeholder.setGeometry(self.viewport().rect())
         if event.size().width() != event.oldSize().width():
             self._width_changed()
 
@@ -193,6 +236,14 @@ class Composer(QPlainTextEdit):
     """Enter sends, Shift+Enter starts a new line."""
 
     submitted = Signal(str)
+
+    def setPlaceholderText(self, text: str) -> None:  # noqa: N802 - Qt override
+        """Qt repaints the placeholder only when it appears or disappears, not when its text
+        changes: an empty composer would go on showing the old text (e.g. "Join as a human…"
+        after joining) until something else repainted it."""
+        if text != self.placeholderText():
+            super().setPlaceholderText(text)
+            self.viewport().update()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
         if (

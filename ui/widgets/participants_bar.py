@@ -3,7 +3,8 @@ everyone in the room."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ui import theme
@@ -19,6 +20,8 @@ STATE_TEXT = {
     "speaking": "speaking",
 }
 KIND_TEXT = {"ai": "AI", "human": "human", "simulated": "simulated user"}
+#: The bar's height: the chips and room for the horizontal scroll bar under them.
+TALL = 64
 SIMULATED_HELP = (
     "{} is a STORM simulated user: it plays a private profile and keeps a hidden state"
     " (satisfaction, intent clarity, emotion, intent) that only you see. It answers when"
@@ -151,7 +154,10 @@ class ParticipantsBar(QScrollArea):
         self.row.addStretch(1)
         self.setWidget(inner)
         self.setWidgetResizable(True)
-        self.setFixedHeight(64)
+        self.setFixedHeight(TALL)
+        self._compact = False  # see set_compact
+        self._chip_height: int | None = None
+        inner.installEventFilter(self)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -162,11 +168,49 @@ class ParticipantsBar(QScrollArea):
         bridge.proactivity_changed.connect(self._proactivity)
         selection.changed.connect(self._selected)
 
+    # -- height ----------------------------------------------------------------------------------
+
+    def set_compact(self, on: bool) -> None:
+        """Compact (a short window): as tall as the chips, and the scroll bar's room only while
+        they overflow; else :data:`TALL`, the scroll bar's room always kept."""
+        self._compact = on
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        inner = self.widget()
+        if not self._compact or inner is None:
+            self.setFixedHeight(TALL)
+            return
+        # A row of chips, whether or not there are chips yet: the bar keeps its height while a
+        # replay rebuilds them or a session starts (the panes under it do not jump).
+        if self._chip_height is None:
+            probe = ParticipantChip("M", "ai", "#000000")
+            probe.set_policy("inner-thoughts")
+            self._chip_height = probe.sizeHint().height()
+            probe.deleteLater()
+        margins = self.row.contentsMargins()
+        height = self._chip_height + margins.top() + margins.bottom() + 2 * self.frameWidth()
+        if inner.sizeHint().width() > self.viewport().width():
+            height += self.horizontalScrollBar().sizeHint().height()
+        self.setFixedHeight(min(TALL, height))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.LayoutRequest and watched is self.widget():
+            self._fit_height()  # chips came or went
+        return super().eventFilter(watched, event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self._compact and event.size().width() != event.oldSize().width():
+            self._fit_height()
+
     def reset(self) -> None:
         for chip in self.chips.values():
+            self.row.removeWidget(chip)
             chip.deleteLater()
         self.chips.clear()
         self.colors.clear()
+        self._stale = set()
 
     def begin_rebuild(self) -> None:
         """A replay jumps: chips of participants who still exist afterwards are kept."""
@@ -178,14 +222,18 @@ class ParticipantsBar(QScrollArea):
         self._stale = set()
 
     def _joined(self, e) -> None:  # noqa: ANN001
-        if e.name in self._stale and e.name in self.chips:
-            self._stale.discard(e.name)  # the same participant, seen again by a replay jump
-            self.chips[e.name].set_policy(e.policy)  # as it joined; a later change follows
-            self.chips[e.name].set_proactivity(e.proactivity or {})
-            return
         color = (
             theme.HUMAN_COLOR if e.participant_kind == "human" else theme.color_for(e.color_index)
         )
+        old = self.chips.get(e.name) if e.name in self._stale else None
+        if old is not None and (old.color, old.kind) == (color, e.participant_kind):
+            self._stale.discard(e.name)  # the same participant, seen again by a replay jump
+            old.set_policy(e.policy)  # as it joined; a later change follows
+            old.set_proactivity(e.proactivity or {})
+            return
+        if e.name in self.chips:  # another participant of that name: a chip of its own
+            self._stale.discard(e.name)
+            self._drop(e.name)
         self.colors[e.name] = color
         chip = ParticipantChip(e.name, e.participant_kind, color)
         chip.set_policy(e.policy)
@@ -197,10 +245,14 @@ class ParticipantsBar(QScrollArea):
             self.selection.select(e.name)
         chip.set_selected(self.selection.name == e.name)
 
-    def _left(self, name: str) -> None:
+    def _drop(self, name: str) -> None:
         chip = self.chips.pop(name, None)
         if chip is not None:
+            self.row.removeWidget(chip)
             chip.deleteLater()
+
+    def _left(self, name: str) -> None:
+        self._drop(name)
         if self.selection.name == name:
             self.selection.select(next(iter(self.chips), ""))
 

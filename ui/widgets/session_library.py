@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from playground import errors
 from playground.export import ExportFormat, write_export
 from playground.storage import library, open_database
+from ui.screen_fit import fit_window
 from ui.widgets.session_table import (
     COLUMNS,
     ENGINE_COLUMN,
@@ -98,7 +99,7 @@ class SessionLibraryDialog(QDialog):
         self._build()
         if db_path is not None:
             self.set_database(db_path)
-        self.resize(980, 560)
+        fit_window(self, (980, 560))
 
     # -- building --------------------------------------------------------------------------------
 

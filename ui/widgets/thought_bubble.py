@@ -307,6 +307,15 @@ class ThoughtBubble(QFrame):
         self.set_thought(thought)
         self.set_evaluation(retained)
 
+    def set_deletable(self, on: bool) -> None:
+        """Offer ✕ or not (not in a replay or an ended session: nothing can be deleted there).
+        Hidden, it keeps its room: the bubble's layout does not change."""
+        policy = self.delete_button.sizePolicy()
+        if not policy.retainSizeWhenHidden():
+            policy.setRetainSizeWhenHidden(True)
+            self.delete_button.setSizePolicy(policy)
+        self.delete_button.setVisible(on)
+
     def set_highlighted(self, on: bool) -> None:
         if bool(self.property("highlighted")) != on:
             self.setProperty("highlighted", on)

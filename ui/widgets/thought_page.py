@@ -213,6 +213,8 @@ class AgentPage(QScrollArea):
         bubble = ThoughtBubble(
             thought, evaluations, retained=retained, popup_parent=pane, parent=self.content
         )
+        if not pane.deletable:
+            bubble.set_deletable(False)
         bubble.clicked.connect(lambda _id, b=bubble: pane._force(b))
         bubble.delete_clicked.connect(lambda _id, b=bubble: pane._delete(b))
         bubble.message_clicked.connect(pane.message_focus_requested.emit)

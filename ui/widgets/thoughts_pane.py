@@ -108,6 +108,9 @@ class ThoughtsPane(QWidget):
         self._hover_ref = ""
         self._scroll_on_focus = True
         self._fill = Deferred(self._fill_pages, self)
+        #: Bubbles offer ✕ (not in a replay or an ended session: see :meth:`set_live`).
+        self.deletable = True
+        self._stepped = False  # a trigger fired during a rebuild (see _on_step)
 
         # The title has the pane's whole width (elided, with a tooltip, when narrow); the count
         # and the sort share the line below.
@@ -161,6 +164,7 @@ class ThoughtsPane(QWidget):
         # What a deleted thought had, for an undo: (agent, id) -> (evaluations, retained).
         self._deleted_data: dict[tuple[str, int], tuple[object, object]] = {}
         bridge.thought_restored.connect(self._on_thought_restored)
+        bridge.trigger_fired.connect(self._on_step)
         selection.changed.connect(self._show_agent)
         selection.stimulus_focused.connect(self._on_stimulus_focused)
 
@@ -246,6 +250,35 @@ class ThoughtsPane(QWidget):
             page.place(self._top(agent, page.by_score), self, in_view=page is current)
         self._fill.schedule()
         self._update_header()
+        if self._stepped:  # the moment shown is another step: its stimuli are others
+            self._stepped = False
+            self._clear_focus()
+
+    def set_live(self, live: bool) -> None:
+        """A live session (True) or one that cannot change any more, an ended one or a replay
+        (False): only a live session's thoughts can be deleted, so only there bubbles offer ✕."""
+        if live == self.deletable:
+            return
+        self.deletable = live
+        for page in self._pages.values():
+            for bubble in page.content.findChildren(
+                ThoughtBubble, options=Qt.FindChildOption.FindDirectChildrenOnly
+            ):
+                bubble.set_deletable(live)
+
+    def _on_step(self, _event: object = None) -> None:
+        """A new step (trigger): a stimulus pinned or hovered at the last one is not one of
+        this step's, so its highlight goes (in every pane)."""
+        if self._rebuilding:  # the selection is silent during a rebuild: at its end
+            self._stepped = True
+            return
+        self._clear_focus()
+
+    def _clear_focus(self) -> None:
+        self._pinned_ref = ""
+        self._hover_ref = ""
+        if self._focus_ref:
+            self._selection.focus_stimulus("")
 
     def _fill_pages(self) -> None:
         for page in self._pages.values():

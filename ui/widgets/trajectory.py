@@ -177,8 +177,9 @@ class TrajectoryPlot(pg.GraphicsLayoutWidget):
         if names == self._legend_names:
             return
         self.legend.clear()
-        # One column fits five names in the view's least height; more go in two.
-        self.legend.setColumnCount(1 if len(names) <= 5 else 2)
+        # One column fits four names in the view's least height (in the app's 10 pt font);
+        # more go in two.
+        self.legend.setColumnCount(1 if len(names) <= 4 else 2)
         for name in names:
             # A scatter item as the sample: the legend draws its symbol in its own brush.
             sample = pg.ScatterPlotItem(

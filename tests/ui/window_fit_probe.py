@@ -1,0 +1,218 @@
+"""Open every top-level window and dialog of the app on the display in ``$DISPLAY`` and print where
+each one and its buttons landed (run by tests/ui/test_window_fit.py, one process per screen size).
+
+Prints one line ``FIT <json>``: the screen's available geometry, and for each window its title,
+class, frame geometry (global), client geometry and every visible QPushButton (QDialogButtonBox
+buttons included) with its global geometry, whether it sits in a scroll area, and whether it
+belongs to a dialog's button box. Run it under a window manager, with QT_QPA_PLATFORM=xcb.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import PySide6  # noqa: E402,F401 - bind qasync to PySide6
+import qasync  # noqa: E402
+from PySide6.QtCore import QPoint, QRect  # noqa: E402
+from PySide6.QtWidgets import (  # noqa: E402
+    QApplication,
+    QDialogButtonBox,
+    QPushButton,
+    QScrollArea,
+    QWidget,
+)
+
+from playground import domain  # noqa: E402
+from playground.settings import ProactivitySettings  # noqa: E402
+from ui.app import build, use_app_font  # noqa: E402
+from ui.collector import MainThreadCollector  # noqa: E402
+
+#: Seconds to wait after opening everything: the window manager frames the windows, and the
+#: windows fit themselves again with the real frame (ui.screen_fit.FRAMED_CHECKS).
+SETTLE = 1.5
+
+
+def rect(r: QRect) -> list[int]:
+    return [r.x(), r.y(), r.width(), r.height()]
+
+
+def global_rect(w: QWidget) -> QRect:
+    return QRect(w.mapToGlobal(QPoint(0, 0)), w.size())
+
+
+def in_scroll_area(w: QWidget, top: QWidget) -> bool:
+    p = w.parentWidget()
+    while p is not None and p is not top:
+        if isinstance(p, QScrollArea):
+            return True
+        p = p.parentWidget()
+    return False
+
+
+def describe(top: QWidget, label: str) -> dict[str, Any]:
+    buttons = []
+    for b in top.findChildren(QPushButton):
+        if b.window() is not top or not b.isVisibleTo(top):
+            continue
+        buttons.append(
+            {
+                "text": b.text().replace("&", ""),
+                "global": rect(global_rect(b)),
+                "in_scroll": in_scroll_area(b, top),
+                "button_box": isinstance(b.parentWidget(), QDialogButtonBox),
+            }
+        )
+    return {
+        "name": label,
+        "class": type(top).__name__,
+        "title": top.windowTitle(),
+        "visible": top.isVisible(),
+        "frame": rect(top.frameGeometry()),
+        "geometry": rect(top.geometry()),
+        "buttons": buttons,
+    }
+
+
+async def open_everything() -> dict[str, Any]:
+    from ui.dialogs import ParticipantSettingsDialog
+    from ui.rating.questionnaire import JoinedSessionPicker, QuestionnaireDialog
+    from ui.rating.rater_window import RaterWindow
+    from ui.replay.fork_dialog import ForkDialog
+    from ui.widgets.evaluation_popup import EvaluationPopup
+    from ui.widgets.memory_pane import MemoryEditDialog
+
+    tmp = tempfile.mkdtemp()
+    sid = write_session(Path(tmp) / "fit.db")
+    win, controller = build(db_path=f"{tmp}/fit.db", environ={})
+    win.show()
+    await asyncio.sleep(0.3)
+    db = controller.database()
+    opened: list[tuple[QWidget, str]] = [(win, "MainWindow")]
+
+    def add(w: Any, label: str | None = None) -> None:
+        assert w is not None
+        opened.append((w, label or type(w).__name__))
+
+    new_session = win.open_new_session()
+    add(new_session)
+    assert new_session is not None
+    add(win.open_persona_editor(new_session))
+    add(new_session.simulated.open_generate())  # type: ignore[attr-defined]
+    add(win.open_engine_settings())
+    settings = ParticipantSettingsDialog("Ana", ProactivitySettings(), win)
+    settings.open()  # the menu opens it for the selected agent of a live session
+    add(settings)
+    add(win.open_join())
+    fork = ForkDialog("message #3", "offline engine", win)  # the replay's Fork from here…
+    fork.open()
+    add(fork)
+    add(win.experiments.open_view())
+    add(win.experiments.new_experiment())
+    add(win.storm.open_view())
+    add(win.storm.open_add())
+    profile = controller.generate_profile(1, task=None, difficulty=None, uncertainty=0)
+    add(win.storm.open_editor(profile))
+    add(win.open_library())
+    add(win.keys.show_shortcuts())
+    add(win.rating.open_rater())
+    add(win.rating.open_plans())
+    add(win.rating.open_report())
+    rating = RaterWindow(db, win)  # the blind rating window on a session: conversation and form
+    rating.show()
+    rating.rate_session(sid)
+    rating.start("rater-1")
+    add(rating, "RaterWindow rating a session")
+    pair = RaterWindow(db, win)  # a pairwise preference: two conversations side by side
+    pair.show()
+    pair.start("rater-2")
+    pair._show_pair(sid, sid)
+    add(pair, "RaterWindow comparing two")
+    questionnaire = QuestionnaireDialog(db, "20260101-000000-none", "", win)
+    questionnaire.open()  # the Rating menu offers it when a person leaves a session
+    add(questionnaire)
+    picker = JoinedSessionPicker(db, win)
+    picker.open()
+    add(picker)
+    memory = MemoryEditDialog("Add a memory", None, win)
+    memory.open()
+    add(memory)
+    thought = domain.Thought(
+        id=1, agent="Ana", text="A thought.", system=2, created_step=1, last_access=1
+    )
+    popup = EvaluationPopup(thought, [], win)
+    popup.show()
+    add(popup)
+    await asyncio.sleep(SETTLE)
+    screen = win.screen()
+    out = {
+        "screen": rect(screen.geometry()),
+        "available": rect(screen.availableGeometry()),
+        "windows": [describe(w, label) for w, label in opened],
+    }
+    return out
+
+
+def write_session(path: Path) -> str:
+    """A finished session of a few messages, for the rating windows."""
+    from playground import events
+    from playground.storage import SessionRecorder, open_database
+
+    sid = "20260101-000000-fit"
+    db = open_database(path)
+    rec = SessionRecorder(db)
+    stream: list[events.BaseEvent] = [
+        events.SessionStarted(
+            engine="offline engine",
+            model="offline",
+            seed=1,
+            condition="inner-thoughts",
+            settings={},
+        )
+    ]
+    names = ("Ana", "Ben")
+    for i, name in enumerate(names):
+        persona = domain.Persona(id=name.lower(), name=name, facts=[f"I am {name}."])
+        stream.append(
+            events.ParticipantJoined(
+                name=name, participant_kind="ai", persona=persona, color_index=i
+            )
+        )
+    for m in range(1, 9):
+        msg = domain.Message(
+            id=m, speaker=names[m % 2], text=f"Message {m}.", step=m, at="2026-01-01T00:00:00"
+        )
+        stream.append(events.MessagePosted(message=msg))
+    stream.append(events.SessionFinished(status="finished", reason="probe"))
+    for seq, e in enumerate(stream, 1):
+        rec.handle(e.model_copy(update={"session_id": sid, "seq": seq, "step": seq}))
+    db.close()
+    return sid
+
+
+def main() -> None:
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)
+    use_app_font(app)  # as the app (ui.app.run): the windows' sizes depend on it
+    MainThreadCollector(parent=app)
+    result: dict[str, Any] = {}
+
+    async def run() -> None:
+        result.update(await open_everything())
+
+    qasync.run(run())
+    print("FIT " + json.dumps(result), flush=True)
+    os._exit(0)  # the windows' own shutdown (the session database, tasks) is not under test
+
+
+if __name__ == "__main__":
+    main()

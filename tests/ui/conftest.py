@@ -150,6 +150,24 @@ async def until(pred: Callable[[], object], timeout: float = 20.0, what: str = "
         await asyncio.sleep(0.02)
 
 
+async def step_session(win: Any, room: Any, steps: int) -> None:
+    """Press Step ``steps`` times, each once it is offered, waiting for the step to be taken and
+    every participant idle again."""
+
+    def idle() -> bool:
+        return all(state == "idle" for state in room.states.values())
+
+    for i in range(steps):
+        await until(win.act_step.isEnabled, timeout=60, what="Step to be offered")
+        before = room.step
+        win.act_step.trigger()
+        await until(
+            lambda: room.step > before and idle(),  # noqa: B023
+            timeout=60,
+            what=f"step {i + 1}",
+        )
+
+
 async def run_experiment(win: Any, condition: str, turns: int, **values: int) -> tuple[Any, str]:
     """Launch a one-conversation offline experiment of ``condition`` from Experiments ▸ New
     (other spin boxes of the dialog by name in ``values``), wait for it, and select its run:

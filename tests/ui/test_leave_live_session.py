@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from playground.storage import SessionReader
 from playground.storm import profiles
-from tests.ui.conftest import app_window, run_experiment, until
+from tests.ui.conftest import app_window, run_experiment, step_session, until
 from ui.replay.leave_live import END_AND_OPEN
 from ui.storm.commands import SimulatedSeat
 
@@ -33,24 +33,12 @@ def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
         view.job.cancel()
 
 
-def _idle(room: Any) -> bool:
-    return all(state == "idle" for state in room.states.values())
-
-
 async def _session(win: Any, controller: Any, icebreaker: str, steps: int, **kw: Any) -> Any:
     if controller._embedder_task is None:  # the model is loaded (on the test's loop)
         controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:3], icebreaker=icebreaker, **kw)
     assert room is not None
-    for i in range(steps):
-        await until(win.act_step.isEnabled, timeout=60, what="Step to be offered")
-        before = room.step
-        win.act_step.trigger()
-        await until(
-            lambda: room.step > before and _idle(room),  # noqa: B023
-            timeout=60,
-            what=f"step {i + 1}",
-        )
+    await step_session(win, room, steps)
     return room
 
 
@@ -105,10 +93,7 @@ async def test_cancel_keeps_a_paused_storm_session_running_and_untouched(window)
     assert win.conversation.messages() == shown
     # It runs on: a step adds to it.
     n = len(room.messages)
-    step = room.step
-    await until(win.act_step.isEnabled, timeout=60, what="Step to be offered")
-    win.act_step.trigger()
-    await until(lambda: room.step > step and _idle(room), timeout=60, what="another step")
+    await step_session(win, room, 1)
     assert len(room.messages) >= n and _in_db(controller, room.session_id)["status"] == "running"
     # A second request while the question is open cancels the first one.
     first = win.open_replay(str(controller.db_path), saved)

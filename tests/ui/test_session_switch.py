@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication
 
 from playground.storage import SessionReader
 from playground.storm import profiles
-from tests.ui.conftest import app_window, run_experiment, until
+from tests.ui.conftest import app_window, run_experiment, step_session, until
 from ui import theme
 from ui.experiments.view import RUN_COLUMNS
 from ui.storm.commands import SimulatedSeat
@@ -58,10 +58,6 @@ def _ready(win: Any, controller: Any) -> None:
     win.geometry_view.action.setChecked(True)
 
 
-def _idle(room: Any) -> bool:
-    return all(state == "idle" for state in room.states.values())
-
-
 async def _session(
     win: Any, controller: Any, people: list[int], icebreaker: str, steps: int, *, user: Any = None
 ) -> Any:
@@ -75,15 +71,7 @@ async def _session(
         simulated=[SimulatedSeat(user, 1.0)] if user is not None else (),
     )
     assert room is not None
-    for i in range(steps):
-        await until(win.act_step.isEnabled, timeout=60, what="Step to be offered")
-        before = room.step
-        win.act_step.trigger()
-        await until(
-            lambda: room.step > before and _idle(room),  # noqa: B023
-            timeout=60,
-            what=f"step {i + 1}",
-        )
+    await step_session(win, room, steps)
     await asyncio.sleep(0.05)  # deferred sizing and fills
     return room
 
@@ -328,15 +316,7 @@ async def test_live_to_replay_and_replay_to_live_start_from_empty_views(window):
     room = await _session(win, controller, [3, 2], "Books or films?", 0)
     assert not win.replay.active
     await _check_live(win, controller)
-    for i in range(3):
-        await until(win.act_step.isEnabled, timeout=60, what="Step to be offered")
-        before = room.step
-        win.act_step.trigger()
-        await until(
-            lambda: room.step > before and _idle(room),  # noqa: B023
-            timeout=60,
-            what=f"step {i + 1}",
-        )
+    await step_session(win, room, 3)
     await asyncio.sleep(0.05)
     await _check_live(win, controller)
     await controller.shutdown()

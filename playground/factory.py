@@ -192,9 +192,7 @@ async def build_engine(
     return engine
 
 
-def user_simulator(
-    engine: Engine, *, seed: int = 0, short_messages: str = "keep"
-) -> UserSimulator:
+def user_simulator(engine: Engine, *, seed: int = 0, short_messages: str = "keep") -> UserSimulator:
     """The simulated-user mind for an engine: the model behind its client, else the offline one.
 
     Args:
@@ -215,9 +213,19 @@ def user_simulator(
     return LLMUserSimulator(engine.client, short_messages=short_messages)  # type: ignore[arg-type]
 
 
-def new_session_id(clock_iso: str | None = None) -> str:
+def new_session_id(clock_iso: str | None = None, db: sqlite_utils.Database | None = None) -> str:
+    """A session id stamped with the start time; one not yet used in ``db`` when it is given.
+
+    Several rooms can start in the same second (an experiment runs conditions concurrently), and a
+    4-hex suffix alone collides once in a while: a collision would fail the run at its first write.
+    """
     now = dt.datetime.fromisoformat(clock_iso) if clock_iso else dt.datetime.now(dt.UTC)
-    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+    while True:
+        sid = f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+        if db is None or "sessions" not in db.table_names():
+            return sid
+        if db.execute("SELECT 1 FROM sessions WHERE id = ?", [sid]).fetchone() is None:
+            return sid
 
 
 def pick_personas(personas: list[domain.Persona], n: int, seed: int) -> list[domain.Persona]:
@@ -254,7 +262,7 @@ def open_room(
         embedder=engine.embedder,
         settings=settings,
         bus=bus,
-        session_id=new_session_id(),
+        session_id=new_session_id(db=db),
         clock=clock,
     )
     recorder = None

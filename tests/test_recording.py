@@ -61,7 +61,9 @@ async def test_moments_and_marks_cover_every_kind(embedder, db):
     assert rec.messages_shown(second.seq) == 2
 
 
-async def test_rebuild_keeps_only_the_current_trigger_and_each_agents_latest_retrieval(embedder, db):
+async def test_rebuild_keeps_only_the_current_trigger_and_each_agents_latest_retrieval(
+    embedder, db
+):
     room, _ = await _session_with_everything(embedder, db)
     rec = Recording.load(db, room.session_id)
     seq = [m for m in rec.moments if m.kind == "decision"][-1].seq
@@ -105,7 +107,7 @@ async def test_a_session_without_events_or_with_a_damaged_event_says_so(embedder
         Recording.load(db, room.session_id)
     with db.atomic():  # well-formed JSON that is not an event
         db.execute(
-            "UPDATE events SET data = '{\"kind\": \"message_posted\"}' WHERE session_id = ?"
+            'UPDATE events SET data = \'{"kind": "message_posted"}\' WHERE session_id = ?'
             " AND kind = 'message_posted'",
             [room.session_id],
         )
@@ -200,3 +202,32 @@ async def test_a_fork_keeps_the_parents_times_and_says_where_it_begins(embedder,
 
 def db_file(db):  # noqa: ANN001, ANN201
     return db.execute("PRAGMA database_list").fetchall()[0][2]
+
+
+async def test_two_rooms_started_in_the_same_second_get_different_ids(embedder, db, monkeypatch):
+    """Regression: a 4-hex suffix drawn twice in one second failed an experiment shard with
+    "UNIQUE constraint failed: sessions.id" at its first write."""
+    import secrets
+
+    from playground import factory
+
+    draws = iter(["e420", "e420", "beef"])
+    monkeypatch.setattr(secrets, "token_hex", lambda n=None: next(draws))
+    monkeypatch.setattr(
+        factory.dt,
+        "datetime",
+        type(
+            "Frozen",
+            (factory.dt.datetime,),
+            {
+                "now": classmethod(
+                    lambda cls, tz=None: factory.dt.datetime(2026, 11, 25, 22, 32, 35, tzinfo=tz)
+                )
+            },
+        ),
+    )
+    engine = await factory.build_engine(offline_settings(), embedder=embedder)
+    first, _ = factory.open_room(offline_settings(), engine, db=db)
+    second, _ = factory.open_room(offline_settings(), engine, db=db)
+    assert (first.session_id, second.session_id) == ("20261125-223235-e420", "20261125-223235-beef")
+    assert db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 2

@@ -91,7 +91,7 @@ def make_chat_client(settings: Settings, *, http: str = "httpx") -> ChatClient:
         base_url=llm.base_url or None,
         # Local servers (Ollama, llama.cpp, vLLM, LM Studio) need no key, but the client insists on one.
         api_key=llm.api_key.get_secret_value() if llm.api_key else "not-needed",
-        timeout=llm.timeout,
+        timeout=llm.call_timeout(),
         max_retries=0,
     )
     return ChatClient(client, llm, seed=settings.engine.seed)

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from playground import errors
-from playground.urls import redact
+from playground.urls import is_local, redact
 
 
 class ProactivitySettings(BaseModel):
@@ -56,6 +56,12 @@ PRESETS: Mapping[str, ProactivitySettings] = {
 DEFAULT_PRESET = "simulation"
 
 
+#: Seconds per call when ``timeout`` is unset (see :meth:`LLMSettings.call_timeout`).
+HOSTED_TIMEOUT = 60.0
+LOCAL_TIMEOUT = 300.0
+OPENAI_URL = "https://api.openai.com/v1"
+
+
 class LLMSettings(BaseModel):
     """Connection to an OpenAI-compatible server."""
 
@@ -67,7 +73,16 @@ class LLMSettings(BaseModel):
         "text-embedding-3-small", description="Model for the /embeddings endpoint."
     )
     api_key: SecretStr | None = Field(None, description="Never stored in the database or logs.")
-    timeout: float = Field(60.0, gt=0, le=600, description="Seconds before one call is abandoned.")
+    timeout: float | None = Field(
+        None,
+        gt=0,
+        le=600,
+        description=(
+            "Seconds before one call is abandoned. Unset: 60 s for a hosted API, 300 s for a"
+            " server on this machine or network, which computes one answer at a time and can"
+            " take minutes for one under load (see call_timeout)."
+        ),
+    )
     max_retries: int = Field(
         3, ge=0, le=10, description="Retries on 429, 5xx, timeouts and connection errors."
     )
@@ -113,6 +128,17 @@ class LLMSettings(BaseModel):
         if not isinstance(value, (str, Mapping)):
             raise ValueError("pins are CAPABILITY=VALUE pairs")
         return parse_pins(value)
+
+    def call_timeout(self) -> float:
+        """Seconds one call may take: ``timeout`` when set, else by where the server is.
+
+        A hosted API answers in seconds or is in trouble; a CPU server on this machine computes
+        one request at a time, and a long answer while other programs share the cores took over
+        60 s in our runs (SmolLM2-135M on llama-cpp-python, 2 cores, 4 agents).
+        """
+        if self.timeout is not None:
+            return self.timeout
+        return LOCAL_TIMEOUT if is_local(self.base_url or OPENAI_URL) else HOSTED_TIMEOUT
 
 
 class EngineSettings(BaseModel):

@@ -7,6 +7,7 @@ terminal, the window, logs, error messages) only :func:`redact` of the URL appea
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import urlsplit
 
@@ -50,3 +51,16 @@ def check_base_url(url: str) -> str | None:
     if not parts.hostname:
         return f"{redact(url)} names no host"
     return None
+
+
+def is_local(url: str) -> bool:
+    """A server on this machine or the local network: a CPU server that computes one or two
+    requests at a time (the client starts with few calls in flight and waits longer for each)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host in ("localhost", "") or host.endswith(".local"):
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_private or ip.is_link_local

@@ -47,3 +47,13 @@ def test_snapshot_never_contains_the_key():
 def test_invalid_settings_name_the_setting(overrides, fragment):
     with pytest.raises(errors.SettingsError, match=fragment):
         load_settings({}, overrides)
+
+
+def test_unset_timeout_waits_longer_for_a_server_on_this_machine():
+    from playground.settings import LLMSettings
+
+    assert LLMSettings().call_timeout() == 60.0  # api.openai.com
+    assert LLMSettings(base_url="https://api.example.com/v1").call_timeout() == 60.0
+    assert LLMSettings(base_url="http://127.0.0.1:8080/v1").call_timeout() == 300.0
+    assert LLMSettings(base_url="http://192.168.1.20:11434/v1").call_timeout() == 300.0
+    assert LLMSettings(base_url="http://127.0.0.1:8080/v1", timeout=20).call_timeout() == 20.0

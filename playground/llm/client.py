@@ -28,9 +28,10 @@ from pydantic import BaseModel, Field, ValidationError
 from playground import domain, errors
 from playground.llm import responses
 from playground.llm.capabilities import SCHEMA_KEYWORDS, Rejection, ServerProfile, adaptation
-from playground.llm.limits import AdaptiveLimit, is_local
+from playground.llm.limits import AdaptiveLimit
 from playground.llm.responses import TokenLogprob
 from playground.settings import LLMSettings
+from playground.urls import is_local
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -402,7 +403,7 @@ class ChatClient:
 
     def _timeout_flags(self) -> str:
         return (
-            f"raise --timeout (now {self.settings.timeout:g} s) or lower --llm-concurrency"
+            f"raise --timeout (now {self.settings.call_timeout():g} s) or lower --llm-concurrency"
             f" (now {self.limiter.limit} in flight)"
         )
 
@@ -457,7 +458,7 @@ class ChatClient:
                     self.limiter.overloaded()
                 if last:
                     quiet = time.monotonic() - max(self._last_answer, 0.0)
-                    gone = self._last_answer == 0.0 or quiet > 2 * self.settings.timeout
+                    gone = self._last_answer == 0.0 or quiet > 2 * self.settings.call_timeout()
                     gone = gone and self._last_answer < started
                     kind = errors.LLMServerGone if gone else errors.LLMTimeout
                     said = (
@@ -466,7 +467,7 @@ class ChatClient:
                         else "while it still answers other calls"
                     )
                     raise kind(
-                        f"{self.where} did not answer {what} within {self.settings.timeout:g} s"
+                        f"{self.where} did not answer {what} within {self.settings.call_timeout():g} s"
                         f" ({attempts} attempts) {said}: {self._timeout_flags()}"
                     ) from exc
             except openai.APIConnectionError as exc:
@@ -547,7 +548,7 @@ class ChatClient:
                 path,
                 cast_to=httpx2.Response,
                 body=sent,
-                options={"timeout": self.settings.timeout},
+                options={"timeout": self.settings.call_timeout()},
             )
 
         resp: httpx2.Response = await self._with_retries(

@@ -4,22 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 from typing import Any
-from urllib.parse import urlsplit
-
-
-def is_local(url: str) -> bool:
-    """A server on this machine or the local network (a CPU server computes one or two requests
-    at a time: the client starts low and grows)."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host in ("localhost", "") or host.endswith(".local"):
-        return True
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return ip.is_loopback or ip.is_private or ip.is_link_local
 
 
 class AdaptiveLimit:

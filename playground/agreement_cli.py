@@ -11,6 +11,7 @@ from typing import Any
 
 from playground import errors
 from playground.agreement import MIN_PAIRS, MIN_SESSIONS, MISSING_FEATURES
+from playground.flag_ranges import COUNT
 
 
 def add_arguments(rep: Any) -> None:
@@ -29,14 +30,14 @@ def add_arguments(rep: Any) -> None:
     )
     g.add_argument(
         "--min-pairs",
-        type=int,
+        type=COUNT,
         default=MIN_PAIRS,
         metavar="N",
         help=f"fewer rated pairs print 'not enough pairs' ({MIN_PAIRS})",
     )
     g.add_argument(
         "--min-sessions",
-        type=int,
+        type=COUNT,
         default=MIN_SESSIONS,
         metavar="N",
         help=f"fewer sessions rated by judge and humans print 'not enough sessions' ({MIN_SESSIONS})",

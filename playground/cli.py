@@ -12,33 +12,57 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from importlib.metadata import entry_points
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from playground import domain, errors, events, interrupts, loops, personas, transcript
+from playground.flag_ranges import (
+    AGENTS,
+    BUSY_TIMEOUT,
+    COUNT,
+    LLM_CALLS,
+    MAX_RETRIES,
+    MAX_SILENT_STEPS,
+    SEED,
+    TIMEOUT,
+    TURNS,
+)
 from playground.llm.capabilities import server_profile, summary_of
 from playground.replay import FORK_BEGINS
 from playground.settings import PRESETS, Settings
 from playground.storage import SessionReader, open_database
 from playground.storage.database import DEFAULT_BUSY_TIMEOUT, DEFAULT_DB, open_for_reading
+from playground.terminal_text import for_data, guard, visible
 
 log = logging.getLogger("playground")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors raised as :class:`errors.UsageError` so that :func:`main` says
+    them in one ``error:`` line (the flag first: ``--seed: … is out of range``) and exits 2,
+    also when it runs inside a test or the window's process. Subcommands' parsers are of the
+    same class."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("argument "):
+            raise errors.UsageError(message.removeprefix("argument "))
+        raise errors.UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="playground", description="Inner Thoughts agents in a shared chat room."
-    )
+    p = Parser(prog="playground", description="Inner Thoughts agents in a shared chat room.")
     sub = p.add_subparsers(dest="command")
 
     sim = sub.add_parser("simulate", help="run one conversation headless and save it")
-    sim.add_argument("--agents", type=int, default=4, help="number of AI participants (default 4)")
+    sim.add_argument(
+        "--agents", type=AGENTS, default=4, help="number of AI participants (default 4)"
+    )
     sim.add_argument(
         "--turns",
-        type=int,
+        type=TURNS,
         default=15,
         help="messages to post, the icebreaker included (default 15)",
     )
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--seed", type=SEED, default=0)
     sim.add_argument(
         "--preset",
         default="simulation",
@@ -66,15 +90,19 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["local", "remote"],
         help="local MiniLM (default) or the server's /embeddings",
     )
-    sim.add_argument("--timeout", type=float, help="seconds per LLM call")
+    sim.add_argument("--timeout", type=TIMEOUT, help="seconds per LLM call")
     sim.add_argument(
-        "--max-retries", type=int, help="retries on 429/5xx/timeouts (default 3, with back-off)"
+        "--max-retries",
+        type=MAX_RETRIES,
+        help="retries on 429/5xx/timeouts (default 3, with back-off)",
     )
     sim.add_argument(
-        "--concurrency", type=int, help="most LLM calls in flight at once (default 32)"
+        "--concurrency", type=LLM_CALLS, help="most LLM calls in flight at once (default 32)"
     )
     sim.add_argument(
-        "--max-silent-steps", type=int, help="stop after this many silent steps in a row"
+        "--max-silent-steps",
+        type=MAX_SILENT_STEPS,
+        help="stop after this many silent steps in a row",
     )
     from playground.flags import add_server_flags
 
@@ -88,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument(
         "--busy-timeout",
-        type=float,
+        type=BUSY_TIMEOUT,
         default=DEFAULT_BUSY_TIMEOUT,
         metavar="SECONDS",
         help="how long a write waits for another program's lock on the database before the run"
@@ -127,6 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", help="read a JSON Lines export into a database")
     imp.add_argument("file", metavar="FILE")
     imp.add_argument("--db", default=str(DEFAULT_DB))
+    imp.add_argument(
+        "--as-new",
+        action="store_true",
+        help="import a conversation whose id the database has, with other content, as a copy"
+        " under a new id (the same conversation is always skipped)",
+    )
 
     from playground import experiment_cli
 
@@ -152,7 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mg.add_argument("output", metavar="OUT.db", help="the database to merge into (created if new)")
     mg.add_argument("sources", nargs="+", metavar="SHARD.db", help="databases to read")
-    mg.add_argument("--busy-timeout", type=float, default=DEFAULT_BUSY_TIMEOUT, metavar="SECONDS")
+    mg.add_argument(
+        "--busy-timeout", type=BUSY_TIMEOUT, default=DEFAULT_BUSY_TIMEOUT, metavar="SECONDS"
+    )
 
     ev = sub.add_parser(
         "eval-next-speaker",
@@ -162,8 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     from playground.flags import add_llm_flags
 
     add_llm_flags(ev)
-    ev.add_argument("--limit", type=int, metavar="N", help="score at most N predictions")
-    ev.add_argument("--concurrency", type=int, help="most LLM calls in flight at once")
+    ev.add_argument("--limit", type=COUNT, metavar="N", help="score at most N predictions")
+    ev.add_argument("--concurrency", type=LLM_CALLS, help="most LLM calls in flight at once")
     ev.add_argument("--format", choices=["table", "json"], default="table")
     return p
 
@@ -205,12 +241,6 @@ def simulate_settings(args: argparse.Namespace) -> Settings:
 
 async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = simulate_settings(args)
-    if args.agents < 1:
-        raise errors.SettingsError(f"--agents: must be at least 1 (got {args.agents})")
-    if not 0 <= args.busy_timeout < float("inf"):  # NaN fails too
-        raise errors.SettingsError(
-            f"--busy-timeout: must be 0 or more seconds (got {args.busy_timeout:g})"
-        )
     library = personas.load_personas(args.personas)
     if args.agents > len(library):
         raise errors.SettingsError(
@@ -289,8 +319,12 @@ def list_sessions(args: argparse.Namespace, out: TextIO) -> int:
     )
     for r in rows:
         engine = "offline" if r["engine"] == "offline engine" else r["model"]
+        sid, status, engine, people = (
+            visible(str(v or ""), one_line=True)
+            for v in (r["id"], r["status"], engine, r["participants"])
+        )
         print(
-            f"{r['id']:<22} {r['created_at'][:19]:<20} {r['status']:<12} {r['messages']:>4}  {engine[:18]:<18} {r['participants'] or ''}",
+            f"{sid:<22} {r['created_at'][:19]:<20} {status:<12} {r['messages']:>4}  {engine[:18]:<18} {people}",
             file=out,
         )
     return 0
@@ -378,8 +412,11 @@ def main(
     argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    out = out or sys.stdout
-    err = err or sys.stderr
+    # Every line printed below shows control codes from files, models and people as visible
+    # escapes (playground.terminal_text); only an export's data is written as it is.
+    raw_out = out or sys.stdout
+    out = guard(raw_out)
+    err = guard(err or sys.stderr)
     logging.basicConfig(
         level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=err
     )
@@ -394,7 +431,11 @@ def main(
             "(no GUI installed: running a headless simulation; see `playground --help`)", file=err
         )
         argv = ["simulate"]
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except errors.UsageError as exc:
+        print(f"error: {exc}", file=err)
+        return 2
     try:
         if args.command == "simulate":
             return interrupts.run_interruptible(simulate(args, out, err), err)
@@ -425,7 +466,7 @@ def main(
         if args.command == "export":
             from playground import export
 
-            return export.cli_export(args, out)
+            return export.cli_export(args, for_data(raw_out))
         if args.command == "import":
             from playground import export
 

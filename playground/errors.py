@@ -21,6 +21,12 @@ class SettingsError(PlaygroundError):
         self.reason = reason or message
 
 
+class UsageError(PlaygroundError):
+    """The command line itself is wrong: an unknown flag, a missing argument, a number outside
+    its flag's range. Said in one line like any error, with argparse's exit code 2, before
+    anything runs."""
+
+
 class PersonaError(PlaygroundError):
     """A persona or icebreaker file is missing, unreadable or invalid.
 

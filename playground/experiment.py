@@ -13,6 +13,18 @@ engine and model): rerunning the same command finds the same experiment and resu
 (interrupted, failed, or left ``running`` by a process that is gone) are run again, their earlier
 attempt's session deleted and its error kept in the row. ``--shard K/N`` runs the draws ``i``
 with ``i % N == K``, all of a draw's conditions together, so a shard holds whole pairs.
+
+Resuming does every job exactly once, wherever a process was killed (:meth:`Runner.prepare`):
+
+- a job's session row and its run row (``running``, naming the session) are written in one
+  transaction, so no session of an experiment exists without the run row that owns it;
+- a job counts only once its run row says ``finished``, written last (after the session's end
+  and, for STORM, the judge). A run row not ``finished``, or ``finished`` over a session that is
+  missing or did not finish, is redone, and its session is deleted first even if it finished: the
+  process died between the session's end and the run row;
+- a session of the experiment that no run row names (left by a version that wrote the two
+  apart) is deleted on resume when it did not finish, or when its draw has run rows here (it is
+  an earlier attempt of a job this database ran), so no report counts it.
 """
 
 from __future__ import annotations
@@ -25,8 +37,9 @@ import json
 import os
 import random
 import socket
+import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from playground import clock, domain, errors, events, loops
 from playground.settings import Settings
+from playground.storage.writes import immediate
 
 if TYPE_CHECKING:
     from playground.room import Room
@@ -281,7 +295,7 @@ class Runner:
         """Store the experiment and its draws (once) and return the jobs this run must do."""
         config = self.config()
         conditions = self.conditions()
-        with self.db.atomic():
+        with immediate(self.db):
             row = self.db.execute("SELECT name FROM experiments WHERE id = ?", [self.id]).fetchone()
             if row is None:
                 self.db.execute(
@@ -308,11 +322,13 @@ class Runner:
                 )
         k, n = self.shard
         mine = [d for d in design if d.index % n == k]
+        self._forget_orphans(k, n)
         runs = {
-            (r[0], r[1]): (r[2], r[3], r[4])
+            (r[0], r[1]): (r[2], r[3], r[4], r[5])
             for r in self.db.execute(
-                "SELECT r.draw, r.condition, r.status, s.pid, s.host FROM experiment_runs r"
-                " LEFT JOIN sessions s ON s.id = r.session_id WHERE r.experiment_id = ?",
+                "SELECT r.draw, r.condition, r.status, s.pid, s.host, s.status"
+                " FROM experiment_runs r LEFT JOIN sessions s ON s.id = r.session_id"
+                " WHERE r.experiment_id = ?",
                 [self.id],
             ).fetchall()
         }
@@ -321,8 +337,8 @@ class Runner:
             prog = self.progress.conditions.setdefault(cond, ConditionProgress())
             for d in mine:
                 prog.total += 1
-                status, pid, host = runs.get((d.index, cond), (None, None, None))
-                if status == "finished":
+                status, pid, host, session = runs.get((d.index, cond), (None,) * 4)
+                if status == "finished" and session == "finished":
                     prog.done += 1
                     prog.skipped += 1
                 elif status == "running" and _alive_elsewhere(pid, host):
@@ -394,7 +410,7 @@ class Runner:
             self.on_progress(self.progress)
 
     def _mark(self, job: Job, status: str, session_id: str | None, error: str | None) -> None:
-        with self.db.atomic():
+        with immediate(self.db):
             self.db.execute(
                 "INSERT INTO experiment_runs (experiment_id, draw, condition, session_id, status, attempts, error, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, 1, ?, ?)"
@@ -414,17 +430,38 @@ class Runner:
             )
 
     def _forget_attempt(self, job: Job) -> None:
-        """Delete the session of an earlier attempt that did not finish (its error stays in the
-        run's row), so a rerun leaves one session per draw and condition."""
+        """Delete the session of an earlier attempt (its error stays in the run's row), so a rerun
+        leaves one session per draw and condition.
+
+        Its status does not matter: a job is redone only when its run row is not ``finished``,
+        and a session can have finished while its run row did not (the process died between the
+        two writes). Kept, it would count next to the new one.
+        """
         row = self.db.execute(
             "SELECT session_id FROM experiment_runs WHERE experiment_id = ? AND draw = ? AND condition = ?",
             [self.id, job.draw.index, job.condition],
         ).fetchone()
         if row and row[0]:
-            with self.db.atomic():
-                self.db.execute(
-                    "DELETE FROM sessions WHERE id = ? AND status != 'finished'", [row[0]]
-                )
+            with immediate(self.db):
+                self.db.execute("DELETE FROM sessions WHERE id = ?", [row[0]])
+
+    def _forget_orphans(self, k: int, n: int) -> None:
+        """Delete the sessions of this shard's draws that no run row names and that no report may
+        count: those that did not finish, and any of a draw this database has run rows for (an
+        earlier attempt whose run row has since named another session).
+
+        Only a version that wrote a session before its run row leaves such sessions; sessions
+        imported from elsewhere (finished, of draws never run here) are left alone.
+        """
+        with immediate(self.db):
+            self.db.execute(
+                "DELETE FROM sessions WHERE experiment_id = :x AND draw % :n = :k"
+                " AND id NOT IN (SELECT session_id FROM experiment_runs"
+                "  WHERE experiment_id = :x AND session_id IS NOT NULL)"
+                " AND (status != 'finished' OR draw IN"
+                "  (SELECT draw FROM experiment_runs WHERE experiment_id = :x))",
+                {"x": self.id, "n": n, "k": k},
+            )
 
     def _max_turns(self) -> int:
         """The room's message limit (a subclass that counts turns otherwise overrides it)."""
@@ -459,27 +496,52 @@ class Runner:
         """The turn-taking policy a job's condition names."""
         return next(c for c in self.protocol.conditions if c == job.condition)
 
+    @contextlib.contextmanager
+    def opening(self, attempt: Attempt) -> Iterator[None]:
+        """One transaction for the writes that open a job (its session, its run row, a subclass's
+        own rows): all or none. When it fails, none was saved, so the attempt has no room to
+        finish or name in its run row.
+
+        Raises:
+            RecordingError: the database cannot be written.
+        """
+        from playground.storage.database import database_file
+
+        try:
+            with immediate(self.db):
+                yield
+        except sqlite3.Error as exc:
+            attempt.room = None
+            raise errors.RecordingError(
+                database_file(self.db), str(exc), session_id="", saved_messages=0
+            ) from exc
+        except BaseException:
+            attempt.room = None
+            raise
+
     def _open_room(self, attempt: Attempt, settings: Settings, engine: Any, condition: str) -> Room:
         """Open the job's session (usage counted by :meth:`_usage_scope`, not by the room) and
-        mark its run ``running``.
+        mark its run ``running``, in one transaction: a process killed in between leaves neither,
+        never a session that no run row owns (a rerun would not know to replace it).
 
         Raises:
             RecordingError: the database cannot be written.
         """
         from playground import factory
 
-        room, _ = factory.open_room(
-            settings,
-            engine,
-            db=self.db,
-            bus=attempt.bus,
-            condition=condition,
-            experiment_id=self.id,
-            draw=attempt.job.draw.index,
-            track_usage=False,
-        )
-        attempt.room = room
-        self._mark(attempt.job, "running", room.session_id, None)
+        with self.opening(attempt):
+            room, _ = factory.open_room(
+                settings,
+                engine,
+                db=self.db,
+                bus=attempt.bus,
+                condition=condition,
+                experiment_id=self.id,
+                draw=attempt.job.draw.index,
+                track_usage=False,
+            )
+            attempt.room = room
+            self._mark(attempt.job, "running", room.session_id, None)
         return room
 
     def _usage_scope(self, room: Room) -> contextlib.AbstractContextManager[Any]:
@@ -530,6 +592,8 @@ class Runner:
         try:
             self._forget_attempt(job)
             await self._conversation(attempt)
+            if attempt.room is not None and attempt.room.status != "finished":
+                raise errors.PlaygroundError(f"the {self.job_noun} ended {attempt.room.status}")
             self._mark(job, "finished", attempt.room.session_id if attempt.room else None, None)
             prog.done += 1
         except asyncio.CancelledError:

@@ -12,10 +12,12 @@ from typing import Any, TextIO
 import sqlite_utils
 
 from playground import domain, errors, experiment, experiment_report, gc_tuning, personas
+from playground.flag_ranges import AGENTS, BATCH_CONCURRENCY, SEED, TURNS, setting
 from playground.flags import LLM_FLAGS, add_db_flags, add_llm_flags, local_embedder, settings_from
 from playground.settings import Settings
 from playground.storage import open_database
 from playground.storage.database import open_for_reading
+from playground.terminal_text import unguarded
 
 #: ``experiment``'s flags by the setting each one sets.
 SETTING_FLAGS = {**LLM_FLAGS, "embeddings": "--embeddings"}
@@ -40,18 +42,23 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
         default="inner-thoughts,next-speaker",
         help=f"comma-separated, from {', '.join(domain.POLICIES)} (default inner-thoughts,next-speaker)",
     )
-    x.add_argument("--conversations", type=int, default=50, help="per condition (default 50)")
     x.add_argument(
-        "--agents", type=int, default=4, help="participants per conversation (default 4)"
+        "--conversations",
+        type=setting(experiment.Protocol, "conversations"),
+        default=50,
+        help="per condition (default 50)",
     )
-    x.add_argument("--turns", type=int, default=15, help="messages per conversation (default 15)")
-    x.add_argument("--seed", type=int, default=1)
+    x.add_argument(
+        "--agents", type=AGENTS, default=4, help="participants per conversation (default 4)"
+    )
+    x.add_argument("--turns", type=TURNS, default=15, help="messages per conversation (default 15)")
+    x.add_argument("--seed", type=SEED, default=1)
     x.add_argument(
         "--personas", default=str(personas.DEFAULT_DIR), help="directory of persona files"
     )
     x.add_argument(
         "--concurrency",
-        type=int,
+        type=BATCH_CONCURRENCY,
         help="conversations in flight at once (default 8 with a model; 2 offline, where the"
         " engine is CPU-bound and more only costs CPU time)",
     )
@@ -319,7 +326,7 @@ class _Bar:
 
     def __init__(self, err: TextIO, *, enabled: bool) -> None:
         self.enabled = enabled
-        self._err = err
+        self._err = unguarded(err)  # the bar's own redrawing codes; its labels are ours
         self._progress: Any = None
         self._tasks: dict[str, Any] = {}
         self._stats: Any = None
@@ -339,10 +346,10 @@ class _Bar:
             )
 
             self._progress = Progress(
-                TextColumn("{task.description:<16}"),
+                TextColumn("{task.description:<16}", markup=False),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[extra]}"),
+                TextColumn("{task.fields[extra]}", markup=False),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
                 console=Console(file=self._err),

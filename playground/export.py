@@ -18,7 +18,7 @@ import sqlite_utils
 
 from playground import errors
 from playground.storage import SessionReader, open_database
-from playground.storage.database import open_for_reading
+from playground.storage.database import as_read, dead_sessions, open_for_reading, snapshot
 
 FORMAT_NAME = "thought-playground"
 FORMAT_VERSION = 1
@@ -140,13 +140,22 @@ def export_record(db: sqlite_utils.Database, session_id: str) -> dict[str, Any]:
         db: an open session database.
         session_id: a full session id (see :func:`resolve_ids`).
 
+    The session is read in one snapshot: one still being recorded is exported as it stood at
+    that moment, still ``running`` (an import makes it interrupted); one whose process is gone
+    is exported interrupted, as every reader shows it.
+
     Raises:
         SessionNotFound: no such session.
     """
+    with snapshot(db):
+        return _record(db, session_id)
+
+
+def _record(db: sqlite_utils.Database, session_id: str) -> dict[str, Any]:
     sessions = _rows(db, "sessions", "id = ?", [session_id], "id")
     if not sessions:
         raise errors.SessionNotFound(f"no session {session_id!r} in this database")
-    session = sessions[0]
+    session = as_read(sessions[0], dead_sessions(db))
     one = [session_id]
     experiment = None
     if session.get("experiment_id") is not None:
@@ -309,11 +318,13 @@ def write_export(
     return count
 
 
-def import_file(db: sqlite_utils.Database, path: str | Path) -> list[tuple[str, str]]:
+def import_file(
+    db: sqlite_utils.Database, path: str | Path, *, as_new: bool = False
+) -> list[tuple[str, str]]:
     """Read a JSON Lines export into ``db``; see :func:`playground.importer.import_file`."""
     from playground import importer
 
-    return importer.import_file(db, path)
+    return importer.import_file(db, path, as_new=as_new)
 
 
 def cli_export(args: argparse.Namespace, out: TextIO) -> int:
@@ -355,19 +366,32 @@ def cli_export(args: argparse.Namespace, out: TextIO) -> int:
 def cli_import(args: argparse.Namespace, out: TextIO) -> int:
     """``playground import``: read a JSON Lines export into ``--db``. Returns the exit code.
 
+    One line per conversation (imported, or skipped because it is already in the database), the
+    warnings, then the counts.
+
     Raises:
-        PlaygroundError: bad file or database; conversations imported before a bad line are kept.
+        PlaygroundError: bad file or database, or a different conversation under a taken id
+            without ``--as-new``; conversations before the line at fault are kept.
     """
     from playground import importer
 
     db = open_database(args.db)
+    imported = skipped = 0
     try:
-        run = importer.Importer(db)
-        for file_id, db_id in run.import_lines(args.file):
-            note = " (renamed: the id was taken)" if file_id != db_id else ""
-            print(f"imported {file_id} as {db_id}{note}", file=out, flush=True)
+        run = importer.Importer(db, as_new=args.as_new)
+        for done in run.import_lines(args.file):
+            if done.imported:
+                imported += 1
+                note = " (renamed: the id was taken)" if done.file_id != done.db_id else ""
+                print(f"imported {done.file_id} as {done.db_id}{note}", file=out, flush=True)
+            else:
+                skipped += 1
+                there = f" as {done.db_id}" if done.db_id != done.file_id else ""
+                line = f"skipped {done.file_id}: already in the database{there}"
+                print(line, file=out, flush=True)
         for warning in run.warnings():
             print(f"warning: {warning}", file=out)
+        print(f"{imported} imported, {skipped} already in the database", file=out)
     finally:
         db.close()
     return 0

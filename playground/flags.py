@@ -8,6 +8,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from playground import errors
+from playground.flag_ranges import (
+    BUSY_TIMEOUT,
+    LLM_CONCURRENCY,
+    MAX_RETRIES,
+    RATING_SAMPLES,
+    TIMEOUT,
+)
 from playground.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -40,6 +47,7 @@ def add_server_flags(parser: Any) -> None:
     """How calls go to the server: calls in flight, pinned capabilities, the rating method."""
     parser.add_argument(
         "--llm-concurrency",
+        type=LLM_CONCURRENCY,
         metavar="N|auto",
         help="LLM calls in flight at once: auto (default) starts at 2 for a server on this"
         " machine or network and adapts to what it sustains; N fixes it",
@@ -58,7 +66,7 @@ def add_server_flags(parser: Any) -> None:
         " gives them, else sampled ratings)",
     )
     parser.add_argument(
-        "--rating-samples", type=int, help="ratings sampled per evaluation (default 20)"
+        "--rating-samples", type=RATING_SAMPLES, help="ratings sampled per evaluation (default 20)"
     )
     parser.add_argument(
         "--rating-call",
@@ -87,8 +95,8 @@ def add_llm_flags(
     parser.add_argument("--model", help=model_help or "the chat model (OpenAI-compatible engine)")
     parser.add_argument("--base-url", help="OpenAI-compatible base URL (else $OPENAI_BASE_URL)")
     parser.add_argument("--api-key", help="API key (else $OPENAI_API_KEY); never stored")
-    parser.add_argument("--timeout", type=float, help="seconds per LLM call")
-    parser.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts")
+    parser.add_argument("--timeout", type=TIMEOUT, help="seconds per LLM call")
+    parser.add_argument("--max-retries", type=MAX_RETRIES, help="retries on 429/5xx/timeouts")
     add_server_flags(parser)
 
 
@@ -97,7 +105,7 @@ def add_db_flags(parser: Any, default_db: str, busy_timeout: float) -> None:
     parser.add_argument("--db", default=default_db, help=f"session database (default {default_db})")
     parser.add_argument(
         "--busy-timeout",
-        type=float,
+        type=BUSY_TIMEOUT,
         default=busy_timeout,
         metavar="SECONDS",
         help="how long a write waits for another program's lock on the database",

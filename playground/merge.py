@@ -133,9 +133,8 @@ def merge(
 
     Args:
         out: the database to merge into; created (with its folder) when missing.
-        sources: session databases to read. They are opened as every reader opens them (an older
-            schema is upgraded, runs whose process is gone are marked interrupted) and never
-            written by the merge itself.
+        sources: session databases to read. They are opened as every reader opens them,
+            read-only (an older schema is upgraded in a copy in memory), and never written.
         busy_timeout: seconds a statement waits for another connection's lock.
 
     Returns:
@@ -306,12 +305,14 @@ class _Merger:
                     added = self._merge_keyed(table)
                     if table != "experiment_runs":
                         self.evaluation_rows += added
-            experiments = tuple(
-                r[0] for r in self.src.execute("SELECT id FROM experiments ORDER BY id")
-            )
-        finally:
+            experiments = tuple(r[0] for r in self._read("SELECT id FROM experiments ORDER BY id"))
+        except BaseException:
             if self.src.in_transaction:
-                self.src.execute("COMMIT")
+                with suppress(sqlite3.Error):  # the error that got us here is the one to report
+                    self.src.execute("ROLLBACK")
+            raise
+        if self.src.in_transaction:
+            self.src.execute("COMMIT")
         return SourceSummary(
             self.path, len(self.added), self.present, experiments, self.evaluation_rows
         )
@@ -321,7 +322,7 @@ class _Merger:
     def _check_tables(self) -> None:
         names = [
             r[0]
-            for r in self.src.execute(
+            for r in self._read(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
                 " ORDER BY name"
             )
@@ -339,7 +340,7 @@ class _Merger:
             )
         renumbered = {n for n in names if _surrogate(self.out, n)}
         for name in names:
-            src_cols = [r[1] for r in self.src.execute(f"PRAGMA table_info({_q(name)})")]
+            src_cols = [r[1] for r in self._read(f"PRAGMA table_info({_q(name)})")]
             out_cols = {r[1] for r in self.out.execute(f"PRAGMA table_info({_q(name)})")}
             missing = [c for c in src_cols if c not in out_cols]
             if missing:
@@ -357,7 +358,7 @@ class _Merger:
     def _check_running(self) -> None:
         """Refuse a session this machine is still recording: its rows are not complete yet."""
         host = socket.gethostname()
-        for sid, pid, h in self.src.execute(
+        for sid, pid, h in self._read(
             "SELECT id, pid, host FROM sessions WHERE status = 'running'"
         ):
             if h == host and pid and (pid == os.getpid() or database.alive(pid)):
@@ -372,8 +373,8 @@ class _Merger:
         table = self.tables["sessions"]
         for row in self._rows(table, order="created_at, id"):
             if row["status"] == "running":
-                # Not alive here (checked above): dead, as open_database would mark it. A source
-                # opened read-only was not marked, so mark the copy, and compare it as marked.
+                # Not alive here (checked above): dead, as a writer would mark it. A source is
+                # opened read-only and never marked, so mark the copy, and compare it as marked.
                 row["status"] = "interrupted"
                 row["end_reason"] = "the process ended before the session finished"
             sid = row["id"]
@@ -386,9 +387,7 @@ class _Merger:
                 self._insert(table, row)
                 self.added.add(sid)
                 continue
-            count = self.src.execute(
-                "SELECT COUNT(*) FROM messages WHERE session_id = ?", [sid]
-            ).fetchone()[0]
+            (count,) = next(self._read("SELECT COUNT(*) FROM messages WHERE session_id = ?", [sid]))
             ours = (row["status"], row["updated_at"], count)
             if tuple(theirs) != ours:
                 raise MergeError(
@@ -443,12 +442,19 @@ class _Merger:
 
     # -- reading and writing rows -----------------------------------------------------------
 
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
+        """The source's rows for ``sql``, one at a time. A failure to read them (a damaged file)
+        names the source: it is raised here, between rows, never by a write to ``OUT``."""
+        try:
+            yield from self.src.execute(sql, params)
+        except sqlite3.DatabaseError as exc:
+            raise MergeError(f"{self.path}: cannot read it ({exc}); nothing was merged") from exc
+
     def _rows(self, table: _Table, *, order: str = "rowid") -> Iterator[Row]:
         """The source's rows of ``table``, their references already renumbered for ``OUT``."""
-        cursor = self.src.execute(
+        for values in self._read(
             f"SELECT {', '.join(_q(c) for c in table.columns)} FROM {_q(table.name)} ORDER BY {order}"
-        )
-        for values in cursor:
+        ):
             row = dict(zip(table.columns, values, strict=True))
             for column, parent in table.references:
                 old = row[column]

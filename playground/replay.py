@@ -21,6 +21,7 @@ from typing import Any, Literal
 import sqlite_utils
 
 from playground import errors, events
+from playground.storage.database import snapshot
 from playground.storage.reader import SessionReader
 from playground.thought_ledger import THOUGHT_KINDS, ThoughtLedger
 
@@ -102,20 +103,23 @@ class Recording:
 
     @classmethod
     def load(cls, db: sqlite_utils.Database, session_id: str) -> Recording:
-        """Read a session's index.
+        """Read a session's index, in one snapshot: a session still being recorded is indexed as
+        it stood at one moment (every message with its event).
 
         Raises:
             SessionNotFound: no such session (a unique id prefix is accepted).
             PlaygroundError: the session has no event log to replay.
         """
         reader = SessionReader(db)
-        session = reader.session_row(session_id)
-        try:
-            return cls._load(db, reader, session)
-        except sqlite3.DatabaseError as exc:
-            raise errors.PlaygroundError(
-                f"the event log of session {session['id']} is damaged and cannot be replayed ({exc})"
-            ) from exc
+        with snapshot(db):
+            session = reader.session_row(session_id)
+            try:
+                return cls._load(db, reader, session)
+            except sqlite3.DatabaseError as exc:
+                raise errors.PlaygroundError(
+                    f"the event log of session {session['id']} is damaged and cannot be replayed"
+                    f" ({exc})"
+                ) from exc
 
     @classmethod
     def _load(
@@ -183,10 +187,16 @@ class Recording:
         Returns:
             How many events were added.
 
+        The new rows are read in one snapshot, as :meth:`load` reads them.
+
         Raises:
             PlaygroundError: a new ``message_posted`` event has no message.
             sqlite3.DatabaseError: the database cannot be read.
         """
+        with snapshot(self.db):
+            return self._refresh()
+
+    def _refresh(self) -> int:
         sid = self.session["id"]
         after = self.seqs[-1]
         rows = self.db.execute(

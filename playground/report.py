@@ -43,6 +43,7 @@ from playground.report_model import (
     Report,
     Share,
 )
+from playground.storage.database import snapshot
 
 
 def _float(x: Any) -> float | None:
@@ -176,6 +177,21 @@ def build_report(
         SessionNotFound: an unknown session id.
         Cancelled: ``stop`` was set.
     """
+    # The ratings, preferences and marks in one snapshot (a rater may be saving meanwhile); the
+    # agreement part reads (and, with an embedder, writes) on its own, after it.
+    with snapshot(db):
+        report = _human_report(db, experiment, session_ids)
+    if (agreement_options or {}).get("skip"):
+        return report
+    return with_agreement(
+        db, report, session_ids=session_ids, agreement_options=agreement_options, stop=stop
+    )
+
+
+def _human_report(
+    db: sqlite_utils.Database, experiment: str | None, session_ids: list[str] | None
+) -> Report:
+    """The report without its judge and geometry agreement."""
     scope = _scope(db, experiment, session_ids)
     cond = {sid: c for sid, (c, _) in scope.items()}
     conditions = sorted(set(cond.values()))
@@ -233,7 +249,6 @@ def build_report(
         comparisons=comparisons, preferences=prefs, rater_preferences=per_rater, choices=choices,
         conversation_marks=conv_marks, condition_marks=cond_marks, agreement=agreement,
         participant=participant, methods=METHODS,
-        agreement_with_humans=_with_humans(db, scope, agreement_options or {}, stop),
     )  # fmt: skip
 
 

@@ -64,7 +64,7 @@ def test_show_text(simulated):
     ("argv", "fragment"),
     [
         (["simulate", "--agents", "20", "--engine", "offline"], "--agents: 20 asked"),
-        (["simulate", "--turns", "0"], "--turns: Input should be greater than or equal to 1"),
+        (["simulate", "--turns", "0"], "--turns: 0 is out of range (1 … 10000)"),
         (["show", "nope"], "no session 'nope'"),
         (
             [
@@ -84,7 +84,7 @@ def test_show_text(simulated):
 def test_errors_are_one_clear_line(tmp_path, argv, fragment):
     open_database(tmp_path / "e.db").close()  # an existing, empty session database
     code, _, err = run(*argv, "--db", str(tmp_path / "e.db"))
-    assert code == 1
+    assert code == (2 if "out of range" in fragment else 1)  # a usage error: argparse's 2
     assert fragment in err and "Traceback" not in err
 
 

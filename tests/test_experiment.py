@@ -385,11 +385,11 @@ def test_cli_lists_and_summarises_experiments(tmp_path):
 
 
 def test_bad_experiment_options_name_the_flag(tmp_path):
-    for argv, flag in (
-        (["--conditions", "inner-thoughts,telepathy"], "--conditions"),
-        (["--agents", "9"], "--agents"),
-        (["--conversations", "0"], "--conversations"),
-        (["--shard", "3/3"], "--shard"),
+    for argv, flag, exit_code in (
+        (["--conditions", "inner-thoughts,telepathy"], "--conditions", 1),
+        (["--agents", "9"], "--agents", 1),
+        (["--conversations", "0"], "--conversations", 2),  # out of its range: a usage error
+        (["--shard", "3/3"], "--shard", 1),
     ):
         err = io.StringIO()
         code = cli.main(
@@ -397,7 +397,7 @@ def test_bad_experiment_options_name_the_flag(tmp_path):
             out=io.StringIO(),
             err=err,
         )
-        assert code == 1 and flag in err.getvalue() and "Traceback" not in err.getvalue()
+        assert code == exit_code and flag in err.getvalue() and "Traceback" not in err.getvalue()
 
 
 @pytest.mark.asyncio

@@ -152,6 +152,17 @@ def unplanned(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return recs
 
 
+def edited(path: Path, *ids: str) -> Path:
+    """The sessions ``ids`` of ``path`` now hold something else than their export: importing the
+    export there makes copies (with ``--as-new``), not "already in the database"."""
+    with sqlite3.connect(path) as conn:
+        conn.executemany(
+            "UPDATE sessions SET end_reason = 'edited here' WHERE id = ?", [[i] for i in ids]
+        )
+    conn.close()
+    return path
+
+
 def renamed(value: Any, mapping: dict[str, str]) -> Any:
     if isinstance(value, str):
         return mapping.get(value, value)
@@ -310,7 +321,9 @@ def test_round_trip_into_a_fresh_database_is_identical(source, tmp_path):
     fresh = tmp_path / "fresh.db"
     code, out, err = run("import", str(export_file(source, tmp_path, "--all")), "--db", str(fresh))
     assert code == 0, err
-    assert out.splitlines() == [f"imported {s} as {s}" for s in ids]
+    assert out.splitlines() == [f"imported {s} as {s}" for s in ids] + [
+        "3 imported, 0 already in the database"
+    ]
     assert records(fresh, ids) == unplanned(records(source["path"], ids))
     db = open_database(fresh)
     try:
@@ -328,13 +341,16 @@ def test_round_trip_into_a_fresh_database_is_identical(source, tmp_path):
 
 def test_import_into_the_same_database_maps_every_id(source, tmp_path):
     ids = [source["a"], source["b"], source["c"]]
-    same = copy_db(source["path"], tmp_path / "same.db")
+    same = edited(copy_db(source["path"], tmp_path / "same.db"), *ids)
     before = {s: counts(same, s) for s in ids}
     original = records(same, ids)
-    code, out, err = run("import", str(export_file(source, tmp_path, "--all")), "--db", str(same))
+    file = export_file(source, tmp_path, "--all")
+    code, out, err = run("import", str(file), "--db", str(same), "--as-new")
     assert code == 0, err
-    assert all(line.endswith("(renamed: the id was taken)") for line in out.splitlines())
-    mapping = {line.split()[1]: line.split()[3] for line in out.splitlines()}
+    *lines, summary = out.splitlines()
+    assert summary == "3 imported, 0 already in the database"
+    assert all(line.endswith("(renamed: the id was taken)") for line in lines)
+    mapping = {line.split()[1]: line.split()[3] for line in lines}
     assert list(mapping) == ids and len(set(mapping.values()) | set(ids)) == 6
     assert all(new[:15] == old[:15] and new != old for old, new in mapping.items())
     assert {s: counts(same, s) for s in ids} == before
@@ -352,10 +368,12 @@ def test_import_into_the_same_database_maps_every_id(source, tmp_path):
 
 
 def test_imported_session_replays_like_the_original(source, tmp_path):
-    same = copy_db(source["path"], tmp_path / "same.db")
+    same = edited(copy_db(source["path"], tmp_path / "same.db"), source["a"])
     db = open_database(same)
     try:
-        [(old, new)] = export.import_file(db, export_file(source, tmp_path, source["a"]))
+        file = export_file(source, tmp_path, source["a"])
+        [(old, new)] = export.import_file(db, file, as_new=True)
+        assert new != old
         first, copy = replay.Recording.load(db, old), replay.Recording.load(db, new)
         assert copy.moments == first.moments and copy.marks == first.marks
         assert {e.session_id for e in copy.rebuild(copy.last)} == {new}
@@ -363,26 +381,27 @@ def test_imported_session_replays_like_the_original(source, tmp_path):
         db.close()
 
 
-def test_importing_the_same_file_twice_gives_two_copies(source, tmp_path):
+def test_importing_the_same_file_twice_imports_it_once(source, tmp_path):
     fresh = tmp_path / "twice.db"
     file = export_file(source, tmp_path, source["a"], source["b"])
     assert run("import", str(file), "--db", str(fresh))[0] == 0
     code, out, _ = run("import", str(file), "--db", str(fresh))
-    assert code == 0 and out.count("(renamed: the id was taken)") == 2
-    assert len(session_ids(fresh)) == 4
+    assert code == 0 and out.count(": already in the database") == 2
+    assert len(session_ids(fresh)) == 2
     db = open_database(fresh)
     try:
-        # A–B was preferred once in the file: each copy of the pair gets its own, never a duplicate.
-        assert db.execute("SELECT COUNT(*) FROM preferences").fetchone()[0] == 2
+        # A–B was preferred once in the file: imported once, never again.
+        assert db.execute("SELECT COUNT(*) FROM preferences").fetchone()[0] == 1
     finally:
         db.close()
 
 
 def test_a_child_before_its_parent_still_links_to_the_imported_parent(source, tmp_path):
-    same = copy_db(source["path"], tmp_path / "same.db")
+    same = edited(copy_db(source["path"], tmp_path / "same.db"), source["a"], source["c"])
     db = open_database(same)
     try:
-        pairs = export.import_file(db, export_file(source, tmp_path, source["c"], source["a"]))
+        file = export_file(source, tmp_path, source["c"], source["a"])
+        pairs = export.import_file(db, file, as_new=True)
         mapping = dict(pairs)
         parent = db.execute(
             "SELECT parent_id FROM sessions WHERE id = ?", [mapping[source["c"]]]
@@ -400,8 +419,8 @@ def test_references_outside_the_file_link_to_the_database_or_are_skipped_with_a_
     assert code == 0, err
     assert "warning: skipped 1 pairwise preference(s)" in out
     assert "1 fork(s) lost the link to their parent" in out
-    same = copy_db(source["path"], tmp_path / "same.db")
-    code, out, _ = run("import", str(file), "--db", str(same))
+    same = edited(copy_db(source["path"], tmp_path / "same.db"), source["c"])
+    code, out, _ = run("import", str(file), "--db", str(same), "--as-new")
     assert code == 0 and "warning" not in out
     new = out.split()[3]
     db = open_database(same)
@@ -477,7 +496,7 @@ BAD = {
     ),
     "rejected_row": (
         lambda s, t: _write(t / "x.jsonl", _unknown_speaker(s, t, s["a"])),
-        "line 1: messages[2]: rejected by the database (FOREIGN KEY constraint failed)",
+        "line 1: messages[2].speaker: 'Nobody' is not one of the participants",
     ),
     "not_utf8": (
         lambda s, t: _latin1(t / "x.jsonl", _line(s, t, s["a"])),
@@ -494,9 +513,10 @@ BAD = {
 def test_bad_import_files_are_one_clear_line_and_damage_nothing(source, tmp_path, case):
     make, fragment = BAD[case]
     file = make(source, tmp_path)
-    target = copy_db(source["path"], tmp_path / "target.db")
+    # A changed there, so that the good line before a bad one is imported (as a copy).
+    target = edited(copy_db(source["path"], tmp_path / "target.db"), source["a"], source["b"])
     before = session_ids(target)
-    code, out, err = run("import", str(file), "--db", str(target))
+    code, out, err = run("import", str(file), "--db", str(target), "--as-new")
     assert code == 1, out
     assert fragment in err and "Traceback" not in err
     after = session_ids(target)

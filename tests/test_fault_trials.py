@@ -34,7 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import sqlite_utils
 
+from playground.storage.database import DEAD_REASON, dead_sessions
 from tests.support.faults import read_only
 from tests.support.llm_server import FakeLLMServer
 
@@ -65,14 +67,20 @@ def _simulate_argv(db: Path, *flags: str) -> list[str]:
 
 
 def _sessions(db: Path) -> list[tuple[str, str, int]]:
-    """(status, end reason, messages) of every session, read without changing the file."""
+    """(status, end reason, messages) of every session as every reader shows it (a run whose
+    process is gone is interrupted), read without changing the file."""
     if not db.is_file():
         return []
     with closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as conn:
-        return conn.execute(
-            "SELECT status, coalesce(end_reason, ''),"
+        rows = conn.execute(
+            "SELECT id, status, coalesce(end_reason, ''),"
             " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) FROM sessions s"
         ).fetchall()
+        dead = dead_sessions(sqlite_utils.Database(conn))
+    return [
+        ("interrupted", DEAD_REASON, n) if sid in dead else (status, reason, n)
+        for sid, status, reason, n in rows
+    ]
 
 
 def _stored_messages(db: Path) -> set[int]:
@@ -138,7 +146,7 @@ def _kill_after(messages: int) -> Callable[[Path], Outcome]:
             proc.kill()
             _, err = proc.communicate(timeout=30)
         stdout = out_path.read_text()
-        # The next open marks a session whose process is gone as interrupted.
+        # Every reader shows a session whose process is gone as interrupted (without writing).
         status = _run([sys.executable, "-m", "playground", "sessions", "--db", str(db)])
         done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, err)
         verdict = _judge(done, db, codes={-9})

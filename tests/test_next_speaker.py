@@ -337,7 +337,7 @@ def test_limit_caps_the_predictions(tiny: Path):
     assert (got["overall"]["correct"], got["overall"]["total"]) == (5, 5)
     assert got["self"]["total"] == 3 and got["allocated"]["total"] == 2
     code, _, err = run("eval-next-speaker", str(tiny), "--engine", "offline", "--limit", "0")
-    assert code == 1 and "--limit: must be at least 1" in err
+    assert code == 2 and "--limit: 0 is out of range (1 … 1000000)" in err
 
 
 def _answer_partner(body: dict) -> str | None:

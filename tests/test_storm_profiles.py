@@ -323,6 +323,49 @@ def test_load_profiles_reads_a_directory_and_stops_at_a_bad_file(tmp_path):
         profiles.load_profiles(tmp_path / "nowhere")
 
 
+def _looping_folder(tmp_path: Path) -> Path:
+    """A profiles folder with one good profile, two links that point at each other, a link to a
+    missing file, a link back to the folder named like a profile, and one named otherwise."""
+    users = tmp_path / "users"
+    users.mkdir()
+    profiles.save_profile(profiles.generate_profile(1, task="Rent an apartment"), users)
+    (users / "a.toml").symlink_to("b.toml")
+    (users / "b.toml").symlink_to("a.toml")
+    (users / "gone.toml").symlink_to("missing.toml")
+    (users / "here.toml").symlink_to(".")
+    (users / "loop").symlink_to(".")
+    return users
+
+
+def test_links_that_loop_or_lead_nowhere_are_named_not_skipped(tmp_path):
+    users = _looping_folder(tmp_path)
+    found = {path.name: item for path, item in profile_files.scan_profiles(users)}
+    assert isinstance(found.pop("rent-an-apartment-s1.toml"), model.UserProfile)
+    reasons = {name: str(item) for name, item in found.items()}
+    assert reasons == {
+        "a.toml": f"{users / 'a.toml'}: is a symbolic link that loops (a.toml → b.toml → a.toml)",
+        "b.toml": f"{users / 'b.toml'}: is a symbolic link that loops (b.toml → a.toml → b.toml)",
+        "gone.toml": f"{users / 'gone.toml'}: is a symbolic link to missing.toml, which does not exist",
+        "here.toml": f"{users / 'here.toml'}: is a folder (a symbolic link to .), not a profile file",
+    }  # fmt: skip
+    with pytest.raises(errors.ProfileError, match="a.toml: is a symbolic link that loops"):
+        profiles.load_profiles(users)
+
+
+def test_the_commands_name_a_looping_link_in_the_profiles_folder(tmp_path):
+    users = _looping_folder(tmp_path)
+    code, table, err = run("profiles", "list", str(users))
+    assert code == 1 and "Traceback" not in err
+    assert "a.toml: error: " in table and "is a symbolic link that loops" in table
+    assert "4 of 5 profile files cannot be used" in err
+    line = cli_refusal(
+        "storm", "--profiles-dir", str(users), "--db", str(tmp_path / "s.db"), code=2
+    )
+    assert line == (
+        f"error: {users / 'a.toml'}: is a symbolic link that loops (a.toml → b.toml → a.toml)"
+    )
+
+
 def test_two_files_with_the_same_id_are_refused(tmp_path):
     p = profiles.generate_profile(3, task="Rent an apartment")
     text = 'id = "same"\n' + profiles.dump_profile(p)
@@ -523,16 +566,16 @@ def test_cli_list_shows_bad_files_with_their_error_and_fails(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("flags", "message"),
+    ("flags", "message", "code"),
     [
-        (["--uncertainty", "50"], "--uncertainty: '50' is not one of 0, 40, 60, 80"),
-        (["--difficulty", "7"], "--difficulty: 7 is not a level from 1 to 5"),
-        (["--n", "0"], "--n: must be at least 1"),
-        (["--task", " "], "--task:"),
+        (["--uncertainty", "50"], "--uncertainty: '50' is not one of 0, 40, 60, 80", 1),
+        (["--difficulty", "7"], "--difficulty: 7 is out of range (1 … 5)", 2),
+        (["--n", "0"], "--n: 0 is out of range (1 … 10000)", 2),
+        (["--task", " "], "--task:", 1),
     ],
 )
-def test_cli_generate_refuses_bad_flags_by_name(tmp_path, flags, message):
-    line = cli_refusal("profiles", "generate", "--out", str(tmp_path), *flags, code=1)
+def test_cli_generate_refuses_bad_flags_by_name(tmp_path, flags, message, code):
+    line = cli_refusal("profiles", "generate", "--out", str(tmp_path), *flags, code=code)
     assert line.startswith(f"error: {message}"), line
     assert not list(tmp_path.iterdir())
 

@@ -15,9 +15,14 @@ import math
 from typing import Any, TextIO
 
 from playground import errors
+from playground.flag_ranges import TURNS, Number
 from playground.flags import add_db_flags
 from playground.geometry.features import FEATURE_NAMES
 from playground.geometry.store import EMBED_BATCH, ComputeStats, SessionFeatures
+
+#: Texts per embedding call: up to 16 times the default, beyond which one call's padded batch
+#: only costs memory.
+EMBED_BATCHES = Number(1, 16 * EMBED_BATCH)
 
 #: The columns of the table (all features go to CSV and JSON), with their headings.
 TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -54,14 +59,14 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
     p.add_argument("--recompute", action="store_true", help="compute stored features again")
     p.add_argument(
         "--late-k",
-        type=int,
+        type=TURNS,
         default=3,
         metavar="K",
         help="late volatility averages the last K turn-to-turn distances (default 3)",
     )
     p.add_argument(
         "--embed-batch",
-        type=int,
+        type=EMBED_BATCHES,
         default=EMBED_BATCH,
         metavar="N",
         help=f"texts per embedding call when many are missing (default {EMBED_BATCH})",

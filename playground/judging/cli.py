@@ -10,6 +10,7 @@ from typing import Any, TextIO
 import sqlite_utils
 
 from playground import errors, interrupts
+from playground.flag_ranges import LLM_CALLS, ROW_ID
 from playground.flags import add_db_flags, add_llm_flags, judge_settings
 from playground.llm import rating
 from playground.settings import Settings
@@ -35,9 +36,9 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="sessions (ids or unique prefixes)")
     p.add_argument("--experiment", help="every finished session of this experiment")
-    p.add_argument("--plan", type=int, metavar="ID", help="a rating plan: its pairs or sessions")
+    p.add_argument("--plan", type=ROW_ID, metavar="ID", help="a rating plan: its pairs or sessions")
     add_llm_flags(p, model_help="the judge model", engine_choices=False)
-    p.add_argument("--concurrency", type=int, help="most judge calls in flight at once")
+    p.add_argument("--concurrency", type=LLM_CALLS, help="most judge calls in flight at once")
     p.add_argument(
         "--mode",
         choices=["per-metric", "all-at-once"],

@@ -31,6 +31,7 @@ from playground.llm.capabilities import SCHEMA_KEYWORDS, Rejection, ServerProfil
 from playground.llm.limits import AdaptiveLimit
 from playground.llm.responses import TokenLogprob
 from playground.settings import LLMSettings
+from playground.terminal_text import visible
 from playground.urls import is_local
 
 log = logging.getLogger(__name__)
@@ -298,7 +299,7 @@ def profile_for(where: str, model: str, pins: Mapping[str, str] | None = None) -
 def _say_learned(where: str, model: str, why: str) -> None:
     """What the client learned about a server, once, on stderr (never a secret: the URL is
     redacted and the model name is the user's)."""
-    print(f"{where} ({model}): {why}", file=sys.stderr, flush=True)
+    print(visible(f"{where} ({model}): {why}"), file=sys.stderr, flush=True)
 
 
 class ChatClient:

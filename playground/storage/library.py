@@ -1,7 +1,9 @@
 """The session library: list, search, filter and delete saved sessions; blueprints for "new like this".
 
 Everything here works on an open database (see :func:`playground.storage.open_database`) and
-never imports Qt: the GUI's library dialog and the command line share it.
+never imports Qt: the GUI's library dialog and the command line share it. What reads several
+statements reads them in one snapshot, and a run whose process is gone shows as interrupted
+(see :mod:`playground.storage.database`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pydantic import ValidationError
 
 from playground import domain, errors
 from playground.settings import ProactivitySettings, Settings
+from playground.storage.database import DEAD_REASON, dead_sessions, snapshot
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,16 @@ def list_sessions(
             " UNION SELECT session_id FROM messages WHERE text LIKE ? ESCAPE '\\')"
         )
         params += [pattern, pattern]
+    if status in ("running", "interrupted"):
+        # A run whose process is gone shows as interrupted: filter it as it shows.
+        dead = sorted(dead_sessions(db))
+        marks = ", ".join("?" * len(dead))
+        if status == "running":
+            where.append(f"s.status = 'running' AND s.id NOT IN ({marks})")
+        else:
+            where.append(f"(s.status = 'interrupted' OR s.id IN ({marks}))")
+        params += dead
+        status = None
     for column, value in (("status", status), ("condition", condition), ("engine", engine)):
         if value is not None:
             where.append(f"s.{column} = ?")
@@ -175,11 +188,16 @@ def _summaries(
     if limit is not None:
         sql += " LIMIT ?"
         params = [*params, int(limit)]
-    return [_summary(row) for row in db.execute(sql, params).fetchall()]
+    with snapshot(db):
+        dead = dead_sessions(db)
+        rows = db.execute(sql, params).fetchall()
+    return [_summary(row, dead) for row in rows]
 
 
-def _summary(row: tuple[Any, ...]) -> SessionSummary:
+def _summary(row: tuple[Any, ...], dead: set[str]) -> SessionSummary:
     (sid, created, updated, finished, status, reason, condition, engine, model, seed) = row[:10]
+    if status == "running" and sid in dead:
+        status, reason = "interrupted", DEAD_REASON
     (preset, calls, tokens, parent, fork_seq, fork_msg, experiment, turns, last_at) = row[10:19]
     people, ratings = row[19:21]
     return SessionSummary(
@@ -213,11 +231,19 @@ def count_sessions(db: sqlite_utils.Database) -> int:
 def facets(db: sqlite_utils.Database) -> dict[str, list[str]]:
     """The distinct statuses, conditions and engines present (for filter menus), sorted."""
     out: dict[str, list[str]] = {}
-    for column in ("status", "condition", "engine"):
-        rows = db.execute(
-            f"SELECT DISTINCT {column} FROM sessions WHERE {column} IS NOT NULL ORDER BY {column}"
-        ).fetchall()
-        out[column] = [r[0] for r in rows]
+    with snapshot(db):
+        for column in ("status", "condition", "engine"):
+            rows = db.execute(
+                f"SELECT DISTINCT {column} FROM sessions WHERE {column} IS NOT NULL ORDER BY {column}"
+            ).fetchall()
+            out[column] = [r[0] for r in rows]
+        dead = dead_sessions(db)
+        if dead:  # shown as interrupted (see list_sessions)
+            running = {r[0] for r in db.execute("SELECT id FROM sessions WHERE status = 'running'")}
+            statuses = set(out["status"]) | {"interrupted"}
+            if running <= dead:
+                statuses.discard("running")
+            out["status"] = sorted(statuses)
     return out
 
 
@@ -286,6 +312,11 @@ def session_blueprint(db: sqlite_utils.Database, session_id: str) -> Blueprint:
         SessionNotFound: no session with exactly this id.
         PlaygroundError: a stored snapshot no longer validates (names the session and the field).
     """
+    with snapshot(db):
+        return _blueprint(db, session_id)
+
+
+def _blueprint(db: sqlite_utils.Database, session_id: str) -> Blueprint:
     row = db.execute(
         "SELECT config, preset, seed, condition FROM sessions WHERE id = ?", [session_id]
     ).fetchone()

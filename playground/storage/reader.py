@@ -1,4 +1,8 @@
-"""SessionReader: read saved sessions back (for `playground sessions`, `show`, replay and the GUI)."""
+"""SessionReader: read saved sessions back (for `playground sessions`, `show`, replay and the GUI).
+
+A session is read inside one snapshot (a recorder may be writing it), and a run whose process is
+gone is shown as interrupted, without writing (see :mod:`playground.storage.database`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 import sqlite_utils
 
 from playground import errors
+from playground.storage.database import as_read, dead_sessions, snapshot
 
 #: How many candidates an ambiguous id prefix lists.
 AMBIGUOUS_SHOWN = 4
@@ -43,13 +48,16 @@ class SessionReader:
         return [_row(r, names) for r in cur.fetchall()]
 
     def list_sessions(self, *, limit: int = 200) -> list[dict[str, Any]]:
-        return self._query(
-            "SELECT s.id, s.created_at, s.status, s.engine, s.model, s.seed, s.condition, s.calls,"
-            " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages,"
-            " (SELECT group_concat(name, ', ') FROM participants p WHERE p.session_id = s.id) AS participants"
-            " FROM sessions s ORDER BY s.created_at DESC LIMIT ?",
-            [limit],
-        )
+        with snapshot(self.db):
+            dead = dead_sessions(self.db)
+            rows = self._query(
+                "SELECT s.id, s.created_at, s.status, s.engine, s.model, s.seed, s.condition, s.calls,"
+                " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages,"
+                " (SELECT group_concat(name, ', ') FROM participants p WHERE p.session_id = s.id) AS participants"
+                " FROM sessions s ORDER BY s.created_at DESC LIMIT ?",
+                [limit],
+            )
+        return [as_read(r, dead) for r in rows]
 
     def resolve(self, session_id: str) -> str:
         """The full id of a session given its id or a unique prefix of it.
@@ -91,10 +99,14 @@ class SessionReader:
     def session_row(self, session_id: str) -> dict[str, Any]:
         """One row of ``sessions``; a unique prefix of an id is accepted.
 
+        A run whose process is gone reads as interrupted (:func:`as_read`).
+
         Raises:
             SessionNotFound: no such id, or an ambiguous prefix.
         """
-        return self._query("SELECT * FROM sessions WHERE id = ?", [self.resolve(session_id)])[0]
+        with snapshot(self.db):
+            row = self._query("SELECT * FROM sessions WHERE id = ?", [self.resolve(session_id)])[0]
+            return as_read(row, dead_sessions(self.db))
 
     def participants(self, session_id: str) -> list[dict[str, Any]]:
         return self._query(
@@ -119,9 +131,16 @@ class SessionReader:
         ``thoughts`` (each with its ``evaluations``), ``decisions``, ``predictions`` (next-speaker)
         and ``hidden_states`` (simulated users').
 
+        All of it is read in one snapshot: a session still being recorded comes back as it
+        stood at one moment, every message with its thought.
+
         Raises:
             SessionNotFound: no such id (a unique prefix of an id is accepted).
         """
+        with snapshot(self.db):
+            return self._load(session_id)
+
+    def _load(self, session_id: str) -> dict[str, Any]:
         session = self.session_row(session_id)
         sid = session["id"]
         thoughts = self._query("SELECT * FROM thoughts WHERE session_id = ? ORDER BY id", [sid])

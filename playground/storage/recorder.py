@@ -13,14 +13,14 @@ import logging
 import os
 import socket
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager
 from typing import Any
 
 import sqlite_utils
 
 from playground import errors, events
 from playground.storage.database import database_file
+from playground.storage.writes import immediate
 
 log = logging.getLogger(__name__)
 
@@ -112,23 +112,11 @@ class SessionRecorder:
         else:
             self.failure.marked_failed = True
 
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """One write transaction that takes the write lock at once, waiting out the busy timeout."""
-        conn = self.db.conn
-        if conn.in_transaction:  # someone else's transaction on this connection: nest in it
-            with self.db.atomic():
-                yield
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                with suppress(sqlite3.Error):  # the error that got us here is the one to report
-                    conn.execute("ROLLBACK")
-            raise
+    def _transaction(self) -> AbstractContextManager[None]:
+        """One write transaction that takes the write lock at once, nested in a transaction the
+        caller already holds (a batch opening a session and its run row together); counted at
+        the fault-injection point of :mod:`playground.storage.writes`."""
+        return immediate(self.db)
 
     def _write(self, event: Any) -> None:
         handler = getattr(self, f"_on_{event.kind}", None)
@@ -267,7 +255,8 @@ class SessionRecorder:
         from playground.geometry.store import text_hash
 
         row = self.db.execute(
-            "SELECT text FROM messages WHERE session_id = ? AND id = ?", [e.session_id, e.message_id]
+            "SELECT text FROM messages WHERE session_id = ? AND id = ?",
+            [e.session_id, e.message_id],
         ).fetchone()
         if row is None:
             return

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from playground import errors, experiment, gc_tuning, interrupts
+from playground.flag_ranges import BATCH_CONCURRENCY, PROBABILITY, PROFILES, SEED, Number, setting
 from playground.flags import LLM_FLAGS, add_db_flags, add_llm_flags, local_embedder, settings_from
 from playground.settings import Settings
 from playground.storage.database import open_for_reading
 from playground.storm import run as storm_run
-from playground.storm.model import UserProfile
+from playground.storm.model import Difficulty, UserProfile
 from playground.storm.summary import format_summary, summarise
 
 __all__ = ["add_parser", "format_summary", "main", "run", "summarise"]
@@ -29,6 +30,8 @@ MODEL_CONCURRENCY = 8
 ACCESS_MODES = {"off": (False,), "on": (True,), "both": (False, True)}
 #: Exit code of input that cannot be used (as argparse's own).
 BAD_INPUT = 2
+#: User turns per dialogue.
+TURNS = Number(1, 200)
 
 
 def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
@@ -44,6 +47,7 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
     x.add_argument("--task", help='a task, e.g. "Buy a smartphone" (default: across all 15)')
     x.add_argument(
         "--difficulty",
+        type=setting(Difficulty, "content"),
         help="1 (precise) to 5 (ambiguous) on all four dimensions (default: each drawn by seed)",
     )
     x.add_argument("--uncertainty", help="percent of attributes unknown to the user: 0, 40, 60, 80")
@@ -58,8 +62,10 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
         metavar="both|on|off",
         help="run with and without profile access (both), or only one (default off)",
     )
-    x.add_argument("--turns", default="10", help="user turns per dialogue (default 10)")
-    x.add_argument("--profiles", metavar="N", help="generate N profiles by seed (default 1)")
+    x.add_argument("--turns", type=TURNS, default=10, help="user turns per dialogue (default 10)")
+    x.add_argument(
+        "--profiles", type=PROFILES, metavar="N", help="generate N profiles by seed (default 1)"
+    )
     x.add_argument("--profiles-dir", metavar="DIR", help="use the saved profiles in DIR instead")
     x.add_argument(
         "--assistant",
@@ -75,13 +81,15 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
     )
     x.add_argument(
         "--user-speak-probability",
-        default="1",
+        type=PROBABILITY,
+        default=1.0,
         metavar="P",
         help="the user's chance of writing again after the assistant stayed silent (default 1)",
     )
-    x.add_argument("--seed", default="1")
+    x.add_argument("--seed", type=SEED, default=1)
     x.add_argument(
         "--concurrency",
+        type=BATCH_CONCURRENCY,
         help=f"dialogues in flight at once (default {MODEL_CONCURRENCY} with a model,"
         f" {OFFLINE_CONCURRENCY} offline)",
     )
@@ -99,39 +107,12 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
 # -- reading the flags ---------------------------------------------------------------------------
 
 
-def _int(text: str | None, flag: str, default: int, lo: int, hi: int | None = None) -> int:
-    """Raises: SettingsError naming the flag."""
-    if text is None:
-        return default
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise errors.SettingsError(f"{flag}: {text!r} is not a whole number") from None
-    if value < lo or (hi is not None and value > hi):
-        span = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
-        raise errors.SettingsError(f"{flag}: must be {span} (got {value})")
-    return value
-
-
 def _choice(text: str, flag: str, allowed: tuple[str, ...]) -> Any:
     """Raises: SettingsError naming the flag."""
     value = str(text).strip()
     if value not in allowed:
         raise errors.SettingsError(f"{flag}: {text!r}: choose {' or '.join(allowed)}")
     return value
-
-
-def _probability(text: str) -> float:
-    """Raises: SettingsError naming ``--user-speak-probability``."""
-    try:
-        p = float(text)
-    except ValueError:
-        p = float("nan")
-    if not 0.0 <= p <= 1.0:
-        raise errors.SettingsError(
-            f"--user-speak-probability: {text!r} is not a probability between 0 and 1"
-        )
-    return p
 
 
 def uncertainties_of(args: argparse.Namespace) -> tuple[int, ...]:
@@ -212,8 +193,8 @@ def profiles_of(args: argparse.Namespace, seed: int) -> tuple[UserProfile, ...]:
         if not found:
             raise errors.SettingsError(f"--profiles-dir: {directory} holds no profile (*.toml)")
         return tuple(found)
-    n = _int(args.profiles, "--profiles", 1, 1, 10_000)
-    difficulty = None if args.difficulty is None else _int(args.difficulty, "--difficulty", 3, 1, 5)
+    n = 1 if args.profiles is None else int(args.profiles)
+    difficulty = None if args.difficulty is None else int(args.difficulty)
     if args.task is not None:
         tasks = [profiles.find_task(args.task)[1]]
     else:
@@ -238,7 +219,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         args,
         LLM_FLAGS,
         {
-                "preset": experiment.PRESET,
+            "preset": experiment.PRESET,
             "evaluation_mode": experiment.EVALUATION_MODE,
         },
     )
@@ -246,7 +227,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 def protocol_of(args: argparse.Namespace, settings: Settings) -> storm_run.StormProtocol:
     """Raises: SettingsError naming the flag; ProfileError for a bad profile file."""
-    seed = _int(args.seed, "--seed", 1, -(2**62), 2**62)
+    seed = int(args.seed)
     offline = settings.engine.engine == "offline"
     if offline and (args.agent_model or args.judge_model):
         flag = "--agent-model" if args.agent_model else "--judge-model"
@@ -255,11 +236,11 @@ def protocol_of(args: argparse.Namespace, settings: Settings) -> storm_run.Storm
         profiles=profiles_of(args, seed),
         uncertainties=uncertainties_of(args),
         profile_access=access_of(args),
-        turns=_int(args.turns, "--turns", 10, 1, 200),
+        turns=int(args.turns),
         seed=seed,
         assistant=assistant_of(args),
         reply_limit=_choice(args.reply_limit, "--reply-limit", ("cut", "keep")),
-        user_speak_probability=_probability(args.user_speak_probability),
+        user_speak_probability=float(args.user_speak_probability),
         engine=settings.engine.engine,
         model="offline" if offline else settings.llm.model,
         agent_model="offline" if offline else (args.agent_model or settings.llm.model),
@@ -281,12 +262,10 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         protocol = protocol_of(args, settings)
         shard = experiment.parse_shard(args.shard) if args.shard else (0, 1)
         offline = settings.engine.engine == "offline"
-        concurrency = _int(
-            args.concurrency,
-            "--concurrency",
-            OFFLINE_CONCURRENCY if offline else MODEL_CONCURRENCY,
-            1,
-            1000,
+        concurrency = int(
+            args.concurrency
+            if args.concurrency is not None
+            else (OFFLINE_CONCURRENCY if offline else MODEL_CONCURRENCY)
         )
         if str(args.http) not in ("auto", "aiohttp", "httpx"):
             raise errors.SettingsError(f"--http: {args.http!r}: choose auto, aiohttp or httpx")

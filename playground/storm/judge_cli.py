@@ -7,6 +7,7 @@ import argparse
 from typing import Any, TextIO
 
 from playground import errors, interrupts
+from playground.flag_ranges import LLM_CALLS
 from playground.flags import add_db_flags, add_llm_flags, judge_settings
 from playground.settings import Settings
 from playground.workers import run_workers
@@ -33,7 +34,7 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     p.add_argument("ids", nargs="*", metavar="ID", help="sessions (default: every STORM dialogue)")
     p.add_argument("--experiment", help="the STORM dialogues of this experiment")
     add_llm_flags(p, model_help="the judge model")
-    p.add_argument("--concurrency", type=int, help="most judge calls in flight at once")
+    p.add_argument("--concurrency", type=LLM_CALLS, help="most judge calls in flight at once")
     p.add_argument("--judge", help="the name stored with the labels (default judge:<model>)")
     p.add_argument("--force", action="store_true", help="judge already judged pairs again")
     add_db_flags(p, default_db, busy_timeout)

@@ -8,7 +8,9 @@ reads only the top-level files, so the profiles never pass for personas.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 from pathlib import Path
 
@@ -86,12 +88,51 @@ def _explain(problem: ErrorDetails, field: str) -> str | None:
     return None
 
 
+def _not_a_file(path: Path) -> str | None:
+    """Why a ``*.toml`` entry of a profiles folder is no file to read, or None when it is one.
+
+    A link that loops or leads nowhere, a folder or a pipe named like a profile used to be
+    skipped without a word: the profile the user meant to run went missing unnoticed. A pipe
+    is never opened (reading one would wait forever).
+    """
+    try:
+        target = path.resolve(strict=True)
+    except RuntimeError:  # Python before 3.13: "Symlink loop from …"
+        return _loop(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return _loop(path)
+        if path.is_symlink():
+            return f"is a symbolic link to {os.readlink(path)}, which does not exist"
+        return f"cannot be read ({exc.strerror or exc})"
+    link = f" (a symbolic link to {os.readlink(path)})" if path.is_symlink() else ""
+    if target.is_dir():
+        return f"is a folder{link}, not a profile file"
+    if not target.is_file():
+        return f"is not a regular file{link} (a pipe or a device?), not a profile file"
+    return None
+
+
+def _loop(path: Path) -> str:
+    """The loop a link makes, link by link, as paths from its folder: ``a.toml → b.toml →
+    a.toml``."""
+    chain = [os.path.abspath(path)]
+    while os.path.islink(chain[-1]) and len(chain) <= 40:
+        step = os.path.normpath(os.path.join(os.path.dirname(chain[-1]), os.readlink(chain[-1])))
+        chain.append(step)
+        if step in chain[:-1]:
+            break
+    names = (os.path.relpath(p, path.parent.absolute()) for p in chain)
+    return f"is a symbolic link that loops ({' → '.join(names)})"
+
+
 def scan_profiles(
     directory: str | Path = DEFAULT_DIR,
 ) -> list[tuple[Path, model.UserProfile | errors.ProfileError]]:
     """Every ``*.toml`` file of a directory (not its subdirectories), sorted by name, with its
     profile or the error that stops it loading. Two files with the same id: the second is an
-    error.
+    error. So is a ``*.toml`` entry that is no file: a link that loops or leads nowhere, a
+    folder, a pipe. Other entries (notes, folders, a link back to the folder) are not read.
 
     Raises:
         ProfileError: the directory does not exist or cannot be read.
@@ -100,12 +141,16 @@ def scan_profiles(
     if not directory.is_dir():
         raise errors.ProfileError(directory, "", "is not a directory of profile files")
     try:
-        files = sorted(p for p in directory.iterdir() if p.suffix == ".toml" and p.is_file())
+        files = sorted(p for p in directory.iterdir() if p.suffix == ".toml")
     except OSError as exc:
         raise errors.ProfileError(directory, "", f"cannot be read ({exc.strerror or exc})") from exc
     found: list[tuple[Path, model.UserProfile | errors.ProfileError]] = []
     ids: dict[str, Path] = {}
     for path in files:
+        problem = _not_a_file(path)
+        if problem is not None:
+            found.append((path, errors.ProfileError(path, "", problem)))
+            continue
         try:
             profile = load_profile(path)
         except errors.ProfileError as exc:

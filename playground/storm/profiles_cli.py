@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from playground import errors, interrupts
+from playground.flag_ranges import MAX_RETRIES, PROFILES, SEED, TIMEOUT, setting
 from playground.flags import LLM_FLAGS, settings_from
 from playground.storm import compose, model, profile_files
 
@@ -28,8 +29,8 @@ def add_parsers(sub: Any) -> None:
         " one file per profile (<task>-s<seed>.toml). With a model (--engine openai) each is"
         " enriched: name, description, task attributes, requirements, success criteria, examples.",
     )
-    g.add_argument("--n", type=int, default=1, help="profiles per task (seeds S, S+1, ...)")
-    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--n", type=PROFILES, default=1, help="profiles per task (seeds S, S+1, ...)")
+    g.add_argument("--seed", type=SEED, default=1)
     g.add_argument(
         "--task",
         help="one of the 15 tasks (any case), your own words (category custom), or 'all' for one"
@@ -37,7 +38,7 @@ def add_parsers(sub: Any) -> None:
     )
     g.add_argument(
         "--difficulty",
-        type=int,
+        type=setting(model.Difficulty, "content"),
         help="1 (precise) to 5 (ambiguous) on all four dimensions; default: each drawn by seed",
     )
     g.add_argument(
@@ -58,8 +59,8 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--model")
     g.add_argument("--base-url")
     g.add_argument("--api-key", help="API key (else $OPENAI_API_KEY); never stored")
-    g.add_argument("--timeout", type=float, help="seconds per LLM call")
-    g.add_argument("--max-retries", type=int)
+    g.add_argument("--timeout", type=TIMEOUT, help="seconds per LLM call")
+    g.add_argument("--max-retries", type=MAX_RETRIES)
     ls = ps.add_parser("list", help="the profiles of a directory, and its bad files")
     ls.add_argument("dir", nargs="?", default=str(profile_files.DEFAULT_DIR), metavar="DIR")
 

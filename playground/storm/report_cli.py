@@ -9,6 +9,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from playground import errors
+from playground.flag_ranges import PROBABILITY, Number
+
+#: A cosine between two embeddings.
+COSINE = Number(-1, 1, whole=False)
+#: A change of clarity (0 to 1) that still counts as no change: below a whole step.
+TOLERANCE = Number(0, 1, whole=False, below=True)
+#: SSA's λ scales the average satisfaction (0 to 1) against Clarify (0 to 10).
+SSA_LAMBDA = Number(0, 1000, whole=False, above=True)
 
 
 def add_arguments(rep: Any) -> None:
@@ -35,7 +43,9 @@ def add_arguments(rep: Any) -> None:
         help="High/Improved Satisfaction Rates as shares of dialogues (default, as the paper)"
         " or of turns",
     )
-    g.add_argument("--high-threshold", type=float, default=0.8, help="high satisfaction (0.8)")
+    g.add_argument(
+        "--high-threshold", type=PROBABILITY, default=0.8, help="high satisfaction (0.8)"
+    )
     g.add_argument(
         "--high-on",
         choices=["final", "average"],
@@ -47,7 +57,7 @@ def add_arguments(rep: Any) -> None:
     )
     g.add_argument(
         "--goal-threshold",
-        type=float,
+        type=COSINE,
         default=0.5,
         help="MiniLM cosine at which a reply addresses a success criterion (0.5)",
     )
@@ -58,12 +68,12 @@ def add_arguments(rep: Any) -> None:
     )
     g.add_argument(
         "--self-tolerance",
-        type=float,
+        type=TOLERANCE,
         default=0.0,
         help="|Δclarity| up to this is 'not change' in the self-rated clarity figure (0)",
     )
     g.add_argument("--ssa-weights", default="0.7,0.3", metavar="WA,WB", help="SSA's wα,wβ")
-    g.add_argument("--ssa-lambda", type=float, default=7.75, help="SSA's λ (7.75)")
+    g.add_argument("--ssa-lambda", type=SSA_LAMBDA, default=7.75, help="SSA's λ (7.75)")
 
 
 def _floats(text: str, n: int, flag: str) -> tuple[float, ...]:

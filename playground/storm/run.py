@@ -4,8 +4,11 @@ SPEC.md §2, storm.txt §2.2 and §3.1. A batch is profiles × uncertainties × 
 (its design: :mod:`playground.storm.protocol`). It runs on the experiment machinery
 (:class:`playground.experiment.Runner`: queue, concurrency, resumability through
 ``experiment_runs``, interrupted and failed runs, progress, shards); each dialogue's design is its
-``storm_dialogues`` row, written when the session opens, and the dialogue itself is run by
-:mod:`playground.storm.dyad` (what a turn is, when a dialogue ends).
+``storm_dialogues`` row, written in the transaction that opens the session and its run row (so a
+killed process never leaves a dialogue row without its run, nor a run without its design), and
+the dialogue itself is run by :mod:`playground.storm.dyad` (what a turn is, when a dialogue ends).
+A dialogue counts once its run row is ``finished``, written after the judge; a rerun redoes any
+other, replacing its session (see :mod:`playground.experiment`).
 
 After each dialogue on a model engine the judge (:mod:`playground.storm.judge`) rates its turn
 pairs unless ``judge`` is off; the offline engine has no judge (the command says so).
@@ -21,6 +24,7 @@ import sqlite_utils
 
 from playground import errors, experiment
 from playground.settings import PRESETS, Settings
+from playground.storage.writes import immediate
 from playground.storm import assistant as assistant_mod
 from playground.storm.dyad import open_dialogue, run_dialogue, seat_user
 from playground.storm.model import UserProfile
@@ -247,7 +251,7 @@ class StormRunner(experiment.Runner):
         self, session_id: str, profile: UserProfile, uncertainty: int, access: bool
     ) -> None:
         p = self.storm
-        with self.db.atomic():
+        with immediate(self.db):
             self.db.execute(
                 "INSERT OR REPLACE INTO storm_dialogues (session_id, experiment_id, user_name,"
                 " profile_id, category, task, difficulty, uncertainty, profile_access, assistant,"
@@ -296,8 +300,9 @@ class StormRunner(experiment.Runner):
         )
         policy = POLICY[self.storm.assistant]
         engine = dataclasses.replace(user_engine, cognition=mind, model=self.storm.agent_model)
-        room = self._open_room(attempt, settings, engine, factory.condition_of([policy]))
-        self._record_design(room.session_id, profile, uncertainty, access)
+        with self.opening(attempt):
+            room = self._open_room(attempt, settings, engine, factory.condition_of([policy]))
+            self._record_design(room.session_id, profile, uncertainty, access)
         with self._usage_scope(room):
             # the usage scope is the task's: the assistant's client is counted in it too
             seat_user(

@@ -11,15 +11,13 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from playground import cli
-from tests.support.cli import run_cli
+from tests.support.cli import run_cli, run_process
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
@@ -139,15 +137,7 @@ def test_each_range_takes_its_bounds_and_its_default(path, flag):
         assert kind.contains(kind(str(default)))  # type: ignore[union-attr,misc]
 
 
-def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "playground", *argv],
-        cwd=REPO,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+_cli = run_process
 
 
 def test_a_huge_seed_is_refused_by_name_before_anything_runs(tmp_path):

@@ -16,7 +16,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import pytest
 
 from playground import cli, export, export_model
 from playground.storage import open_database
+from tests.support.cli import run_process
 from tests.support.exports import cached_source
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,15 +37,7 @@ def source(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> dict[str, A
     return cached_source(tmp_path_factory, minilm)
 
 
-def playground(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "playground", *argv],
-        cwd=REPO,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+playground = run_process
 
 
 def lines_of(source: dict[str, Any]) -> list[dict[str, Any]]:

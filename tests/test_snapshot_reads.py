@@ -29,6 +29,7 @@ import sqlite_utils
 from playground import domain, events, export, replay, report
 from playground.storage import SessionReader, SessionRecorder, library, open_database
 from playground.storage.database import open_for_reading
+from tests.support.cli import run_process
 
 REPO = Path(__file__).resolve().parent.parent
 READS = 15
@@ -40,16 +41,7 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
 
 
-def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "playground", *argv],
-        cwd=REPO,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+_cli = run_process
 
 
 def _messages(path: Path) -> tuple[str | None, int]:

@@ -3,8 +3,29 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from playground import cli
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_process(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m playground *argv`` as its own process, from the repository, with no
+    ``OPENAI_*`` variable of the caller's environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    return subprocess.run(
+        [sys.executable, "-m", "playground", *argv],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:

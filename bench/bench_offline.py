@@ -12,7 +12,8 @@ import time
 
 from _common import REPO
 
-from playground import events, factory, loops, personas
+from playground import events, factory, personas
+from playground.room import loops
 from playground.embedding.cache import CachingEmbedder
 from playground.embedding.minilm import MiniLMEmbedder
 from playground.settings import load_settings

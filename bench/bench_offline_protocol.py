@@ -1,6 +1,6 @@
 """Benchmark: the paper's simulation protocol, run with the offline engine.
 
-SPEC.md §1: 8 personas, 50 conversations, 4 participants drawn per conversation, a random
+docs/spec.md §1.9.2: 8 personas, 50 conversations, 4 participants drawn per conversation, a random
 initiator, one of 10 icebreakers, 15 turns (the icebreaker included), the simulation preset.
 Conversation ``i`` uses seed ``i``, chosen as ``playground simulate --seed i`` chooses.
 
@@ -30,7 +30,8 @@ from typing import Any
 
 from _common import REPO
 
-from playground import domain, events, factory, loops, personas
+from playground import domain, events, factory, personas
+from playground.room import loops
 from playground.cognition.offline.repeats import NEAR_COSINE, SHARED_RUN, shared_run, words
 from playground.embedding.cache import CachingEmbedder
 from playground.embedding.minilm import MiniLMEmbedder

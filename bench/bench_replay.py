@@ -29,7 +29,7 @@ import qasync
 from PySide6.QtWidgets import QApplication
 
 from playground import domain, events
-from playground.replay import Recording
+from playground.history.recording import Recording
 from playground.storage import SessionRecorder, open_database
 from ui import deferred
 from ui.app import build

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from _common import REPO, summary
 
-from playground import cli, plots, report
-from playground.ratings import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
+from playground.cli import main as cli
+from playground.report import plots, stats as report
+from playground.rating.store import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
 from playground.storage import open_database
 
 CONDITIONS = {"inner-thoughts": 5.0, "next-speaker": 4.0}  # mean rating drawn for each

@@ -13,11 +13,11 @@ import time
 from _common import summary
 
 from playground import domain
-from playground.agent import Agent, TriggerWork
+from playground.inner_thoughts.agent import Agent, TriggerWork
 from playground.cognition.base import Context
 from playground.embedding.cache import CachingEmbedder
 from playground.embedding.minilm import MiniLMEmbedder
-from playground.memory import Pool
+from playground.inner_thoughts.memory import Pool
 from playground.settings import PRESETS, RoomSettings
 
 SUBJECTS = [

@@ -29,7 +29,8 @@ from pathlib import Path
 
 from _common import REPO, summary
 
-from playground import events, factory, loops, personas
+from playground import events, factory, personas
+from playground.room import loops
 from playground.embedding.cache import CachingEmbedder
 from playground.embedding.minilm import MiniLMEmbedder
 from playground.settings import load_settings

@@ -3,7 +3,7 @@
 Signal handlers are installed before anything else is imported, so Ctrl-C while the modules load
 (about half a second) exits with 130 and no traceback, SIGTERM with 143 (128 + the signal). During
 ``simulate`` the event loop takes the signals over and ends the session ``interrupted``
-(:mod:`playground.interrupts`).
+(:mod:`playground.cli.signals`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def run() -> None:
         signal.signal(sig, _exit_quietly)
     code: int | str | None
     try:
-        from playground.cli import main
+        from playground.cli.main import main
 
         code = main()
     except SystemExit as exc:  # a signal outside the event loop, or argparse's --help / usage error

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from playground import domain
-from playground.storm.model import HiddenState, UserProfile
+from playground.domain.simulated_user import HiddenState, UserProfile
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ class ProactivityChanged(BaseEvent):
 
 
 class HiddenStateRecorded(BaseEvent):
-    """A simulated user's hidden state at the turn that posted ``message_id`` (SPEC.md §2).
+    """A simulated user's hidden state at the turn that posted ``message_id`` (docs/spec.md §2.5).
 
     For the researcher only: the recorder stores it and the window shows it; nothing puts it in
     another participant's prompt. ``turn`` counts the simulated user's own messages from 0.

@@ -21,7 +21,7 @@ from playground.clock import Clock
 from playground.cognition.base import Cognition
 from playground.embedding.cache import CachingEmbedder
 from playground.llm.client import ChatClient
-from playground.room import Room
+from playground.room.room import Room
 from playground.settings import PRESETS, Settings
 from playground.storage.recorder import SessionRecorder
 from playground.storm.user import LLMUserSimulator, OfflineUserSimulator, UserSimulator

@@ -12,7 +12,7 @@ from playground.urls import is_local, redact
 
 
 class ProactivitySettings(BaseModel):
-    """How proactive one agent is (SPEC.md §1, Participation)."""
+    """How proactive one agent is (docs/spec.md §1.5 Participation)."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -16,9 +16,11 @@ import krippendorff
 import numpy as np
 import pytest
 
-from playground import agreement, cli, errors
-from playground.agreement_data import human_majority, judge_scores
-from playground.report import build_report, with_agreement
+from playground import errors
+from playground.cli import main as cli
+from playground.report import agreement
+from playground.report.agreement_data import human_majority, judge_scores
+from playground.report.stats import build_report, with_agreement
 from playground.storage import open_database
 from tests.support import agreement_data as data
 
@@ -286,9 +288,9 @@ def test_report_computes_missing_features_with_minilm(tmp_path: Path) -> None:
 
 
 def test_one_session_pair_reads_in_the_singular() -> None:
-    from playground.agreement_format import render_lines
-    from playground.agreement_model import AgreementWithHumans
-    from playground.report_format import _table
+    from playground.report.agreement_format import render_lines
+    from playground.report.agreement_model import AgreementWithHumans
+    from playground.report.format import _table
 
     a = AgreementWithHumans(
         judges=[], pairwise_judge=None, features_model=None, features=[], metrics=[],

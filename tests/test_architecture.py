@@ -29,7 +29,7 @@ def test_a_headless_simulation_runs_with_qt_blocked(tmp_path):
 import sys
 sys.modules["PySide6"] = None
 sys.modules["qasync"] = None
-from playground.cli import main
+from playground.cli.main import main
 raise SystemExit(main(["simulate", "--agents", "2", "--turns", "2", "--engine", "offline", "--db", {str(tmp_path / "h.db")!r}]))
 """
     proc = subprocess.run(
@@ -42,7 +42,7 @@ raise SystemExit(main(["simulate", "--agents", "2", "--turns", "2", "--engine", 
 #: Cycles that exist on purpose (lazy imports inside functions), with the reason.
 KNOWN_CYCLES = {
     # export.py's import entry points hand over to importer.py, which reads the export layout.
-    frozenset({"playground.export", "playground.importer"}),
+    frozenset({"playground.transfer.export", "playground.transfer.importer"}),
 }
 
 
@@ -98,5 +98,5 @@ def test_no_import_cycles_in_the_engine():
                 cycles.append(" → ".join([module, *back]))
     assert cycles == []
     # The room holds state and one step; the loops that drive it depend on it, never the reverse.
-    assert "playground.room" in graph["playground.loops"]
-    assert reaches("playground.room", "playground.loops") is None
+    assert "playground.room.room" in graph["playground.room.loops"]
+    assert reaches("playground.room.room", "playground.room.loops") is None

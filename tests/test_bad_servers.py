@@ -13,8 +13,9 @@ import sys
 import openai
 import pytest
 
-from playground import errors, events, loops
+from playground import errors, events
 from playground.llm.client import ChatClient
+from playground.room import loops
 from playground.settings import LLMSettings
 from playground.storage import SessionReader, open_database
 from tests.conftest import server_settings
@@ -154,9 +155,7 @@ def _server_args(srv: FakeLLMServer, db_path) -> list[str]:  # noqa: ANN001
     ]  # fmt: skip
 
 
-async def test_cli_against_a_web_page_says_so_in_one_line_without_a_traceback(
-    llm_server, db_path
-):
+async def test_cli_against_a_web_page_says_so_in_one_line_without_a_traceback(llm_server, db_path):
     llm_server.garble_next("html", count=10_000)
     proc = _cli("simulate", "--agents", "2", "--turns", "3", *_server_args(llm_server, db_path))
     assert proc.returncode != 0

@@ -11,7 +11,9 @@ from collections import Counter
 
 import pytest
 
-from playground import cli, domain, events, participation
+from playground import domain, events
+from playground.cli import main as cli
+from playground.inner_thoughts import participation
 from playground.storage import open_database
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library
@@ -210,8 +212,9 @@ def test_an_experiment_through_the_openai_client_against_the_loopback_server(llm
 
 @pytest.mark.asyncio
 async def test_a_fork_keeps_each_agents_policy_as_it_stood(embedder, db):
-    from playground import factory, fork
-    from playground.replay import Recording
+    from playground import factory
+    from playground.history import fork
+    from playground.history.recording import Recording
 
     people = library(3)
     policies = {"Ana": "next-speaker", "Ben": "inner-thoughts", "Chloe": "reactive"}

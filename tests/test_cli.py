@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from playground import cli
+from playground.cli import main as cli
 from playground.storage import open_database
 
 

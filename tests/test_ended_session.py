@@ -12,7 +12,8 @@ from contextlib import closing
 
 import pytest
 
-from playground import cli, domain, errors, events
+from playground import domain, errors, events
+from playground.cli import main as cli
 from playground.cognition.base import Context
 from playground.cognition.offline import OfflineCognition
 from playground.cognition.offline.repeats import words

@@ -2,7 +2,8 @@
 
 import pytest
 
-from playground import events, loops
+from playground import events
+from playground.room import loops
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library
 

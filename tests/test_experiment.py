@@ -14,7 +14,10 @@ import time
 
 import pytest
 
-from playground import cli, domain, experiment, experiment_report, factory, personas
+from playground import domain, factory, personas
+from playground.cli import main as cli
+from playground.experiments import results as experiment_report
+from playground.experiments import runner as experiment
 from playground.storage import open_database
 from tests.conftest import REPO, offline_settings
 
@@ -259,7 +262,7 @@ async def test_a_failed_conversation_is_recorded_and_the_batch_goes_on(db, embed
 
 @pytest.mark.asyncio
 async def test_shards_together_equal_an_unsharded_run(tmp_path, embedder):
-    from playground import merge
+    from playground.transfer import merge
 
     proto = protocol(n=4, turns=4)
     whole = open_database(tmp_path / "whole.db")
@@ -421,7 +424,7 @@ def test_policies_are_known():
 
 @pytest.mark.asyncio
 async def test_pairwise_rating_plans_over_an_experiment_compare_the_same_draw(db, embedder):
-    from playground.ratings import RatingStore
+    from playground.rating.store import RatingStore
 
     runner = await run_protocol(
         db, embedder, protocol(conditions=("inner-thoughts", "next-speaker"), n=3, turns=3)
@@ -437,7 +440,7 @@ async def test_pairwise_rating_plans_over_an_experiment_compare_the_same_draw(db
 
 @pytest.mark.asyncio
 async def test_export_and_import_carry_predictions_policies_and_draws(db, embedder, tmp_path):
-    from playground import export
+    from playground.transfer import export
 
     runner = await run_protocol(db, embedder, protocol(conditions=("next-speaker",), n=1, turns=4))
     sid = rows(db, "SELECT id FROM sessions")[0][0]

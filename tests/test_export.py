@@ -14,8 +14,13 @@ from typing import Any
 
 import pytest
 
-from playground import cli, errors, export, loops, ratings, replay
+from playground import errors
+from playground.cli import main as cli
+from playground.history import recording as replay
+from playground.rating import store as ratings
+from playground.room import loops
 from playground.storage import open_database
+from playground.transfer import export
 from tests.conftest import offline_settings
 from tests.support.rooms import SESSION_TABLES, build, library
 

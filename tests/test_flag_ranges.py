@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from playground import cli
+from playground.cli import main as cli
 from tests.support.cli import run_cli, run_process
 
 REPO = Path(__file__).resolve().parent.parent

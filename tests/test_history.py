@@ -1,4 +1,4 @@
-"""The read side (playground/history.py): the trigger behind each message, its snapshot, and a
+"""The read side (playground/history/snapshot.py): the trigger behind each message, its snapshot, and a
 session read while it is being written."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from playground import errors, events
-from playground.history import SessionHistory, state_at
-from playground.replay import Recording
+from playground.history.recording import Recording
+from playground.history.snapshot import SessionHistory, state_at
 from playground.storage.database import open_database
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library

@@ -27,10 +27,13 @@ from typing import Any
 
 import pytest
 
-from playground import cli, errors, export, export_model
-from playground.importer import Importer
-from playground.replay import Recording
+from playground import errors
+from playground.cli import main as cli
+from playground.history.recording import Recording
 from playground.storage import open_database
+from playground.transfer import export
+from playground.transfer import model as export_model
+from playground.transfer.importer import Importer
 from tests.support.exports import cached_source
 
 SEED = 23

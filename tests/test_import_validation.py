@@ -22,8 +22,10 @@ from typing import Any
 
 import pytest
 
-from playground import cli, export, export_model
+from playground.cli import main as cli
 from playground.storage import open_database
+from playground.transfer import export
+from playground.transfer import model as export_model
 from tests.support.cli import run_process
 from tests.support.exports import cached_source
 
@@ -426,7 +428,7 @@ def test_the_documented_field_reference_is_the_model():
     start = text.index(export_model.BEGIN_MARK)
     end = text.index(export_model.END_MARK) + len(export_model.END_MARK)
     assert text[start:end] == export_model.reference_markdown(), (
-        "regenerate it: python -m playground.export_model --write docs/export-format.md"
+        "regenerate it: python -m playground.transfer.model --write docs/export-format.md"
     )
 
 

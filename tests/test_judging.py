@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from playground import cli, factory
+from playground import factory
+from playground.cli import main as cli
 from playground.judging import judge
 from playground.judging.blind import blind_messages, render_transcript
 from playground.llm.client import ChatClient
-from playground.ratings import CONVERSATION_METRICS, RatingStore
+from playground.rating.store import CONVERSATION_METRICS, RatingStore
 from playground.storage import open_database
 from tests.conftest import server_settings
 from tests.support.llm_server import FakeLLMServer
@@ -386,7 +387,7 @@ def test_the_command_judges_sessions_and_a_plan_and_says_what_it_did(fresh, llm_
 
 @pytest.mark.asyncio
 async def test_export_and_import_keep_the_judges_scores_reasons_and_methods(fresh, tmp_path):
-    from playground import cli
+    from playground.cli import main as cli
 
     db, ids, path = fresh
     with FakeLLMServer() as srv:

@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
-from playground import cli, errors, loops
+from playground import errors
+from playground.cli import main as cli
 from playground.embedding.cache import CachingEmbedder
+from playground.room import loops
 from playground.settings import PRESETS, Settings
 from playground.storage import library, open_database
 from tests.conftest import offline_settings

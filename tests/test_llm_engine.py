@@ -2,7 +2,8 @@
 
 import pytest
 
-from playground import errors, events, loops
+from playground import errors, events
+from playground.room import loops
 from playground.storage import SessionReader
 from tests.conftest import server_settings
 from tests.support.llm_server import FakeLLMServer

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from playground import events, memory
+from playground import events
 from playground.embedding.cache import CachingEmbedder
+from playground.inner_thoughts import memory
 
 pytestmark = pytest.mark.asyncio
 

@@ -19,8 +19,10 @@ from typing import NamedTuple
 
 import pytest
 
-from playground import cli, errors, merge
+from playground import errors
+from playground.cli import main as cli
 from playground.storage import open_database
+from playground.transfer import merge
 
 CONFIG = {"conditions": ["inner-thoughts", "next-speaker"], "conversations": 3, "seed": 1}
 EARLY, LATE = "2026-01-01T00:00:00.000+00:00", "2026-01-01T00:00:05.000+00:00"

@@ -357,7 +357,7 @@ def test_an_experiment_completes_on_a_gpt5_like_server(tmp_path: Path):
     rows = sessions(db)
     assert len(rows) == 2 and all(r["status"] == "finished" and r["server_profile"] for r in rows)
     # The summary splits the ratings by method: all sampled on a server without logprobs.
-    from playground import experiment_report
+    from playground.experiments import results as experiment_report
     from playground.storage import open_database
 
     database = open_database(db)

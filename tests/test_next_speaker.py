@@ -19,8 +19,8 @@ import pytest
 
 from playground import domain, factory
 from playground.cognition import next_speaker
+from playground.experiments.next_speaker_eval import CorpusError, items, read_corpus
 from playground.llm.responses import TokenLogprob
-from playground.next_speaker_eval import CorpusError, items, read_corpus
 from tests.conftest import server_settings
 from tests.support.cli import openai_flags
 from tests.support.cli import run_cli as run

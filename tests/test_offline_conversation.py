@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from playground import domain, events, factory, loops, personas
+from playground import domain, events, factory, personas
 from playground.embedding.cache import CachingEmbedder
 from playground.embedding.minilm import MiniLMEmbedder
+from playground.room import loops
 from playground.settings import load_settings
 
 SEEDS = range(6)

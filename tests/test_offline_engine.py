@@ -2,8 +2,9 @@
 
 import pytest
 
-from playground import events, loops
+from playground import events
 from playground.embedding.cache import CachingEmbedder
+from playground.room import loops
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library, of
 

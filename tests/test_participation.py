@@ -4,8 +4,9 @@ import random
 
 import pytest
 
-from playground import domain, participation
-from playground.participation import Scored
+from playground import domain
+from playground.inner_thoughts import participation
+from playground.inner_thoughts.participation import Scored
 from playground.settings import ProactivitySettings
 
 OPEN = domain.TurnType(message_id=1, kind="open")
@@ -186,9 +187,7 @@ def test_arbitration_ties_are_drawn_by_the_seeded_rng_not_by_join_order():
 
 def test_scores_that_read_the_same_are_a_tie_drawn_by_seed_and_said_to_be_tied():
     # 4.084 and 4.079 both read 4.08: neither "scored higher" (issue 10)
-    winners = {
-        _arbitrate(_d("Ana", 4.084), _d("Grace", 4.079), seed=s).agent for s in range(40)
-    }
+    winners = {_arbitrate(_d("Ana", 4.084), _d("Grace", 4.079), seed=s).agent for s in range(40)}
     assert winners == {"Ana", "Grace"}, "a tie as shown is drawn, not won by the third decimal"
     grace, ana = _d("Grace", 4.079), _d("Ana", 4.084)
     for loser, winner in ((ana, grace), (grace, ana)):

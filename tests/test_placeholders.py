@@ -8,17 +8,18 @@ import re
 
 import pytest
 
-from playground import domain, events, loops
+from playground import domain, events
 from playground.cognition import next_speaker, prompts
 from playground.cognition.base import PROMPT_SLOTS, Context, ThoughtDraft, placeholder_reason
 from playground.cognition.offline import OfflineCognition
+from playground.domain.simulated_user import HiddenState
 from playground.judging import prompts as judging_prompts
-from playground.ratings import CONVERSATION_METRICS
+from playground.rating.store import CONVERSATION_METRICS
+from playground.room import loops
 from playground.settings import PRESETS
 from playground.storm import enrich, judge, profiles
 from playground.storm import prompts as storm_prompts
 from playground.storm.dialogues import DialogueTurn
-from playground.storm.model import HiddenState
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library, listener_count, of
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from playground import cli, errors
-from playground.ratings import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
+from playground import errors
+from playground.cli import main as cli
+from playground.rating.store import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
 from playground.storage import open_database
 
 ALL_FOUR = {m.key: 4 for m in CONVERSATION_METRICS}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from playground import errors, events
-from playground.fork import state_at
-from playground.replay import Recording
+from playground.history.fork import state_at
+from playground.history.recording import Recording
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library
 
@@ -123,8 +123,8 @@ async def test_a_session_without_events_or_with_a_damaged_event_says_so(embedder
 async def test_thought_ledgers_equal_the_fold_of_every_thought_event(embedder, db, monkeypatch):
     """A jump starts from the nearest kept ledger; the result must be what folding every thought
     event from the start gives, at any moment, on either side of a checkpoint."""
-    from playground import replay
-    from playground.thought_ledger import ThoughtLedger
+    from playground.history import recording as replay
+    from playground.history.ledger import ThoughtLedger
 
     monkeypatch.setattr(replay, "LEDGER_EVERY", 7)  # many checkpoints in a short session
     room, _ = await _session_with_everything(embedder, db)
@@ -152,12 +152,13 @@ async def test_a_fork_keeps_the_parents_times_and_says_where_it_begins(embedder,
     import io
     from types import SimpleNamespace
 
-    from playground import cli, fork
+    from playground.cli import main as cli
+    from playground.history import fork
     from playground.storage import SessionReader
 
     settings = offline_settings(seed=3, max_turns=7, max_silent_steps=50)
     room, engine, _ = await build(settings, embedder, library(3), db=db)
-    from playground import loops
+    from playground.room import loops
 
     await loops.run_simulation(room, icebreaker="What did you do last weekend?")
     rec = Recording.load(db, room.session_id)

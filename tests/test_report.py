@@ -19,8 +19,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from playground import cli, plots, report
-from playground.ratings import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
+from playground.cli import main as cli
+from playground.rating.store import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
+from playground.report import plots
+from playground.report import stats as report
 from playground.storage import open_database
 
 A, B = "inner-thoughts", "next-speaker"

@@ -70,7 +70,9 @@ async def test_at_most_max_retained_earlier_thoughts_are_rescored_the_most_salie
             assert len(again) == 2
             top = sorted(thoughts, key=lambda st: -st.saliency)[:2]
             assert {f"thought:{e.evaluation.thought_id}" for e in again} == {st.ref for st in top}
-    assert any(len([st for st in r.stimuli if st.ref.startswith("thought:")]) > 2 for r in retrieved)
+    assert any(
+        len([st for st in r.stimuli if st.ref.startswith("thought:")]) > 2 for r in retrieved
+    )
 
 
 async def test_an_agents_own_turns_count_each_message_once(embedder):

@@ -9,9 +9,10 @@ from collections import Counter
 
 import pytest
 
-from playground import events, loops
+from playground import events
 from playground.cognition.offline import OfflineCognition
-from playground.run_control import RunControl
+from playground.room import loops
+from playground.room.run_control import RunControl
 from playground.settings import PRESETS
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library, of

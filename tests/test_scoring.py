@@ -1,11 +1,11 @@
-"""Hand-computed checks of the formulas in SPEC.md §1."""
+"""Hand-computed checks of the formulas in docs/spec.md §1.2 and §1.4."""
 
 import math
 
 import numpy as np
 import pytest
 
-from playground import scoring
+from playground.inner_thoughts import scoring
 
 
 def test_memory_decay_is_095_per_step_since_last_access():

@@ -26,9 +26,12 @@ from typing import Any
 import pytest
 import sqlite_utils
 
-from playground import domain, events, export, replay, report
+from playground import domain, events
+from playground.history import recording as replay
+from playground.report import stats as report
 from playground.storage import SessionReader, SessionRecorder, library, open_database
 from playground.storage.database import open_for_reading
+from playground.transfer import export
 from tests.support.cli import run_process
 
 REPO = Path(__file__).resolve().parent.parent

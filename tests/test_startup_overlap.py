@@ -12,9 +12,10 @@ import threading
 
 import pytest
 
-from playground import events, factory, loops
+from playground import events, factory
 from playground.embedding.cache import CachingEmbedder
 from playground.embedding.minilm import MiniLMEmbedder
+from playground.room import loops
 from tests.conftest import server_settings
 from tests.support.llm_server import FakeLLMServer
 from tests.support.rooms import library, of

@@ -4,7 +4,8 @@ import sqlite3
 
 import pytest
 
-from playground import errors, events, loops
+from playground import errors, events
+from playground.room import loops
 from playground.storage import SessionReader, open_database
 from playground.storage.schema import MIGRATIONS
 from tests.conftest import offline_settings

@@ -1,4 +1,5 @@
-"""STORM metrics, the judge and the report (SPEC.md §2; storm.txt §2.2, §3.2, B.1, M, Table 2).
+"""STORM metrics, the judge and the report (docs/spec.md §2.7–§2.9; STORM paper §2.2, §3.2, B.1,
+M, Table 2).
 
 Metric values are computed by hand in the tests on a hand-made dialogue; the judge talks through
 the real openai client to the loopback server; the report reads a database built by hand with SQL
@@ -17,13 +18,7 @@ from typing import Any
 import openai
 import pytest
 
-from playground.llm.client import ChatClient
-from playground.settings import LLMSettings
-from playground.storage import open_database
-from playground.storm import metrics as m
-from playground.storm.dialogues import load_dialogue
-from playground.storm.judge import judge_dialogue, judge_session, normalise_label
-from playground.storm.model import (
+from playground.domain.simulated_user import (
     CLARITY_CARRIED,
     MISSING_SATISFACTION,
     HiddenState,
@@ -31,6 +26,12 @@ from playground.storm.model import (
     TurnJudgement,
     UserProfile,
 )
+from playground.llm.client import ChatClient
+from playground.settings import LLMSettings
+from playground.storage import open_database
+from playground.storm import metrics as m
+from playground.storm.dialogues import load_dialogue
+from playground.storm.judge import judge_dialogue, judge_session, normalise_label
 from playground.storm.report import build_storm_report
 from playground.storm.report_format import render_table, to_csv
 from tests.support.cli import openai_flags
@@ -183,7 +184,7 @@ def test_ssa_reproduces_every_other_table2_row_but_one_misprint() -> None:
     for row, (s_avg, clarify, printed) in TABLE2_WO.items():
         assert m.ssa(s_avg, clarify) == pytest.approx(printed, abs=0.01), row
     # Claude-3.7-Sonnet (80%) prints 6.36, but 0.80 and 4.70 give 5.75, which is what appendix
-    # E's "stable SSA ... (5.67-6.07)" for Claude's other configurations implies.
+    # F's "stable SSA ... (5.67-6.07)" for Claude's other configurations implies.
     assert m.ssa(0.80, 4.70) == pytest.approx(5.75)
 
 

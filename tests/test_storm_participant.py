@@ -8,11 +8,15 @@ import json
 
 import pytest
 
-from playground import errors, events, export, factory, fork, history, loops
-from playground.replay import Recording
+from playground import errors, events, factory
+from playground.domain.simulated_user import Difficulty, TaskProfile, UserProfile
+from playground.history import fork
+from playground.history import snapshot as history
+from playground.history.recording import Recording
+from playground.room import loops
+from playground.room import simulated as participant
 from playground.storage import SessionReader, open_database
-from playground.storm import participant
-from playground.storm.model import Difficulty, TaskProfile, UserProfile
+from playground.transfer import export
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library, of, persona
 

@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from playground import events, factory, loops
+from playground import events, factory
+from playground.domain.simulated_user import TaskProfile, UserProfile
+from playground.room import loops
 from playground.storage import SessionReader
-from playground.storm.model import TaskProfile, UserProfile
 from tests.conftest import server_settings
 from tests.support.rooms import build, library, of
 

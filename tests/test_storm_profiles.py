@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from playground import errors, factory, personas
-from playground.storm import compose, model, pools, profile_files, profiles
+from playground.domain import simulated_user as model
+from playground.storm import compose, pools, profile_files, profiles
 from tests.conftest import server_settings
 from tests.support.cli import cli_refusal, openai_flags
 from tests.support.cli import run_cli as run

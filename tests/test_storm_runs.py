@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from playground import cli
+from playground.cli import main as cli
 from playground.cognition.base import Context
+from playground.domain.simulated_user import UserProfile
 from playground.storage import open_database
 from playground.storm import assistant, profiles
 from playground.storm import run as storm_run
-from playground.storm.model import UserProfile
 from tests.conftest import offline_settings, server_settings
 from tests.support.cli import cli_refusal
 
@@ -393,7 +393,7 @@ def test_export_and_import_carry_the_dialogue_row_hidden_states_and_judgements(t
 
 
 def test_looking_back_at_the_opening_turn_says_the_simulated_user_opened(tmp_path):
-    from playground.history import SessionHistory
+    from playground.history.snapshot import SessionHistory
 
     source = tmp_path / "s.db"
     code = cli.main(

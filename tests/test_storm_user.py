@@ -8,14 +8,14 @@ import json
 import pytest
 
 from playground import errors, factory
-from playground.storm import keywords, parse, prompts
-from playground.storm.model import (
+from playground.domain.simulated_user import (
     CLARITY_CARRIED,
     Difficulty,
     HiddenState,
     TaskProfile,
     UserProfile,
 )
+from playground.storm import keywords, parse, prompts
 from playground.storm.user import (
     LLMUserSimulator,
     OfflineUserSimulator,

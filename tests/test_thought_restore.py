@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from playground import errors, events
-from playground.fork import state_at
-from playground.replay import Recording
+from playground.history.fork import state_at
+from playground.history.recording import Recording
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library, of
 

@@ -12,10 +12,11 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
-from playground import domain, errors, events, factory, loops, personas
+from playground import domain, errors, events, factory, personas
 from playground.embedding.cache import CachingEmbedder
-from playground.room import Room
-from playground.run_control import RunControl
+from playground.room import loops
+from playground.room.room import Room
+from playground.room.run_control import RunControl
 from playground.settings import PRESETS, Settings, load_settings
 from playground.storage import open_database
 from playground.storage.database import DEFAULT_DB
@@ -336,7 +337,7 @@ class SessionController(QObject, RoomCommands, SimulatedUserCommands):
     async def _fork(
         self, recording: Any, seq: int, preset: str | None, more: int, human: str | None
     ) -> Room:
-        from playground import fork
+        from playground.history import fork
 
         shown = recording.messages_shown(seq)
         settings = self.settings.model_copy(

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidg
 
 from playground import errors
 from playground.geometry import features
-from playground.replay import Recording
+from playground.history.recording import Recording
 from ui import theme
 from ui.widgets.geometry_series import GeometrySeries
 from ui.widgets.trajectory import TrajectoryPlot
@@ -313,7 +313,9 @@ class GeometryView(QObject):
         self._draw(GeometryData.empty())
         self.panel.status.setText("reading the message vectors…")
         if self.window.height() >= AUTO_OPEN_HEIGHT:
-            self.action.setChecked(True)  # below that, the conversation keeps the room (Ctrl+Shift+G)
+            self.action.setChecked(
+                True
+            )  # below that, the conversation keeps the room (Ctrl+Shift+G)
         self._worker = asyncio.ensure_future(self._load_recording(rec, self._generation))
 
     async def _load_recording(self, rec: Recording, generation: int) -> None:

@@ -3,7 +3,7 @@
 Clicking a message in the conversation, or ◀ / ▶ (← / →) in the decision strip, shows the
 trigger that produced it: its decisions in the strip, and in the side panes the memories each
 agent retrieved and the thought bubbles as they stood. The snapshot comes from the engine's read
-side (:class:`playground.history.SessionHistory`, the same one replay uses); this module only
+side (:class:`playground.history.snapshot.SessionHistory`, the same one replay uses); this module only
 renders it.
 
 While looking back the live panes are set aside, not changed: they keep following the run, and
@@ -22,9 +22,10 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from playground import errors, events, history
-from playground.history import SessionHistory, Snapshot
-from playground.replay import Recording
+from playground import errors, events
+from playground.history import snapshot as history
+from playground.history.recording import Recording
+from playground.history.snapshot import SessionHistory, Snapshot
 from ui.bridge import EngineBridge
 from ui.replay.controller import attached_states
 from ui.widgets.decision_strip import PAST_STYLE

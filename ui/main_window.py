@@ -20,9 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import domain, errors, events, participation
+from playground import domain, errors, events
+from playground.history.recording import Recording
+from playground.inner_thoughts import participation
 from playground.llm.capabilities import server_profile, summary_of
-from playground.replay import Recording
 from ui.bridge import EngineBridge
 from ui.controller import SessionController
 from ui.dialogs import (
@@ -347,8 +348,8 @@ class MainWindow(QMainWindow):
 
     def _agents_waiting(self) -> None:
         """Say in the conversation pane when the agents wait for the person to speak (after
-        ``max_agent_streak`` agent messages in a row, :func:`playground.loops.run_realtime`)."""
-        from playground.loops import agent_streak
+        ``max_agent_streak`` agent messages in a row, :func:`playground.room.loops.run_realtime`)."""
+        from playground.room.loops import agent_streak
 
         c, room = self.controller, self.controller.room
         live = room is not None and room.status == "running" and c.mode == "realtime"

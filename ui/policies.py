@@ -19,7 +19,7 @@ POLICY_LABELS: dict[str, str] = {
 }
 #: The short tag on a participant chip and in the decision strip.
 POLICY_TAGS: dict[str, str] = {"inner-thoughts": "IT", "next-speaker": "NS", "reactive": "R"}
-#: One sentence each, for tooltips (SPEC.md §1, "Baseline and evaluation protocol").
+#: One sentence each, for tooltips (docs/spec.md §1.9.1).
 POLICY_HELP: dict[str, str] = {
     "inner-thoughts": (
         "Inner Thoughts: forms thoughts after every trigger and speaks when its intrinsic"

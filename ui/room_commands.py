@@ -15,7 +15,7 @@ from playground import domain
 from playground.settings import PRESETS, ProactivitySettings
 
 if TYPE_CHECKING:
-    from playground.room import Room
+    from playground.room.room import Room
     from playground.settings import Settings
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from playground import domain, errors, scoring
+from playground import domain, errors
 from playground.cognition import prompts
 from playground.cognition.base import Context, Rating, ThoughtDraft, without_name
+from playground.inner_thoughts import scoring
 from playground.llm import rating
 from playground.llm.client import ChatClient, ChatResult
 

@@ -1,4 +1,4 @@
-"""Next-speaker prediction, the paper's baseline: a name, or ``anyone`` (SPEC.md §1).
+"""Next-speaker prediction, the paper's baseline: a name, or ``anyone`` (docs/spec.md §1.9.1).
 
 After a message, a predictor reads the last (up to) 5 messages and the participants' names and
 says who speaks next. The labels follow the paper's "speaker name or *anyone*" scheme: a

@@ -2,6 +2,6 @@
 
 :mod:`playground.geometry.features` computes them from vectors (pure numpy);
 :mod:`playground.geometry.store` embeds a session's messages (cached per embedding model) and
-stores the features in ``session_features``; :mod:`playground.geometry.cli` is
+stores the features in ``session_features``; :mod:`playground.cli.features` is
 ``playground features``. Definitions: docs/geometry.md.
 """

@@ -32,7 +32,7 @@ from playground.judging.blind import blind_messages, render_transcript
 from playground.llm import rating
 from playground.llm.client import ChatClient
 from playground.llm.responses import TokenLogprob
-from playground.ratings import LIKERT_MAX, LIKERT_MIN, RatingStore
+from playground.rating.store import LIKERT_MAX, LIKERT_MIN, RatingStore
 from playground.storage import SessionReader
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """The judge's prompts and answer schemas (our own wording).
 
-The statements are the human rating form's, word for word (:data:`playground.ratings.
+The statements are the human rating form's, word for word (:data:`playground.rating.store.
 CONVERSATION_METRICS`, shown to raters as "Label — statement"), on the same 1–7 agreement scale.
 The judge reads the blind transcript only (:mod:`playground.judging.blind`). Every answer gives
 its reason *before* its rating, so the rating is the last thing the model decides, and the rating
@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from playground.ratings import CONVERSATION_METRICS, LIKERT_MAX, LIKERT_MIN, Item
+from playground.rating.store import CONVERSATION_METRICS, LIKERT_MAX, LIKERT_MIN, Item
 
 METRICS: dict[str, Item] = {item.key: item for item in CONVERSATION_METRICS}
 

@@ -320,7 +320,7 @@ MIGRATIONS: list[str] = [
     );
     """,
     # 7: STORM simulated users: the profile snapshot, the hidden state of every turn, the dyadic
-    # runs' design, and a judge's turn-pair analysis (SPEC.md §2)
+    # runs' design, and a judge's turn-pair analysis (docs/spec.md §2)
     """
     ALTER TABLE participants ADD COLUMN profile TEXT;
     CREATE TABLE hidden_states (

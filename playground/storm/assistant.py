@@ -1,8 +1,8 @@
 """The assistant of a dyadic STORM run: a plain model, or an Inner Thoughts agent in that role.
 
-STORM's agent (storm.txt §2.2) is a general helpful assistant that sees the dialogue only, or, in
-profile-aware mode, the user's profile with the uncertainty share masked; never the user's hidden
-states. Here it is an ordinary participant of the room:
+STORM's agent (STORM paper §2.2; docs/spec.md §2.6) is a general helpful assistant that sees the
+dialogue only, or, in profile-aware mode, the user's profile with the uncertainty share masked;
+never the user's hidden states. Here it is an ordinary participant of the room:
 
 - **plain** (``--assistant plain``): a *reactive* agent (it answers every message addressed to it;
   in a two-party room every message is addressed to the other) whose reply comes from
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from playground import domain
 from playground.cognition.base import Cognition, Context, Rating, ThoughtDraft, without_name
-from playground.storm.model import ASSISTANT_LENGTH
+from playground.domain.simulated_user import ASSISTANT_LENGTH
 
 if TYPE_CHECKING:
     from playground.embedding.cache import CachingEmbedder

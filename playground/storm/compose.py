@@ -14,7 +14,8 @@ import random
 import re
 from typing import Literal
 
-from playground.storm import model, pools
+from playground.domain import simulated_user as model
+from playground.storm import pools
 
 #: Which difficulty dimension makes the requirements and success criteria vague: ``content``
 #: (how much of what is needed the user states; the default) or ``level`` (the rounded mean of

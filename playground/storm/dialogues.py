@@ -17,7 +17,7 @@ import sqlite_utils
 from pydantic import ValidationError
 
 from playground import errors
-from playground.storm.model import HiddenState, TurnJudgement, UserProfile
+from playground.domain.simulated_user import HiddenState, TurnJudgement, UserProfile
 
 _STATE_FIELDS = (
     "inner_thoughts", "satisfaction", "satisfaction_explanation", "satisfaction_missing",
@@ -84,7 +84,7 @@ def storm_sessions(db: sqlite_utils.Database, experiment: str | None = None) -> 
     )
     if experiment is None:
         return [r[0] for r in db.execute(sql.format(where=""))]
-    from playground.experiment_report import resolve
+    from playground.experiments.results import resolve
 
     exp = resolve(db, experiment)
     where = "WHERE COALESCE(d.experiment_id, s.experiment_id) = ?"

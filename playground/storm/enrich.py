@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from playground import errors
-from playground.storm import compose, model
+from playground.domain import simulated_user as model
+from playground.storm import compose
 
 if TYPE_CHECKING:
     from playground.llm.client import ChatClient

@@ -1,4 +1,5 @@
-"""A judge model's turn-pair analysis of a STORM dialogue (storm.txt §3.2 and appendix M).
+"""A judge model's turn-pair analysis of a STORM dialogue (STORM paper §3.2 and appendix M;
+docs/spec.md §2.7).
 
 For every pair of consecutive user turns i → i+1 the judge reads the two user messages, the
 assistant's reply to each, and what the assistant never saw: the user's inner thoughts, satisfaction
@@ -25,9 +26,9 @@ from pydantic import BaseModel, field_validator
 
 from playground import errors
 from playground.clock import SystemClock
+from playground.domain.simulated_user import Change, TurnJudgement
 from playground.llm.client import ChatClient
 from playground.storm.dialogues import DialogueTurn, load_dialogue, load_judgements
-from playground.storm.model import Change, TurnJudgement
 
 log = logging.getLogger(__name__)
 _CLOCK = SystemClock()

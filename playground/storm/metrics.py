@@ -1,5 +1,5 @@
-"""STORM's metrics over one dialogue and over a group of dialogues (SPEC.md §2; storm.txt §2.2,
-§3.2, appendix B.1). Pure functions over records: no database, no model, no clock.
+"""STORM's metrics over one dialogue and over a group of dialogues (docs/spec.md §2.8; STORM paper
+§2.2, §3.2, appendix B.1). Pure functions over records: no database, no model, no clock.
 
 Per user turn t ≥ 1 (turns count the simulated user's own messages from 0):
 
@@ -12,7 +12,7 @@ Per user turn t ≥ 1 (turns count the simulated user's own messages from 0):
   (or without vectors) g_t is absent and its term counts 0.
 
 Missing ratings are never counted as numbers. A turn whose satisfaction (or clarity) could not be
-read (:attr:`~playground.storm.model.HiddenState.rated_satisfaction` is None) has no value: every
+read (:attr:`~playground.domain.simulated_user.HiddenState.rated_satisfaction` is None) has no value: every
 figure is computed from the turns that were rated, and says how many were not. Δ at a rated turn
 is the change since the previous *rated* turn (None at an unrated turn and at the first rated
 one); C_t is computed at a turn where both were rated, from the changes since the previous turn
@@ -57,7 +57,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from playground import errors
-from playground.storm.model import Change, HiddenState, TurnJudgement
+from playground.domain.simulated_user import Change, HiddenState, TurnJudgement
 
 ClarifyMethod = Literal["balanced", "improve-share"]
 CLARIFY_METHODS: tuple[ClarifyMethod, ...] = ("balanced", "improve-share")

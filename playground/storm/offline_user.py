@@ -31,9 +31,9 @@ import re
 
 import numpy as np
 
+from playground.domain.simulated_user import USER_LENGTH, HiddenState, UserProfile, UserTurn
 from playground.embedding.cache import CachingEmbedder
 from playground.storm import keywords, parse
-from playground.storm.model import USER_LENGTH, HiddenState, UserProfile, UserTurn
 
 #: Task attributes the offline user says as needs, and those it keeps to itself (they describe it).
 SAID_ATTRIBUTES = frozenset({"budget", "nice_to_have", "deal_breaker", "payment_method"})

@@ -20,7 +20,7 @@ Fallbacks, field by field:
   flagged ``satisfaction_missing`` (appendix L.8); no metric counts it;
 - clarity: the previous turn's clarity, else the start value the caller gives (the simulators
   take it from the profile's uncertainty: :func:`start_clarity`); the explanation says so
-  (:data:`~playground.storm.model.CLARITY_NOT_RATED`), and no metric counts it;
+  (:data:`~playground.domain.simulated_user.CLARITY_NOT_RATED`), and no metric counts it;
 - emotion and intent: the keyword maps (appendix L.2–L.5), source ``keywords``;
 - the message is cut to 100 characters at a word boundary (:func:`cut_message`).
 """
@@ -34,8 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from playground import errors
-from playground.storm import keywords
-from playground.storm.model import (
+from playground.domain.simulated_user import (
     CLARITY_CARRIED,
     CLARITY_START,
     MISSING_SATISFACTION,
@@ -44,6 +43,7 @@ from playground.storm.model import (
     StateFormat,
     UserTurn,
 )
+from playground.storm import keywords
 
 #: Clarity when nothing else is known: "I know roughly what I want" (the scale's middle).
 DEFAULT_START_CLARITY = 0.5

@@ -17,7 +17,8 @@ from pathlib import Path
 from pydantic_core import ErrorDetails
 
 from playground import errors, personas
-from playground.storm import compose, model
+from playground.domain import simulated_user as model
+from playground.storm import compose
 
 DEFAULT_DIR = personas.DEFAULT_DIR / "users"
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")

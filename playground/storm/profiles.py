@@ -1,5 +1,5 @@
 """Simulated users' profiles: drawn from the paper's pools by seed, masked by uncertainty,
-enriched by a language model, saved as TOML files (SPEC.md §2; STORM appendices H–K).
+enriched by a language model, saved as TOML files (docs/spec.md §2.2; STORM appendices H–K).
 
 The offline generator is the product's own (no model needed) and deterministic by seed: every
 draw comes from ``random.Random(f"{seed}:{task}:{part}")``, never the global generator, so the
@@ -15,7 +15,8 @@ import unicodedata
 from collections.abc import Iterable
 
 from playground import errors
-from playground.storm import compose, model, pools
+from playground.domain import simulated_user as model
+from playground.storm import compose, pools
 from playground.storm.compose import VAGUE_BY, VagueBy
 from playground.storm.enrich import enrich_profile
 from playground.storm.profile_files import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from playground.storm.model import USER_LENGTH, HiddenState, UserProfile
+from playground.domain.simulated_user import USER_LENGTH, HiddenState, UserProfile
 
 #: Messages of the conversation shown to the user model (the latest ones).
 SHOWN_MESSAGES = 30

@@ -1,7 +1,7 @@
 """The design of a batch of dyadic STORM runs: its protocol, conditions and draws.
 
-SPEC.md §2, storm.txt §2.2 and §3.1. A batch is profiles × uncertainties × profile-access modes
-(:mod:`playground.storm.run` runs it on the experiment machinery):
+docs/spec.md §2.1 and §2.9; STORM paper §2.2 and §3.1. A batch is profiles × uncertainties ×
+profile-access modes (:mod:`playground.storm.run` runs it on the experiment machinery):
 
 - a **draw** is one profile: ``experiment_draws`` holds ``participants = [user, "Assistant"]``,
   ``initiator = user`` and ``icebreaker = the task``; its seed drives that profile's dialogues;
@@ -18,9 +18,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from playground import domain, errors, experiment
+from playground import domain, errors
+from playground.domain.simulated_user import UNCERTAINTIES, UserProfile
+from playground.experiments import runner as experiment
 from playground.storm.assistant import ASSISTANT_NAME
-from playground.storm.model import UNCERTAINTIES, UserProfile
 
 AssistantKind = Literal["plain", "inner-thoughts"]
 ASSISTANTS: tuple[AssistantKind, ...] = ("plain", "inner-thoughts")

@@ -1,14 +1,14 @@
 """Dyadic STORM runs: a simulated user talks with an assistant, as a resumable batch.
 
-SPEC.md §2, storm.txt §2.2 and §3.1. A batch is profiles × uncertainties × profile-access modes
-(its design: :mod:`playground.storm.protocol`). It runs on the experiment machinery
-(:class:`playground.experiment.Runner`: queue, concurrency, resumability through
+docs/spec.md §2.1 and §2.9; STORM paper §2.2 and §3.1. A batch is profiles × uncertainties ×
+profile-access modes (its design: :mod:`playground.storm.protocol`). It runs on the experiment machinery
+(:class:`playground.experiments.runner.Runner`: queue, concurrency, resumability through
 ``experiment_runs``, interrupted and failed runs, progress, shards); each dialogue's design is its
 ``storm_dialogues`` row, written in the transaction that opens the session and its run row (so a
 killed process never leaves a dialogue row without its run, nor a run without its design), and
 the dialogue itself is run by :mod:`playground.storm.dyad` (what a turn is, when a dialogue ends).
 A dialogue counts once its run row is ``finished``, written after the judge; a rerun redoes any
-other, replacing its session (see :mod:`playground.experiment`).
+other, replacing its session (see :mod:`playground.experiments.runner`).
 
 After each dialogue on a model engine the judge (:mod:`playground.storm.judge`) rates its turn
 pairs unless ``judge`` is off; the offline engine has no judge (the command says so).
@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
-from playground import errors, experiment
+from playground import errors
+from playground.domain.simulated_user import UserProfile
+from playground.experiments import runner as experiment
 from playground.settings import PRESETS, Settings
 from playground.storage.writes import immediate
 from playground.storm import assistant as assistant_mod
 from playground.storm.dyad import open_dialogue, run_dialogue, seat_user
-from playground.storm.model import UserProfile
 from playground.storm.protocol import (
     ASSISTANTS,
     POLICY,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from playground.storm.model import CLARITY_NOT_RATED
+from playground.domain.simulated_user import CLARITY_NOT_RATED
 
 
 def summarise(db: Any, experiment_id: str) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Simulated users: what one sees, and the two minds that answer for it (a model, or offline).
 
 A :class:`UserSimulator` turns a private profile and a :class:`UserView` (the visible messages,
-its own earlier hidden states, who addressed it) into a :class:`~playground.storm.model.UserTurn`:
+its own earlier hidden states, who addressed it) into a :class:`~playground.domain.simulated_user.UserTurn`:
 a message of 20–100 characters and the hidden state behind it. ``origin`` names the mind
 ("offline engine" or the model), as the room's other participants do.
 """
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from playground import errors
+from playground.domain.simulated_user import USER_LENGTH, HiddenState, UserProfile, UserTurn
 from playground.storm import parse, prompts
-from playground.storm.model import USER_LENGTH, HiddenState, UserProfile, UserTurn
 from playground.storm.offline_user import offline_turn
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from playground.ratings import CONVERSATION_METRICS
+from playground.rating.store import CONVERSATION_METRICS
 
 NOW = "2025-01-01T00:00:00+00:00"
 JUDGE = "judge:model-x"

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from playground import cli
+from playground.cli import main as cli
 
 REPO = Path(__file__).resolve().parents[2]
 

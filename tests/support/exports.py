@@ -9,10 +9,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from playground import cli, factory, loops, ratings
+from playground import factory
+from playground.cli import main as cli
+from playground.domain.simulated_user import Difficulty, TaskProfile, UserProfile
 from playground.embedding.cache import CachingEmbedder
+from playground.rating import store as ratings
+from playground.room import loops
 from playground.storage import open_database
-from playground.storm.model import Difficulty, TaskProfile, UserProfile
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from playground.storm.model import TaskProfile, UserProfile
+from playground.domain.simulated_user import TaskProfile, UserProfile
 
 AT = "2025-05-01T10:00:00+00:00"
 

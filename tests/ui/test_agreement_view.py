@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QTimer
 
-from playground import agreement, errors
-from playground.report import build_report, render_table
+from playground import errors
+from playground.report import agreement
+from playground.report.stats import build_report, render_table
 from playground.storage import open_database
 from tests.support import agreement_data as data
 from tests.ui.conftest import until
@@ -81,7 +82,7 @@ def _pairwise(view: ReportView) -> list[list[str]]:
 
 
 class HeldAgreement:
-    """``playground.agreement.build_agreement``, held at its start until the test lets it go, so
+    """``playground.report.agreement.build_agreement``, held at its start until the test lets it go, so
     that where and while the agreement is computed can be observed.
 
     Call ``n`` waits for ``release[n]``, then runs the real computation (or raises ``fail[n]``).

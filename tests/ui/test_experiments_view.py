@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from playground import experiment
 from playground.embedding.cache import CachingEmbedder
+from playground.experiments import runner as experiment
 from tests.support.llm_server import FakeLLMServer
 from tests.ui.conftest import until
 from ui.app import build
@@ -127,7 +127,7 @@ async def test_an_experiment_launched_from_the_dialog_runs_to_the_end_with_its_s
     runs = _sql(db, "SELECT status, attempts FROM experiment_runs WHERE experiment_id = ?", (xid,))
     assert runs == [("finished", 1)] * 4
     assert _sql(db, "SELECT COUNT(*), SUM(status = 'finished') FROM sessions WHERE experiment_id = ?", (xid,)) == [(4, 4)]  # fmt: skip
-    from playground.experiment_cli import build_protocol
+    from playground.cli.experiment import build_protocol
     from playground.settings import load_settings
 
     same = build_protocol(

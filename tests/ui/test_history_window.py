@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from playground.embedding.cache import CachingEmbedder
-from playground.history import SessionHistory
+from playground.history.snapshot import SessionHistory
 from tests.ui.conftest import until
 from ui.app import build
 

@@ -3,7 +3,7 @@ it on its own) are not shown on it before or while it plays."""
 
 from __future__ import annotations
 
-from playground.ratings import RatingStore
+from playground.rating.store import RatingStore
 from tests.ui.test_rating import FAST, _plan, rated, template  # noqa: F401 - fixtures
 from ui.rating.blind_view import load_blind_messages
 from ui.rating.rater_window import RaterWindow

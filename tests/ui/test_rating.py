@@ -23,9 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import factory, loops, personas
+from playground import factory, personas
 from playground.embedding.cache import CachingEmbedder
-from playground.ratings import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
+from playground.rating.store import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
+from playground.room import loops
 from playground.settings import load_settings
 from playground.storage import open_database
 from ui.rating.blind_view import BlindConversationView, load_blind_messages

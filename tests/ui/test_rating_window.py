@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from playground.embedding.cache import CachingEmbedder
-from playground.ratings import PARTICIPANT_ITEMS, RatingStore
+from playground.rating.store import PARTICIPANT_ITEMS, RatingStore
 from tests.ui.conftest import until
 from ui.app import build
 

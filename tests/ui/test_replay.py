@@ -357,7 +357,7 @@ async def test_a_damaged_event_stops_the_replay_with_a_message(window):
     db = controller.database()
     with db.atomic():
         db.execute(
-            "UPDATE events SET data = '{\"kind\": \"thought_formed\"}' WHERE session_id = ?"
+            'UPDATE events SET data = \'{"kind": "thought_formed"}\' WHERE session_id = ?'
             " AND seq = (SELECT MAX(seq) FROM events WHERE session_id = ? AND kind = 'thought_formed')",
             [sid, sid],
         )
@@ -399,9 +399,7 @@ async def test_a_fork_of_a_session_in_another_database_is_saved_there(window, tm
     await controller.shutdown()
 
 
-async def test_a_jump_draws_what_is_in_view_first_and_the_rest_a_moment_later(
-    window, monkeypatch
-):
+async def test_a_jump_draws_what_is_in_view_first_and_the_rest_a_moment_later(window, monkeypatch):
     """After a jump the bubbles in view are right at once; the ones out of view are brought up to
     date by the deferred fill, and asking the pane about its contents finishes it. (The
     conversation's rows: test_long_conversations_keep_their_latest_messages_on_screen.)"""
@@ -413,9 +411,9 @@ async def test_a_jump_draws_what_is_in_view_first_and_the_rest_a_moment_later(
     sid, _ = await _live_run(win, controller, steps=8)
     await win.open_replay(str(controller.db_path), sid)
     rec = win.replay.recording
-    name = max(
-        rec.thought_ledger(rec.last).thoughts.items(), key=lambda kv: len(kv[1])
-    )[0]  # the participant with the most thoughts
+    name = max(rec.thought_ledger(rec.last).thoughts.items(), key=lambda kv: len(kv[1]))[
+        0
+    ]  # the participant with the most thoughts
     win.selection.select(name)
     moments = [m.seq for m in rec.moments]
     deferred_seen = False

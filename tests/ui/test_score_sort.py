@@ -8,7 +8,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 from playground import domain, events  # noqa: E402
-from playground.thought_ledger import ThoughtLedger  # noqa: E402
+from playground.history.ledger import ThoughtLedger  # noqa: E402
 from ui.bridge import EngineBridge  # noqa: E402
 from ui.selection import SelectedParticipant  # noqa: E402
 from ui.widgets.thought_bubble import SORT_SCORE, SORT_SCORE_HELP  # noqa: E402

@@ -16,8 +16,9 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QKeySequence  # noqa: E402
 
-from playground import loops, personas  # noqa: E402
+from playground import personas  # noqa: E402
 from playground.embedding.cache import CachingEmbedder  # noqa: E402
+from playground.room import loops
 from playground.storage import library, open_database  # noqa: E402
 from tests.conftest import offline_settings  # noqa: E402
 from tests.support.rooms import build as build_room  # noqa: E402

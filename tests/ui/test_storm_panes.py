@@ -14,8 +14,8 @@ from typing import Any  # noqa: E402
 import pytest  # noqa: E402
 
 from playground import domain, errors, events  # noqa: E402
+from playground.domain.simulated_user import HiddenState, TaskProfile, UserProfile  # noqa: E402
 from playground.storage import open_database  # noqa: E402
-from playground.storm.model import HiddenState, TaskProfile, UserProfile  # noqa: E402
 from tests.ui.storm_rows import Dialogue, write  # noqa: E402
 from ui.bridge import EngineBridge  # noqa: E402
 from ui.selection import SelectedParticipant  # noqa: E402

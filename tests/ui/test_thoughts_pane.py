@@ -256,7 +256,7 @@ def test_hidden_pages_stay_live_and_follow_the_sort_order(setup) -> None:  # typ
 
 def _rebuild(pane: ThoughtsPane, thoughts: list[domain.Thought], evals=(), messages=()) -> None:  # type: ignore[no-untyped-def]
     """What a replay jump does: the whole state at a moment, thoughts and messages in bulk."""
-    from playground.thought_ledger import ThoughtLedger
+    from playground.history.ledger import ThoughtLedger
 
     ledger = ThoughtLedger()
     ledger.apply([events.ThoughtFormed(thought=t) for t in thoughts])

@@ -9,8 +9,9 @@ import random
 
 import pytest
 
-from playground import domain, events, participation
+from playground import domain, events
 from playground.embedding.cache import CachingEmbedder
+from playground.inner_thoughts import participation
 from tests.ui.conftest import until
 from ui.app import build
 from ui.bridge import EngineBridge

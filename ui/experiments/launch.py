@@ -1,7 +1,7 @@
 """Turning the window's options into an experiment, and running one on the GUI's asyncio loop.
 
 The protocol is built by the same function as ``playground experiment``'s
-(:func:`playground.experiment_cli.build_protocol`), so the same options in the window and on the
+(:func:`playground.cli.experiment.build_protocol`), so the same options in the window and on the
 command line give the same experiment id, and either one resumes the other's experiment.
 """
 
@@ -16,9 +16,10 @@ from typing import Any, Literal
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from playground import domain, errors, experiment, factory
+from playground import domain, errors, factory
+from playground.cli.experiment import build_protocol
 from playground.embedding.cache import CachingEmbedder
-from playground.experiment_cli import build_protocol
+from playground.experiments import runner as experiment
 from playground.settings import Settings, load_settings
 from playground.urls import redact
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import experiment
+from playground.experiments import runner as experiment
 
 
 def stored_progress(db: Any, experiment_id: str) -> experiment.Progress:

@@ -27,7 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import errors, experiment, experiment_report
+from playground import errors
+from playground.experiments import results as experiment_report
+from playground.experiments import runner as experiment
 from ui.experiments.dialog import NewExperimentDialog
 from ui.experiments.launch import ExperimentRun, Options, Plan, plan_new, plan_resume
 from ui.experiments.progress import ProgressPanel, stored_progress

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground.agreement_format import TITLE, metric_cells, percent, shown
-from playground.agreement_model import PREDICTOR_LABELS, AgreementWithHumans
+from playground.report.agreement_format import TITLE, metric_cells, percent, shown
+from playground.report.agreement_model import PREDICTOR_LABELS, AgreementWithHumans
 
 METRIC_HEADERS = ["Judge", "Metric", "Sessions", "Humans", "ρ", "α (with judge)", "α (humans)"]
 PAIR_HEADERS = ["Predictor", "Pairs", "Accuracy [Wilson 95 %]", "TRACE paper"]

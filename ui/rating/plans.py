@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
-from playground.ratings import Plan, PlanKind, RatingStore
-from playground.report_format import count
+from playground.rating.store import Plan, PlanKind, RatingStore
+from playground.report.format import count
 from ui.screen_fit import fit_window
 
 KINDS = {"conversation": "Conversation ratings (7 statements)", "pairwise": "Pairwise preference"}

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
-from playground.ratings import PARTICIPANT_ITEMS, RatingStore
+from playground.rating.store import PARTICIPANT_ITEMS, RatingStore
 from ui.rating.forms import LikertForm
 from ui.screen_fit import fit_window
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
-from playground.ratings import CONVERSATION_METRICS, Assignment, Plan, RatingStore
+from playground.rating.store import CONVERSATION_METRICS, Assignment, Plan, RatingStore
 from ui.rating.blind_view import BlindConversationView, load_blind_messages, resolve_session
 from ui.rating.forms import LikertForm
 from ui.rating.pairwise import PairwiseView

@@ -17,9 +17,10 @@ from typing import Any, TypeVar
 
 import sqlite_utils
 
-from playground import errors, report
-from playground.plots import figure_png, likert_figure, preference_figure
-from playground.report_model import Report
+from playground import errors
+from playground.report import stats as report
+from playground.report.model import Report
+from playground.report.plots import figure_png, likert_figure, preference_figure
 from playground.storage.database import open_read_only
 
 #: The plots' resolution: as wide as the plot area, within these limits (dots per inch).

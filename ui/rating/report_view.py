@@ -34,8 +34,8 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
-from playground.report_format import count
-from playground.report_model import Report
+from playground.report.format import count
+from playground.report.model import Report
 from playground.storage.database import database_path
 from ui.rating import report_jobs
 from ui.rating.agreement_table import AgreementPanel

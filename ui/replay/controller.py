@@ -17,9 +17,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from playground import domain, errors, events, history
-from playground.replay import Recording
-from playground.thought_ledger import ThoughtLedger
+from playground import domain, errors, events
+from playground.history import snapshot as history
+from playground.history.ledger import ThoughtLedger
+from playground.history.recording import Recording
 from ui.bridge import EngineBridge
 from ui.selection import SelectedParticipant
 from ui.typewriter import Typewriter

@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QVBoxLayout
 
-from playground.replay import Recording
+from playground.history.recording import Recording
 from playground.settings import RoomSettings
 from ui.replay.controller import ReplayController
 from ui.replay.fork_dialog import ForkDialog

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground.replay import MARK_LABELS, Recording
+from playground.history.recording import MARK_LABELS, Recording
 
 MARK_COLORS = {
     "interruption": "#c62828",

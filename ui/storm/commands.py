@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from playground.room import Room
+    from playground.domain.simulated_user import UserProfile
+    from playground.room.room import Room
     from playground.settings import Settings
-    from playground.storm.model import UserProfile
 
 #: The speak probability the window offers by default (the room's own default when None).
 DEFAULT_SPEAK_PROBABILITY = 0.3

@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMainWindow
 
-from playground.storm.model import UserProfile
+from playground.domain.simulated_user import UserProfile
 from ui.storm.profile_editor import ProfileEditorDialog
 from ui.storm.seating import AddSimulatedUserDialog
 from ui.tool_window import show_single

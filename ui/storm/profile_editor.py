@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
-from playground.storm.model import CATEGORIES, UserProfile
+from playground.domain.simulated_user import CATEGORIES, UserProfile
 from ui.screen_fit import fit_window
 
 ERROR_STYLE = "color:#c62828;"

@@ -13,7 +13,7 @@ import html
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from playground.storm.model import UserProfile
+from playground.domain.simulated_user import UserProfile
 
 #: How an attribute the user does not know is marked (tests look for it).
 UNKNOWN_MARK = "unknown to the user"

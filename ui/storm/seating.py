@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
-from playground.storm.model import UNCERTAINTIES, UserProfile
+from playground.domain.simulated_user import UNCERTAINTIES, UserProfile
 from ui.screen_fit import fit_window, preferred_size
 from ui.storm.commands import DEFAULT_SPEAK_PROBABILITY, SimulatedSeat
 

@@ -230,7 +230,9 @@ class DecisionStrip(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
-            QTimer.singleShot(0, self.table, self.table.resizeRowsToContents)  # after the columns follow
+            QTimer.singleShot(
+                0, self.table, self.table.resizeRowsToContents
+            )  # after the columns follow
         return super().eventFilter(watched, event)
 
     def set_past_note(self, text: str) -> None:

@@ -1,8 +1,8 @@
 """A simulated user's hidden state, for the researcher: one bubble per turn and a sparkline.
 
 The right-hand pane shows this instead of thought bubbles when the selected participant is a
-STORM simulated user (SPEC.md §2). Each bubble is one :class:`events.HiddenStateRecorded`: the
-turn, the message it came with, the inner thoughts, satisfaction (0.5 "missing" when the answer
+STORM simulated user (docs/spec.md §2.5). Each bubble is one
+:class:`events.HiddenStateRecorded`: the turn, the message it came with, the inner thoughts, satisfaction (0.5 "missing" when the answer
 gave none) and intent clarity with their explanations, emotion and intent (marked "from
 keywords" when the paper's keyword maps supplied them). Above them a sparkline of satisfaction and
 clarity grows one point per turn; a value the answer did not give is a gap there, never the

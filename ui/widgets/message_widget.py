@@ -139,7 +139,7 @@ class MessageWidget(QFrame):
             marks.append("<span style='color:#6a1b9a'>System-1 reply</span>")
         if msg.thought_id is not None:
             marks.append(f"<span style='color:#888'>thought #{msg.thought_id}</span>")
-        if getattr(msg, "kind", "ai") == "simulated":  # a STORM simulated user (SPEC.md §2)
+        if getattr(msg, "kind", "ai") == "simulated":  # a STORM simulated user (docs/spec.md §2)
             marks.append(f"<span style='color:#6a1b9a'>{SIMULATED_MARK}</span>")
         if msg.origin == "icebreaker":
             marks.append("<span style='color:#888'>icebreaker</span>")

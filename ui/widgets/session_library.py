@@ -39,8 +39,8 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
-from playground.export import ExportFormat, write_export
 from playground.storage import library, open_database
+from playground.transfer.export import ExportFormat, write_export
 from ui.screen_fit import fit_window
 from ui.widgets.session_table import (
     COLUMNS,

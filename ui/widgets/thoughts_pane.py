@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground import domain
-from playground.thought_ledger import ThoughtLedger
+from playground.history.ledger import ThoughtLedger
 from ui.bridge import EngineBridge
 from ui.deferred import Deferred
 from ui.selection import SelectedParticipant
@@ -139,7 +139,7 @@ class ThoughtsPane(QWidget):
         self._none_page = placeholder_label(NONE_PLACEHOLDER)
         self._none_page.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         self._stack.addWidget(self._none_page)
-        #: A simulated user's page: its hidden states instead of thoughts (SPEC.md §2).
+        #: A simulated user's page: its hidden states instead of thoughts (docs/spec.md §2.5).
         self.hidden = HiddenStatePane(bridge, self)
         self._stack.addWidget(self.hidden)
         bridge.hidden_state_recorded.connect(self._on_hidden_state)

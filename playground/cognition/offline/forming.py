@@ -247,6 +247,6 @@ async def _wonder(mind: Mind, ctx: Context, rng: random.Random) -> tuple[Thought
 
 
 def short(text: str, limit: int = 14) -> str:
-    """Under 15 words (SPEC.md §1), cut at a word boundary as the agent would cut it."""
+    """Under 15 words (docs/spec.md §1.3), cut at a word boundary as the agent would cut it."""
     parts = text.strip().split()
     return " ".join(parts) if len(parts) <= limit else " ".join(parts[:limit]).rstrip(",;:") + "…"

@@ -1,4 +1,5 @@
-"""Evaluation: the eight heuristics of SPEC.md §1, each from signals measured on the conversation.
+"""Evaluation: the eight heuristics of docs/spec.md §1.4, each from signals measured on the
+conversation.
 
 Signals: MiniLM cosine of the thought to the latest utterance and to the last few (context);
 novelty, one minus its highest cosine to anything said so far; the saliency of the stimuli it came
@@ -18,9 +19,10 @@ import math
 
 import numpy as np
 
-from playground import domain, scoring
+from playground import domain
 from playground.cognition.base import Context, Rating
 from playground.cognition.offline.mind import Mind, is_question
+from playground.inner_thoughts import scoring
 
 CONTEXT = 4
 SPREAD = 0.55

@@ -1,0 +1,1 @@
+"""The command line: ``playground`` and its subcommands (main.py builds the parser)."""

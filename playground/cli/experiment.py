@@ -1,0 +1,407 @@
+"""``playground experiment`` (run or resume a batch) and ``playground experiments`` (list, summary)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+import sqlite_utils
+
+from playground import domain, errors, gc_tuning, personas
+from playground.cli.flag_ranges import AGENTS, BATCH_CONCURRENCY, SEED, TURNS, setting
+from playground.cli.flags import (
+    LLM_FLAGS,
+    add_db_flags,
+    add_llm_flags,
+    local_embedder,
+    settings_from,
+)
+from playground.experiments import results as experiment_report
+from playground.experiments import runner as experiment
+from playground.settings import Settings
+from playground.storage import open_database
+from playground.storage.database import open_for_reading
+from playground.terminal_text import unguarded
+
+#: ``experiment``'s flags by the setting each one sets.
+SETTING_FLAGS = {**LLM_FLAGS, "embeddings": "--embeddings"}
+
+
+#: The offline engine is CPU-bound: on 2 cores more conversations in flight only add CPU time
+#: (bench/bench_experiment.py: 130, 142 and 156 CPU-seconds for 100 conversations at 1, 2 and 8).
+OFFLINE_CONCURRENCY = 2
+
+
+def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
+    """The ``experiment`` and ``experiments`` subcommands."""
+    x = sub.add_parser(
+        "experiment",
+        help="run (or resume) the paper's simulation study: conditions over paired draws",
+        description="Runs every condition on the same draws of participants, initiator and"
+        " icebreaker (a paired design) and saves each conversation under one experiment id."
+        " Rerunning the same command resumes it.",
+    )
+    x.add_argument(
+        "--conditions",
+        default="inner-thoughts,next-speaker",
+        help=f"comma-separated, from {', '.join(domain.POLICIES)} (default inner-thoughts,next-speaker)",
+    )
+    x.add_argument(
+        "--conversations",
+        type=setting(experiment.Protocol, "conversations"),
+        default=50,
+        help="per condition (default 50)",
+    )
+    x.add_argument(
+        "--agents", type=AGENTS, default=4, help="participants per conversation (default 4)"
+    )
+    x.add_argument("--turns", type=TURNS, default=15, help="messages per conversation (default 15)")
+    x.add_argument("--seed", type=SEED, default=1)
+    x.add_argument(
+        "--personas", default=str(personas.DEFAULT_DIR), help="directory of persona files"
+    )
+    x.add_argument(
+        "--concurrency",
+        type=BATCH_CONCURRENCY,
+        help="conversations in flight at once (default 8 with a model; 2 offline, where the"
+        " engine is CPU-bound and more only costs CPU time)",
+    )
+    x.add_argument(
+        "--shard", metavar="K/N", help="run every N-th conversation starting at K (0-based)"
+    )
+    add_llm_flags(x)
+    x.add_argument("--embeddings", choices=["local", "remote"])
+    x.add_argument(
+        "--http",
+        choices=["auto", "aiohttp", "httpx"],
+        default="auto",
+        help="HTTP library for the model server (default auto: aiohttp, about half the client CPU"
+        " per call; httpx when a proxy variable is set, which aiohttp here ignores)",
+    )
+    add_db_flags(x, default_db, busy_timeout)
+    x.add_argument("--name", help="a label for the experiment")
+    x.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    xs = sub.add_parser("experiments", help="list experiments, or one experiment's summary")
+    xs.add_argument("id", nargs="?", help="experiment id, unique prefix or name")
+    xs.add_argument("--db", default=default_db)
+    xs.add_argument("--runs", action="store_true", help="also list every conversation's run")
+    xs.add_argument("--format", choices=["table", "json"], default="table")
+
+
+def parse_conditions(text: str) -> tuple[domain.Policy, ...]:
+    """Raises: SettingsError naming the unknown condition."""
+    out: list[domain.Policy] = []
+    for c in (x.strip() for x in text.split(",")):
+        if not c:
+            continue
+        if c not in domain.POLICIES:
+            raise errors.SettingsError(
+                f"--conditions: unknown condition {c!r}; choose from {', '.join(domain.POLICIES)}"
+            )
+        if c not in out:
+            out.append(c)  # type: ignore[arg-type]
+    if not out:
+        raise errors.SettingsError("--conditions: give at least one condition")
+    return tuple(out)
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """Raises: SettingsError naming the flag."""
+    extra = {
+        "preset": experiment.PRESET,
+        "evaluation_mode": experiment.EVALUATION_MODE,
+    }
+    return settings_from(args, SETTING_FLAGS, extra)
+
+
+def protocol_of(args: argparse.Namespace, settings: Settings) -> experiment.Protocol:
+    """The protocol from the flags and the persona directory.
+
+    Raises:
+        SettingsError: a flag out of range; PersonaError: a bad persona file.
+    """
+    return build_protocol(
+        settings,
+        conditions=parse_conditions(args.conditions),
+        conversations=args.conversations,
+        agents=args.agents,
+        turns=args.turns,
+        seed=args.seed,
+        personas_dir=args.personas,
+    )
+
+
+def build_protocol(
+    settings: Settings,
+    *,
+    conditions: tuple[domain.Policy, ...],
+    conversations: int,
+    agents: int,
+    turns: int,
+    seed: int,
+    personas_dir: str | Path,
+) -> experiment.Protocol:
+    """The protocol from plain values (the command line's flags, the window's New experiment
+    dialog): the same values give the same protocol, hence the same experiment id.
+
+    Raises:
+        SettingsError: a value out of range (named by its flag); PersonaError: a bad persona
+            file.
+    """
+    if not conditions:
+        raise errors.SettingsError("--conditions: give at least one condition")
+    if conversations < 1:
+        raise errors.SettingsError(f"--conversations: must be at least 1 (got {conversations})")
+    if turns < 1:
+        raise errors.SettingsError(f"--turns: must be at least 1 (got {turns})")
+    library = personas.load_personas(personas_dir)
+    if not 1 <= agents <= len(library):
+        raise errors.SettingsError(
+            f"--agents: {agents} asked but {personas_dir} has {len(library)} personas"
+        )
+    enriched = experiment.enrich(library, seed)
+    return experiment.Protocol(
+        conditions=conditions,
+        conversations=conversations,
+        agents=agents,
+        turns=turns,
+        seed=seed,
+        personas=tuple(enriched),
+        icebreakers=tuple(personas.load_icebreakers(personas_dir)),
+        engine=settings.engine.engine,
+        model="offline" if settings.engine.engine == "offline" else settings.llm.model,
+        base_url=None
+        if settings.engine.engine == "offline"
+        else settings.snapshot()["llm"]["base_url"],  # type: ignore[index]
+    )
+
+
+async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = settings_of(args)
+    protocol = protocol_of(args, settings)
+    shard = experiment.parse_shard(args.shard) if args.shard else (0, 1)
+    if args.concurrency is None:
+        args.concurrency = OFFLINE_CONCURRENCY if settings.engine.engine == "offline" else 8
+    if args.concurrency < 1:
+        raise errors.SettingsError(f"--concurrency: must be at least 1 (got {args.concurrency})")
+    embedder = local_embedder(settings)
+    from playground import factory
+
+    # an unusable server: stop here
+    engine = await factory.build_engine(
+        settings, embedder=embedder, http=factory.http_library(args.http)
+    )
+    async with batch_database(args, engine.close) as db:
+        bar = _Bar(err, enabled=not args.no_progress)
+        runner = experiment.Runner(
+            db,
+            protocol,
+            settings,
+            engine,
+            concurrency=args.concurrency,
+            shard=shard,
+            name=args.name,
+            on_progress=bar.update,
+        )
+        print(
+            f"Experiment {runner.id}"
+            + (f" ({args.name})" if args.name else "")
+            + f": {', '.join(protocol.conditions)} × {protocol.conversations} conversations,"
+            f" {protocol.agents} agents, {protocol.turns} turns, seed {protocol.seed},"
+            f" {engine.label}" + (f", shard {shard[0]}/{shard[1]}" if shard != (0, 1) else ""),
+            file=err,
+            flush=True,
+        )
+        with bar, gc_tuning.batch():
+            progress = await runner.run()
+    failed = tell_outcome(progress, err, "conversation")
+    rdb = open_for_reading(args.db)
+    try:
+        rows = experiment_report.summarise(rdb, runner.id)
+    finally:
+        rdb.close()
+    print(experiment_report.format_summary(rows), file=out)
+    print(runner.id, file=out, flush=True)
+    return exit_code(failed, runner.id, err, "conversation")
+
+
+# -- what ``experiment`` and ``storm`` share -------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def batch_database(
+    args: argparse.Namespace, close: Callable[[], Awaitable[None]]
+) -> AsyncIterator[sqlite_utils.Database]:
+    """A batch's database (``--db``, ``--busy-timeout``), closed with the batch's engine
+    (``close``) when the batch ends; the engine is closed too when the database cannot be
+    opened.
+
+    Raises:
+        PlaygroundError: the database cannot be opened.
+    """
+    try:
+        db = open_database(args.db, busy_timeout=args.busy_timeout)
+    except BaseException:
+        await close()
+        raise
+    try:
+        yield db
+    finally:
+        await close()
+        db.close()
+
+
+def tell_outcome(progress: experiment.Progress, err: TextIO, noun: str) -> int:
+    """Say how many runs an earlier run had finished (skipped now) and how many failed, with
+    the last error; return the number failed. ``noun`` names a run (``conversation``)."""
+    skipped = sum(c.skipped for c in progress.conditions.values())
+    failed = sum(c.failed for c in progress.conditions.values())
+    if skipped:
+        print(f"{skipped} {noun}s were already finished and were skipped.", file=err)
+    if progress.last_error:
+        print(f"{failed} failed; the last: {progress.last_error}", file=err)
+    return failed
+
+
+def exit_code(failed: int, experiment_id: str, err: TextIO, noun: str) -> int:
+    """0, or 1 with an error line saying how to see and retry the ``failed`` runs."""
+    if not failed:
+        return 0
+    print(
+        f"error: {failed} {noun}{'s' if failed != 1 else ''} failed (recorded with their errors:"
+        f" `playground experiments {experiment_id} --runs`); run the same command again to"
+        " retry them",
+        file=err,
+    )
+    return 1
+
+
+def show(args: argparse.Namespace, out: TextIO) -> int:
+    db = open_for_reading(args.db)
+    try:
+        if not args.id:
+            found = experiment_report.list_experiments(db)
+            if args.format == "json":
+                json.dump(found, out, indent=2, ensure_ascii=False)
+                print(file=out)
+                return 0
+            if not found:
+                print(f"No experiments in {args.db}.", file=out)
+                return 0
+            for e in found:
+                print(
+                    f"{e['id']}  {e['created_at'][:19]}  {e['name'] or ''}\n"
+                    f"    {', '.join(e['conditions'])} × {e['conversations']}, {e['agents']} agents,"
+                    f" {e['turns']} turns, seed {e['seed']}, {e['model']}:"
+                    f" {e['finished']}/{e['planned']} finished, {e['failed']} failed,"
+                    f" {e['interrupted'] + e['running']} unfinished",
+                    file=out,
+                )
+            return 0
+        xid = experiment_report.resolve(db, args.id)
+        rows = experiment_report.summarise(db, xid)
+        run_rows = experiment_report.runs(db, xid) if args.runs else []
+        if args.format == "json":
+            json.dump(
+                {"experiment": xid, "summary": [r.model_dump() for r in rows], "runs": run_rows},
+                out,
+                indent=2,
+                ensure_ascii=False,
+            )
+            print(file=out)
+            return 0
+        print(f"Experiment {xid}", file=out)
+        print(experiment_report.format_summary(rows), file=out)
+        for r in run_rows:
+            err = f"  {r['error']}" if r["error"] and r["status"] != "finished" else ""
+            print(
+                f"  #{r['draw']:<4} {r['condition']:<15} {r['status']:<12} {r['session_id'] or '—':<22}"
+                f" {r['messages']:>3} msgs{err}",
+                file=out,
+            )
+        return 0
+    finally:
+        db.close()
+
+
+class _Bar:
+    """A rich progress bar on standard error: conversations per condition, ETA, calls, tokens."""
+
+    def __init__(self, err: TextIO, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self._err = unguarded(err)  # the bar's own redrawing codes; its labels are ours
+        self._progress: Any = None
+        self._tasks: dict[str, Any] = {}
+        self._stats: Any = None
+        self._lines = enabled and not _is_terminal(err)  # a log file: one line per conversation
+        self._printed = -1
+
+    def __enter__(self) -> _Bar:
+        if self.enabled and not self._lines:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("{task.description:<16}", markup=False),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[extra]}", markup=False),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(file=self._err),
+                refresh_per_second=4,
+            )
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def update(self, p: experiment.Progress) -> None:
+        if self._lines:
+            if p.finished != self._printed:
+                self._printed = p.finished
+                per = ", ".join(
+                    f"{c} {x.done + x.failed}/{x.total}" for c, x in p.conditions.items()
+                )
+                print(
+                    f"[{p.finished}/{p.total}] {per}; {p.calls} LLM calls, {p.tokens} tokens,"
+                    f" {p.retries} retries, {p.errors} errors",
+                    file=self._err,
+                    flush=True,
+                )
+            return
+        if self._progress is None:
+            return
+        for cond, c in p.conditions.items():
+            extra = f"{c.failed} failed" if c.failed else ""
+            if cond not in self._tasks:
+                self._tasks[cond] = self._progress.add_task(cond, total=c.total, extra=extra)
+            self._progress.update(self._tasks[cond], completed=c.done + c.failed, extra=extra)
+        stats = (
+            f"{p.calls} LLM calls, {p.tokens} tokens, {p.retries} retries, {p.errors} errors,"
+            f" {p.running} running"
+        )
+        if self._stats is None:
+            self._stats = self._progress.add_task("all", total=p.total, extra=stats)
+        self._progress.update(self._stats, completed=p.finished, extra=stats)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,455 @@
+"""Replay a saved session from its event log: moments to step through, timeline marks, and the
+events that rebuild the state at any moment.
+
+Replay reads only what the recorder wrote (the ``events`` table plus a few columns of
+``messages``); nothing is re-computed. A *position* is an event ``seq``: the state at position
+``p`` is what a live subscriber had seen after the event with sequence number ``p``.
+
+Opening is cheap: only a compact index (seq, kind, step) is read; event bodies are parsed on
+demand and cached, so the first frame of a long session does not wait for the whole log.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import sqlite_utils
+
+from playground import errors, events
+from playground.history.ledger import THOUGHT_KINDS, ThoughtLedger
+from playground.storage.database import snapshot
+from playground.storage.reader import SessionReader
+
+MarkKind = Literal["interruption", "system1", "forced", "human", "note", "error", "silence", "fork"]
+MARK_LABELS: dict[str, str] = {
+    "interruption": "interruption",
+    "system1": "System-1 reply",
+    "forced": "forced by the user",
+    "human": "human message",
+    "note": "private note",
+    "error": "error",
+    "silence": "everyone stayed silent",
+    "fork": "a fork's own run begins",
+}
+#: What ``playground show`` prints between a fork's carried-over messages and its own.
+FORK_BEGINS = "── the fork begins here: the messages above are carried over from the parent ──"
+# Events that only describe the moment they happen: when the state is rebuilt at a position, only
+# the latest of them (the current trigger's) still shows.
+# Retrievals are kept per agent: the latest one of each agent still shows (an agent that did not
+# think at the current trigger, such as the last speaker, shows what it retrieved before).
+_TRANSIENT = {
+    "trigger_fired",
+    "next_speaker_predicted",
+    "decision_made",
+    "usage_recorded",
+    "error_occurred",
+    "thought_refused",
+}
+#: Thought events between two kept thought ledgers: a jump folds at most this many.
+LEDGER_EVERY = 1000
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A place to step to: a posted message, or the end of a trigger's decisions."""
+
+    seq: int
+    kind: Literal["message", "decision"]
+    step: int
+    message_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Something worth finding on the timeline."""
+
+    seq: int
+    kind: MarkKind
+    label: str
+
+
+@dataclass
+class Recording:
+    """The replayable record of one session.
+
+    Use :meth:`load`; then :meth:`events_between` for forward play and :meth:`rebuild` to jump.
+    """
+
+    db: sqlite_utils.Database
+    session: dict[str, Any]
+    participants: list[dict[str, Any]]
+    seqs: list[int]
+    kinds: list[str]
+    steps: list[int]
+    moments: list[Moment]
+    marks: list[Mark]
+    message_seq: dict[int, int]
+    message_text: dict[int, str] = field(default_factory=dict)
+    retrieval_agent: dict[int, str] = field(default_factory=dict)
+    _cache: dict[int, Any] = field(default_factory=dict, repr=False)
+    _moment_seqs: list[int] = field(default_factory=list, repr=False)
+    _message_seqs: list[int] = field(default_factory=list, repr=False)
+    _parsed_upto: int = field(default=0, repr=False)
+    _thought_seqs: list[int] = field(default_factory=list, repr=False)
+    #: ``_ledgers[k]``: the thoughts after the first ``k × LEDGER_EVERY`` thought events.
+    _ledgers: list[ThoughtLedger] = field(default_factory=list, repr=False)
+
+    # -- loading -----------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, db: sqlite_utils.Database, session_id: str) -> Recording:
+        """Read a session's index, in one snapshot: a session still being recorded is indexed as
+        it stood at one moment (every message with its event).
+
+        Raises:
+            SessionNotFound: no such session (a unique id prefix is accepted).
+            PlaygroundError: the session has no event log to replay.
+        """
+        reader = SessionReader(db)
+        with snapshot(db):
+            session = reader.session_row(session_id)
+            try:
+                return cls._load(db, reader, session)
+            except sqlite3.DatabaseError as exc:
+                raise errors.PlaygroundError(
+                    f"the event log of session {session['id']} is damaged and cannot be replayed"
+                    f" ({exc})"
+                ) from exc
+
+    @classmethod
+    def _load(
+        cls, db: sqlite_utils.Database, reader: SessionReader, session: dict[str, Any]
+    ) -> Recording:
+        sid = session["id"]
+        participants = reader.participants(sid)
+        rows = db.execute(
+            "SELECT seq, kind, step FROM events WHERE session_id = ? ORDER BY seq", [sid]
+        ).fetchall()
+        if not rows:
+            raise errors.PlaygroundError(
+                f"session {sid} has no event log to replay (it was recorded without one)"
+            )
+        seqs = [r[0] for r in rows]
+        kinds = [r[1] for r in rows]
+        steps = [r[2] for r in rows]
+        message_seq: dict[int, int] = {}
+        for seq, mid in db.execute(
+            "SELECT seq, json_extract(data, '$.message.id') FROM events"
+            " WHERE session_id = ? AND kind = 'message_posted'",
+            [sid],
+        ).fetchall():
+            if mid is None:
+                raise errors.PlaygroundError(
+                    f"event {seq} (message_posted) of session {sid} cannot be read: it has no message"
+                )
+            message_seq[int(mid)] = seq
+        messages = db.execute(
+            "SELECT id, speaker_kind, interruption, system, text, step FROM messages"
+            " WHERE session_id = ? ORDER BY id",
+            [sid],
+        ).fetchall()
+        rec = cls(
+            db=db,
+            session=session,
+            participants=participants,
+            seqs=seqs,
+            kinds=kinds,
+            steps=steps,
+            moments=[],
+            marks=[],
+            message_seq=message_seq,
+            message_text={m[0]: m[4] for m in messages},
+        )
+        rec.retrieval_agent = dict(
+            db.execute(
+                "SELECT seq, json_extract(data, '$.agent') FROM events"
+                " WHERE session_id = ? AND kind = 'memories_retrieved'",
+                [sid],
+            ).fetchall()
+        )
+        rec.moments = rec._find_moments(message_seq)
+        rec._moment_seqs = [m.seq for m in rec.moments]
+        rec._message_seqs = sorted(message_seq.values())
+        rec.marks = rec._find_marks(messages, message_seq)
+        rec._thought_seqs = [s for s, k in zip(seqs, kinds, strict=True) if k in THOUGHT_KINDS]
+        rec._ledgers = [ThoughtLedger()]
+        return rec
+
+    def refresh(self) -> int:
+        """Take in the events written since the index was read (a session still being
+        recorded: the database is in WAL mode, so reading never waits for the recorder).
+
+        Returns:
+            How many events were added.
+
+        The new rows are read in one snapshot, as :meth:`load` reads them.
+
+        Raises:
+            PlaygroundError: a new ``message_posted`` event has no message.
+            sqlite3.DatabaseError: the database cannot be read.
+        """
+        with snapshot(self.db):
+            return self._refresh()
+
+    def _refresh(self) -> int:
+        sid = self.session["id"]
+        after = self.seqs[-1]
+        rows = self.db.execute(
+            "SELECT seq, kind, step FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
+            [sid, after],
+        ).fetchall()
+        if not rows:
+            return 0
+        self.seqs.extend(r[0] for r in rows)
+        self.kinds.extend(r[1] for r in rows)
+        self.steps.extend(r[2] for r in rows)
+        for seq, mid in self.db.execute(
+            "SELECT seq, json_extract(data, '$.message.id') FROM events"
+            " WHERE session_id = ? AND kind = 'message_posted' AND seq > ?",
+            [sid, after],
+        ).fetchall():
+            if mid is None:
+                raise errors.PlaygroundError(
+                    f"event {seq} (message_posted) of session {sid} cannot be read: it has no message"
+                )
+            self.message_seq[int(mid)] = seq
+        messages = self.db.execute(
+            "SELECT id, speaker_kind, interruption, system, text, step FROM messages"
+            " WHERE session_id = ? ORDER BY id",
+            [sid],
+        ).fetchall()
+        self.message_text = {m[0]: m[4] for m in messages}
+        self.retrieval_agent.update(
+            self.db.execute(
+                "SELECT seq, json_extract(data, '$.agent') FROM events"
+                " WHERE session_id = ? AND kind = 'memories_retrieved' AND seq > ?",
+                [sid, after],
+            ).fetchall()
+        )
+        self.session = SessionReader(self.db).session_row(sid)
+        self.moments = self._find_moments(self.message_seq)
+        self._moment_seqs = [m.seq for m in self.moments]
+        self._message_seqs = sorted(self.message_seq.values())
+        self.marks = self._find_marks(messages, self.message_seq)
+        self._thought_seqs.extend(r[0] for r in rows if r[1] in THOUGHT_KINDS)
+        return len(rows)
+
+    def _find_moments(self, message_seq: dict[int, int]) -> list[Moment]:
+        by_seq = {seq: mid for mid, seq in message_seq.items()}
+        out: list[Moment] = []
+        last_decision: int | None = None
+        for seq, kind, step in zip(self.seqs, self.kinds, self.steps, strict=True):
+            if kind == "decision_made":
+                last_decision = seq
+                continue
+            if last_decision is not None and kind in ("trigger_fired", "message_posted"):
+                out.append(Moment(last_decision, "decision", self._step_of(last_decision)))
+                last_decision = None
+            if kind == "message_posted" and seq in by_seq:
+                out.append(Moment(seq, "message", step, by_seq[seq]))
+        if last_decision is not None:
+            out.append(Moment(last_decision, "decision", self._step_of(last_decision)))
+        return out
+
+    def _step_of(self, seq: int) -> int:
+        return self.steps[bisect.bisect_left(self.seqs, seq)]
+
+    def _find_marks(
+        self, messages: list[tuple[Any, ...]], message_seq: dict[int, int]
+    ) -> list[Mark]:
+        sid = self.session["id"]
+        marks: list[Mark] = []
+        for mid, speaker_kind, interruption, system, _text, _step in messages:
+            seq = message_seq.get(mid)
+            if seq is None:
+                continue
+            if interruption:
+                marks.append(Mark(seq, "interruption", f"#{mid} interrupts"))
+            if system == 1:
+                marks.append(Mark(seq, "system1", f"#{mid} is a System-1 reply"))
+            if speaker_kind == "human":
+                marks.append(Mark(seq, "human", f"#{mid} by a person"))
+        for seq, mid in self.db.execute(
+            "SELECT seq, json_extract(data, '$.message_id') FROM events WHERE session_id = ?"
+            " AND kind = 'thought_expressed' AND json_extract(data, '$.forced')",
+            [sid],
+        ).fetchall():
+            marks.append(Mark(seq, "forced", f"#{mid} was forced by the user"))
+        for seq, kind, text in self.db.execute(
+            "SELECT seq, kind, CASE kind WHEN 'error_occurred' THEN json_extract(data, '$.message')"
+            " ELSE json_extract(data, '$.note_kind') END FROM events WHERE session_id = ?"
+            " AND kind IN ('annotation_added', 'error_occurred')",
+            [sid],
+        ).fetchall():
+            if kind == "error_occurred":
+                marks.append(Mark(seq, "error", f"error: {text}"))
+            else:
+                marks.append(Mark(seq, "note", f"private {text}"))
+        # A fork: its messages 1..N are the parent's, carried over; its own run begins after #N.
+        carried = self.session.get("fork_messages")
+        if carried and carried in message_seq:
+            marks.append(
+                Mark(
+                    message_seq[carried],
+                    "fork",
+                    f"the fork from {self.session.get('parent_id') or 'a deleted session'} begins"
+                    f" after #{carried} (messages 1-{carried} carried over, with their times)",
+                )
+            )
+        # A silence: a trigger whose decisions were all "silent" (no message before the next trigger).
+        for i, m in enumerate(self.moments):
+            nxt = self.moments[i + 1] if i + 1 < len(self.moments) else None
+            if m.kind == "decision" and (nxt is None or nxt.kind == "decision"):
+                if nxt is None and self.session.get("status") != "finished":
+                    continue  # the recording may have stopped mid-trigger
+                marks.append(Mark(m.seq, "silence", f"step {m.step}: everyone stayed silent"))
+        marks.sort(key=lambda k: k.seq)
+        return marks
+
+    # -- positions ---------------------------------------------------------------------------------
+
+    @property
+    def first(self) -> int:
+        """The opening position: the first message (the icebreaker), or the last event if none."""
+        for m in self.moments:
+            if m.kind == "message":
+                return m.seq
+        return self.seqs[-1]
+
+    @property
+    def last(self) -> int:
+        return self.seqs[-1]
+
+    def clamp(self, seq: int) -> int:
+        return max(self.seqs[0], min(self.last, seq))
+
+    def next_moment(self, seq: int, kind: str | None = None) -> Moment | None:
+        i = bisect.bisect_right(self._moment_seqs, seq)
+        for m in self.moments[i:]:
+            if kind is None or m.kind == kind:
+                return m
+        return None
+
+    def previous_moment(self, seq: int, kind: str | None = None) -> Moment | None:
+        i = bisect.bisect_left(self._moment_seqs, seq)
+        for m in reversed(self.moments[:i]):
+            if kind is None or m.kind == kind:
+                return m
+        return None
+
+    def moment_at(self, seq: int) -> Moment | None:
+        """The latest moment at or before ``seq``."""
+        i = bisect.bisect_right(self._moment_seqs, seq)
+        return self.moments[i - 1] if i else None
+
+    def messages_shown(self, seq: int) -> int:
+        """How many messages have been posted at position ``seq``."""
+        return bisect.bisect_right(self._message_seqs, seq)
+
+    # -- events ------------------------------------------------------------------------------------
+
+    def _parse(self, seqs: list[int]) -> list[Any]:
+        missing = [s for s in seqs if s not in self._cache]
+        if missing:
+            sid = self.session["id"]
+            for lo in range(0, len(missing), 500):
+                chunk = missing[lo : lo + 500]
+                marks = ",".join("?" * len(chunk))
+                for seq, data in self.db.execute(
+                    f"SELECT seq, data FROM events WHERE session_id = ? AND seq IN ({marks})",
+                    [sid, *chunk],
+                ).fetchall():
+                    self._cache[seq] = _parse_event(seq, data)
+        return [self._cache[s] for s in seqs]
+
+    def count_between(self, lo: int, hi: int) -> int:
+        """How many events have ``lo < seq <= hi``."""
+        return bisect.bisect_right(self.seqs, hi) - bisect.bisect_right(self.seqs, lo)
+
+    def parse_ahead(self, limit: int = 300) -> bool:
+        """Parse up to ``limit`` not yet parsed events, oldest first (idle-time warm-up so that
+        later jumps do not wait for parsing). Returns True when every event is parsed."""
+        while self._parsed_upto < len(self.seqs) and self.seqs[self._parsed_upto] in self._cache:
+            self._parsed_upto += 1
+        chunk = self.seqs[self._parsed_upto : self._parsed_upto + limit]
+        if chunk:
+            self._parse(chunk)
+        return self._parsed_upto + len(chunk) >= len(self.seqs)
+
+    def events_between(self, lo: int, hi: int) -> list[Any]:
+        """Parsed events with ``lo < seq <= hi``, in order (forward play)."""
+        i = bisect.bisect_right(self.seqs, lo)
+        j = bisect.bisect_right(self.seqs, hi)
+        return self._parse(self.seqs[i:j])
+
+    def thought_ledger(self, seq: int) -> ThoughtLedger:
+        """Every participant's thoughts at ``seq`` (a new copy, the caller's to change). Ledgers
+        are kept every :data:`LEDGER_EVERY` thought events, so this folds at most that many."""
+        n = bisect.bisect_right(self._thought_seqs, seq)  # thought events up to seq
+        while len(self._ledgers) * LEDGER_EVERY <= n:  # keep the checkpoints on the way
+            done = (len(self._ledgers) - 1) * LEDGER_EVERY
+            ledger = self._ledgers[-1].copy()
+            ledger.apply(self._parse(self._thought_seqs[done : done + LEDGER_EVERY]))
+            self._ledgers.append(ledger)
+        k = n // LEDGER_EVERY
+        ledger = self._ledgers[k].copy()
+        ledger.apply(self._parse(self._thought_seqs[k * LEDGER_EVERY : n]))
+        return ledger
+
+    def rebuild(self, seq: int, *, thoughts: bool = True) -> list[Any]:
+        """The events that rebuild the state at ``seq`` from nothing.
+
+        Everything up to ``seq`` except what only described an earlier moment: of the triggers,
+        decisions, usage updates and errors only the current trigger's remain, and of the
+        retrievals each agent's latest. With ``thoughts=False`` the thoughts' own events are
+        left out (take :meth:`thought_ledger` instead).
+        """
+        j = bisect.bisect_right(self.seqs, seq)
+        current_trigger = 0
+        for i in range(j - 1, -1, -1):
+            if self.kinds[i] == "trigger_fired":
+                current_trigger = self.seqs[i]
+                break
+        last_usage = max(
+            (
+                s
+                for s, k in zip(self.seqs[:j], self.kinds[:j], strict=True)
+                if k == "usage_recorded"
+            ),
+            default=None,
+        )
+        latest_retrieval: dict[str, int] = {}
+        for seq_, k in zip(self.seqs[:j], self.kinds[:j], strict=True):
+            if k == "memories_retrieved":
+                latest_retrieval[self.retrieval_agent.get(seq_, "")] = seq_
+        retrievals = set(latest_retrieval.values())
+        skip = frozenset() if thoughts else THOUGHT_KINDS
+        keep = [
+            s
+            for s, k in zip(self.seqs[:j], self.kinds[:j], strict=True)
+            if k not in skip
+            and (
+                (k not in _TRANSIENT and k != "memories_retrieved")
+                or s >= current_trigger
+                or s == last_usage
+                or s in retrievals
+            )
+        ]
+        return self._parse(keep)
+
+
+def _parse_event(seq: int, data: str) -> Any:
+    try:
+        return events.EVENT_ADAPTER.validate_json(data)
+    except ValueError as exc:
+        kind = ""
+        with contextlib.suppress(ValueError):
+            kind = json.loads(data).get("kind", "")
+        raise errors.PlaygroundError(
+            f"event {seq} ({kind or 'unknown kind'}) of the saved session cannot be read: {exc}"
+        ) from exc

@@ -1,0 +1,1 @@
+"""Human ratings: the store of ratings and questionnaires, and rating plans."""

@@ -1,0 +1,232 @@
+"""Seating and removing the room's participants: AI agents, humans and simulated users.
+
+A part of :class:`playground.room.room.Room` (it inherits them), kept apart because the room's own
+concern is one trigger's turn-taking; this module holds who is in the room and how they join
+and leave.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from playground import domain, errors, events
+from playground.domain.simulated_user import UserProfile
+from playground.inner_thoughts import participation
+from playground.inner_thoughts.agent import Agent
+from playground.room import simulated
+from playground.settings import PRESETS, ProactivitySettings
+from playground.storm.user import UserSimulator
+
+if TYPE_CHECKING:
+    from playground.cognition.base import Cognition
+    from playground.embedding.cache import CachingEmbedder
+    from playground.room.room import Room
+    from playground.settings import Settings
+
+
+@dataclass
+class Human:
+    """A person in the room (their messages trigger the agents; they do not think in the engine)."""
+
+    name: str
+    kind: domain.ParticipantKind = "human"
+    last_spoke: int = 0
+    turns: int = 0
+
+
+class RoomPeople:
+    """Participants: the agents, humans and simulated users in the room, joining and leaving."""
+
+    if TYPE_CHECKING:  # provided by Room
+        cognition: Cognition
+        embedder: CachingEmbedder
+        settings: Settings
+        seed: int
+        participants: dict[str, Agent | Human | simulated.SimulatedUser]
+        generation: int
+        arrived: asyncio.Event
+        _memory_ids: itertools.count[int]
+        _colors: itertools.count[int]
+        _memories_loading: asyncio.Future[None] | None
+        _pending: domain.TurnType | None
+
+        def emit(self, event: events.BaseEvent) -> None: ...
+
+        def require_open(self) -> None: ...
+
+        def _set_state(self, name: str, state: str) -> None: ...
+
+        async def embeddings_ready(self) -> None: ...
+
+    @property
+    def agents(self) -> list[Agent]:
+        return [p for p in self.participants.values() if isinstance(p, Agent)]
+
+    def agent(self, name: str) -> Agent:
+        p = self.participants.get(name)
+        if not isinstance(p, Agent):
+            raise KeyError(f"no AI participant named {name!r}")
+        return p
+
+    async def add_agent(
+        self,
+        persona: domain.Persona,
+        proactivity: ProactivitySettings | None = None,
+        *,
+        policy: domain.Policy = "inner-thoughts",
+        defer_memories: bool = False,
+    ) -> Agent:
+        """Add an AI participant and load its persona into long-term memory.
+
+        With ``defer_memories`` the memories are embedded in the background (agents in the order
+        they were added, so ids do not depend on timing) and the first retrieval waits for them:
+        the command line seats the agents and posts the icebreaker while the model still loads.
+        """
+        self.require_open()
+        if persona.name in self.participants:
+            raise errors.PlaygroundError(
+                f"a participant named {persona.name!r} is already in the room"
+            )
+        proactivity = proactivity or PRESETS[self.settings.preset]
+        agent = Agent(
+            persona,
+            proactivity,
+            cognition=self.cognition,
+            embedder=self.embedder,
+            memory_ids=self._memory_ids,
+            room_settings=self.settings.room,
+            seed=self.seed,
+            emit=self.emit,
+            policy=policy,
+        )
+        self.participants[agent.name] = agent
+        self.emit(
+            events.ParticipantJoined(
+                name=agent.name,
+                participant_kind="ai",
+                persona=persona,
+                proactivity=proactivity.model_dump(),
+                color_index=next(self._colors),
+                policy=policy,
+            )
+        )
+        if defer_memories:
+            before = self._memories_loading
+
+            async def load() -> None:
+                if before is not None:
+                    await before
+                await agent.load_persona()
+
+            self._memories_loading = asyncio.ensure_future(load())
+        else:
+            await self.embeddings_ready()
+            await agent.load_persona()
+        self._set_state(agent.name, "idle")
+        return agent
+
+    def add_human(self, name: str) -> Human:
+        """A person joins.
+
+        Raises:
+            SessionEnded: the session has ended.
+            PlaygroundError: the name is empty or already taken.
+        """
+        self.require_open()
+        if not name.strip() or name in self.participants:
+            raise errors.PlaygroundError(
+                f"cannot join as {name!r}: the name is empty or already taken"
+            )
+        human = Human(name=name)
+        self.participants[name] = human
+        self.emit(
+            events.ParticipantJoined(
+                name=name, participant_kind="human", color_index=next(self._colors)
+            )
+        )
+        return human
+
+    @property
+    def simulated_users(self) -> list[simulated.SimulatedUser]:
+        return [p for p in self.participants.values() if isinstance(p, simulated.SimulatedUser)]
+
+    def add_simulated_user(
+        self,
+        profile: UserProfile,
+        simulator: UserSimulator,
+        *,
+        speak_probability: float | None = None,
+        name: str | None = None,
+    ) -> simulated.SimulatedUser:
+        """Seat a simulated user (see :mod:`playground.room.simulated` for its turn taking).
+
+        Args:
+            profile: its private profile (snapshotted into the session, never shown to others).
+            simulator: the mind that answers for it.
+            speak_probability: its chance of speaking unaddressed; the room setting if None.
+            name: its name in the room; the profile's name if None.
+
+        Raises:
+            SessionEnded: the session has ended.
+            PlaygroundError: the name is taken, or the probability is not between 0 and 1.
+        """
+        self.require_open()
+        name = name or profile.name
+        if not name.strip() or name in self.participants:
+            raise errors.PlaygroundError(
+                f"cannot seat the simulated user {name!r}: the name is empty or already taken"
+            )
+        p = self.settings.room.simulated_speak_probability if speak_probability is None else speak_probability  # fmt: skip
+        if not 0.0 <= p <= 1.0:
+            raise errors.PlaygroundError(f"speak probability of {name}: {p} is not between 0 and 1")
+        user = simulated.SimulatedUser(name, profile, simulator, speak_probability=p)
+        self.participants[name] = user
+        self.emit(
+            events.ParticipantJoined(
+                name=name,
+                participant_kind="simulated",
+                proactivity={"speak_probability": p},  # its seating, read back by a fork
+                color_index=next(self._colors),
+                profile=profile,
+            )
+        )
+        self._set_state(name, "idle")
+        return user
+
+    async def simulated_turn(self, name: str) -> domain.Message:
+        """Make a simulated user speak now, whoever has the floor (e.g. to open a STORM dyad).
+
+        Raises:
+            SessionEnded: the session has ended.
+            PlaygroundError: ``name`` is not a simulated user in the room.
+            LLMError: its simulator's model could not be used.
+        """
+        self.require_open()
+        user = self.participants.get(name)
+        if not isinstance(user, simulated.SimulatedUser):
+            raise errors.PlaygroundError(f"{name!r} is not a simulated user in the room")
+        self.generation += 1
+        self._set_state(name, "speaking")
+        try:
+            msg = await simulated.speak(cast("Room", self), user, addressed_by=None)
+        finally:
+            self._set_state(name, "idle")
+        assert msg is not None  # no generation given: never stale
+        self.arrived.set()
+        return msg
+
+    def remove_participant(self, name: str) -> None:
+        """A participant leaves.
+
+        Raises:
+            SessionEnded: the session has ended.
+        """
+        self.require_open()
+        if self.participants.pop(name, None) is not None:
+            if participation.relation(self._pending, name) == "allocated-self":
+                self._pending = None  # the addressee left: nobody is owed the turn
+            self.generation += 1
+            self.emit(events.ParticipantLeft(name=name))

@@ -11,8 +11,6 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO / "docs" / "spec.md"
 SUFFIXES = {".py", ".md", ".toml", ".txt", ".sh", ".json"}
@@ -97,7 +95,6 @@ def test_no_file_cites_anything_outside_the_repository():
     assert found == [], "citations of files outside the repository:\n" + "\n".join(found)
 
 
-@pytest.mark.xfail(strict=False, reason="README being rewritten")
 def test_readme_cites_nothing_outside_the_repository():
     found = [
         hit for p in tracked_text_files() if p.name == "README.md" for hit in offending_lines(p)

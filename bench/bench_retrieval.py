@@ -106,7 +106,7 @@ async def main() -> None:
     interps = [f"Someone wants to hear about {o}." for o in OBJECTS for _ in WHEN][:200]
     uvecs = await embedder.embed(utterances)
     ivecs = await embedder.embed(interps)
-    messages = Pool.empty()
+    messages = Pool.empty(embedder.dim)
     agent.memory.pool()  # the matrix is built once after loading, then reused
     times, found = [], []
     for step, (u, ui) in enumerate(zip(uvecs, ivecs, strict=True), start=1):

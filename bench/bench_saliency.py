@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from _common import REPO
 
-from playground.inner_thoughts import scoring
+from playground.cognition import scoring
 from playground.embedding.minilm import MiniLMEmbedder
 from playground.personas import load_icebreakers, load_personas
 from playground.settings import RoomSettings

@@ -24,7 +24,6 @@ from playground.llm.client import ChatClient
 from playground.room.room import Room
 from playground.settings import PRESETS, Settings
 from playground.storage.recorder import SessionRecorder
-from playground.storm.user import LLMUserSimulator, OfflineUserSimulator, UserSimulator
 
 
 @dataclass
@@ -129,6 +128,29 @@ def http_library(choice: str = "auto") -> str:
     return "aiohttp"
 
 
+def make_cognition(
+    settings: Settings, embedder: CachingEmbedder, client: ChatClient | None
+) -> Cognition:
+    """The mind for the settings: the offline engine over ``embedder`` when there is no client
+    (seeded by the settings' seed: it keeps per-conversation state), else the LLM mind over
+    ``client`` with the settings' evaluation mode and rating method. Cheap to make: a batch gives
+    each conversation its own over one shared embedder and client."""
+    if client is None:
+        from playground.cognition.offline import OfflineCognition
+
+        return OfflineCognition(embedder, seed=settings.engine.seed)
+    from playground.cognition.llm import LLMCognition
+
+    return LLMCognition(
+        client,
+        evaluation_mode=settings.engine.evaluation_mode,
+        rating_method=settings.engine.rating_method,
+        rating_samples=settings.engine.rating_samples,
+        rating_call=settings.engine.rating_call,
+        rating_alternatives=settings.engine.rating_alternatives,
+    )
+
+
 async def build_engine(
     settings: Settings,
     *,
@@ -147,15 +169,9 @@ async def build_engine(
         LLMError: the server cannot be used (unreachable, key refused...).
     """
     if settings.engine.engine == "offline":
-        from playground.cognition.offline import OfflineCognition
-
         emb = embedder or local_embedder()
         _coalesce(emb, False)
-        return Engine(
-            OfflineCognition(emb, seed=settings.engine.seed), emb, None, "offline engine", "offline"
-        )
-    from playground.cognition.llm import LLMCognition
-
+        return Engine(make_cognition(settings, emb, None), emb, None, "offline engine", "offline")
     client = make_chat_client(settings, http=http)
     if settings.engine.embeddings == "remote":
         from playground.embedding.openai_compat import OpenAIEmbedder
@@ -170,14 +186,7 @@ async def build_engine(
             start()
         _coalesce(emb, True)
     engine = Engine(
-        LLMCognition(
-            client,
-            evaluation_mode=settings.engine.evaluation_mode,
-            rating_method=settings.engine.rating_method,
-            rating_samples=settings.engine.rating_samples,
-            rating_call=settings.engine.rating_call,
-            rating_alternatives=settings.engine.rating_alternatives,
-        ),
+        make_cognition(settings, emb, client),
         emb,
         client,
         f"OpenAI-compatible ({client.where})",
@@ -190,27 +199,6 @@ async def build_engine(
             await client.close()
             raise
     return engine
-
-
-def user_simulator(engine: Engine, *, seed: int = 0, short_messages: str = "keep") -> UserSimulator:
-    """The simulated-user mind for an engine: the model behind its client, else the offline one.
-
-    Args:
-        engine: the room's engine (its client, or its embedder for the offline simulator).
-        seed: the session seed (the offline simulator's draws depend on it).
-        short_messages: ``keep`` or ``retry`` a model's message under 20 characters (the room
-            setting ``simulated_short_messages``).
-
-    Raises:
-        SettingsError: an unknown ``short_messages``.
-    """
-    if engine.client is None:
-        return OfflineUserSimulator(engine.embedder, seed)
-    if short_messages not in ("keep", "retry"):
-        raise errors.SettingsError(
-            f"simulated_short_messages: {short_messages!r} is not 'keep' or 'retry'"
-        )
-    return LLMUserSimulator(engine.client, short_messages=short_messages)  # type: ignore[arg-type]
 
 
 def new_session_id(clock_iso: str | None = None, db: sqlite_utils.Database | None = None) -> str:

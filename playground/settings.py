@@ -10,6 +10,59 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from playground import errors
 from playground.urls import is_local, redact
 
+#: Structured-output tiers, strongest first. ``json_schema_loose`` drops numeric and length
+#: keywords; ``json_object_schema`` is JSON mode with the schema attached the way
+#: llama-cpp-python reads it; in the last two tiers the schema travels in the prompt only.
+STRUCTURED_TIERS = (
+    "json_schema",
+    "json_schema_loose",
+    "json_object_schema",
+    "json_object",
+    "text",
+)
+TOKEN_PARAMS = ("max_tokens", "max_completion_tokens", "none")
+#: Capabilities a user can pin, and the values each takes.
+PIN_VALUES: Mapping[str, tuple[str, ...]] = {
+    "structured": STRUCTURED_TIERS,
+    "tokens": TOKEN_PARAMS,
+    "temperature": ("yes", "no"),
+    "logprobs": ("yes", "no"),
+    "n": ("yes", "no"),
+    "seed": ("yes", "no"),
+}
+
+
+def parse_pins(text: str | Mapping[str, str] | None) -> dict[str, str]:
+    """``structured=json_object,logprobs=no`` (or a mapping) as a checked dict.
+
+    Raises:
+        ValueError: an unknown capability or value, naming the ones allowed.
+    """
+    if not text:
+        return {}
+    items: list[tuple[str, str]]
+    if isinstance(text, Mapping):
+        items = [(str(k), str(v)) for k, v in text.items()]
+    else:
+        items = []
+        for part in text.split(","):
+            if not part.strip():
+                continue
+            key, sep, value = part.partition("=")
+            if not sep:
+                raise ValueError(f"{part.strip()!r} is not CAPABILITY=VALUE")
+            items.append((key.strip(), value.strip()))
+    out: dict[str, str] = {}
+    for key, value in items:
+        if key not in PIN_VALUES:
+            raise ValueError(
+                f"unknown capability {key!r}: one of {', '.join(PIN_VALUES)} can be pinned"
+            )
+        if value not in PIN_VALUES[key]:
+            raise ValueError(f"{key} cannot be {value!r}: one of {', '.join(PIN_VALUES[key])}")
+        out[key] = value
+    return out
+
 
 class ProactivitySettings(BaseModel):
     """How proactive one agent is (docs/spec.md §1.5 Participation)."""
@@ -121,8 +174,6 @@ class LLMSettings(BaseModel):
     @field_validator("pins", mode="before")
     @classmethod
     def _check_pins(cls, value: object) -> dict[str, str]:
-        from playground.llm.capabilities import parse_pins
-
         if value is None:
             return {}
         if not isinstance(value, (str, Mapping)):

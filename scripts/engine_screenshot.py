@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication
 
 from tests.support.llm_server import FakeLLMServer
 from ui.app import build
-from ui.dialogs import EngineSettingsDialog
+from ui.dialogs.engine_settings import EngineSettingsDialog
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "engine-dialog.png"
 

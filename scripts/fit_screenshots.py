@@ -77,7 +77,7 @@ async def shots() -> None:
     await controller.embedder()
     people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe", "Dev")]
 
-    dlg = win.open_new_session()
+    dlg = win.dialogs.open_new_session()
     assert dlg is not None
     dlg.prefill(people, icebreaker="What did you do last weekend?", seed=7)
     await settle(FRAMED)

@@ -215,7 +215,7 @@ async def mixed() -> None:
     controller.start_loading_embedder()
     await controller.embedder()
     people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe", "Dev")]
-    dlg = win.open_new_session()
+    dlg = win.dialogs.open_new_session()
     assert dlg is not None
     dlg.prefill(people, icebreaker="What did you do last weekend?", seed=7)
     dlg.set_all_policies("next-speaker")

@@ -13,7 +13,7 @@ import pytest
 
 from playground import domain, events
 from playground.cli import main as cli
-from playground.inner_thoughts import participation
+from playground.room import floor
 from playground.storage import open_database
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library
@@ -166,11 +166,11 @@ def test_arbitration_between_policies():
     ns_pick = _d("Ben", "next-speaker", "open", None)
     it_interrupt = _d("Cy", "inner-thoughts", "allocated-other", 4.9)
     reactive_addressee = _d("Dev", "reactive", "allocated-self", None)
-    assert participation.arbitrate([it_open, ns_pick], rng) is ns_pick
-    assert participation.arbitrate([it_open, ns_pick], rng, prediction_first=False) is it_open
-    assert participation.arbitrate([ns_pick, reactive_addressee], rng) is reactive_addressee
-    assert participation.arbitrate([ns_pick, reactive_addressee, it_interrupt], rng) is it_interrupt
-    lost = participation.outcome(it_open, ns_pick, None)
+    assert floor.arbitrate([it_open, ns_pick], rng) is ns_pick
+    assert floor.arbitrate([it_open, ns_pick], rng, prediction_first=False) is it_open
+    assert floor.arbitrate([ns_pick, reactive_addressee], rng) is reactive_addressee
+    assert floor.arbitrate([ns_pick, reactive_addressee, it_interrupt], rng) is it_interrupt
+    lost = floor.outcome(it_open, ns_pick, None)
     assert lost.action == "silent" and "whom the next-speaker predictor picked" in lost.reason
 
 

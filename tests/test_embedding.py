@@ -57,6 +57,15 @@ async def test_a_cancelled_caller_does_not_cancel_the_encode_others_wait_for(min
     assert emb.cached("sailing boats") is not None
 
 
+async def test_the_local_models_dimension_comes_from_its_configuration_without_loading_it():
+    from playground.embedding.minilm import MiniLMEmbedder
+
+    fresh = MiniLMEmbedder()
+    empty = await CachingEmbedder(fresh).embed([])
+    assert fresh.dim == 384 and empty.shape == (0, 384) and empty.dtype == np.float32
+    assert fresh._model is None  # nothing was loaded for it
+
+
 async def test_a_failed_encode_reaches_every_waiter_and_the_next_call_tries_again():
     class Broken:
         name = "broken"

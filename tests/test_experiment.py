@@ -16,6 +16,7 @@ import pytest
 
 from playground import domain, factory, personas
 from playground.cli import main as cli
+from playground.experiments import protocol as experiment_design
 from playground.experiments import results as experiment_report
 from playground.experiments import runner as experiment
 from playground.storage import open_database
@@ -26,13 +27,13 @@ def protocol(
     conditions=("inner-thoughts", "next-speaker", "reactive"), n=3, agents=3, turns=5, seed=1
 ):
     lib = personas.load_personas()
-    return experiment.Protocol(
+    return experiment_design.ExperimentProtocol(
         conditions=conditions,
         conversations=n,
         agents=agents,
         turns=turns,
         seed=seed,
-        personas=tuple(experiment.enrich(lib, seed)),
+        personas=tuple(experiment_design.enrich(lib, seed)),
         icebreakers=tuple(personas.load_icebreakers()),
         engine="offline",
         model="offline",
@@ -70,7 +71,11 @@ def transcripts(db, experiment_id):
 
 def test_enrichment_borrows_two_facts_from_others_and_is_reproducible_by_seed():
     lib = personas.load_personas()
-    a, b, c = experiment.enrich(lib, 1), experiment.enrich(lib, 1), experiment.enrich(lib, 2)
+    a, b, c = (
+        experiment_design.enrich(lib, 1),
+        experiment_design.enrich(lib, 1),
+        experiment_design.enrich(lib, 2),
+    )
     assert a == b and a != c
     own = {p.name: set(p.facts) for p in lib}
     for before, after in zip(lib, a, strict=True):
@@ -83,11 +88,11 @@ def test_enrichment_borrows_two_facts_from_others_and_is_reproducible_by_seed():
 
 def test_draws_follow_the_protocol_and_depend_only_on_the_seed():
     p = protocol(n=50, agents=4)
-    d = experiment.draws(p)
+    d = experiment_design.draws(p)
     assert (
         d
-        == experiment.draws(protocol(n=50, agents=4))
-        != experiment.draws(protocol(n=50, agents=4, seed=2))
+        == experiment_design.draws(protocol(n=50, agents=4))
+        != experiment_design.draws(protocol(n=50, agents=4, seed=2))
     )
     names = {q.name for q in p.personas}
     assert len(d) == 50
@@ -97,10 +102,10 @@ def test_draws_follow_the_protocol_and_depend_only_on_the_seed():
 
 
 def test_shard_parsing():
-    assert experiment.parse_shard("1/4") == (1, 4)
+    assert experiment_design.parse_shard("1/4") == (1, 4)
     for bad in ("4/4", "x", "1/0", "-1/2"):
         with pytest.raises(Exception, match="--shard"):
-            experiment.parse_shard(bad)
+            experiment_design.parse_shard(bad)
 
 
 @pytest.mark.asyncio
@@ -115,11 +120,11 @@ async def test_every_condition_runs_on_the_same_draws_and_the_pairs_are_stored(d
     )
     assert [
         (d.index, d.seed, list(d.participants), d.initiator, d.icebreaker)
-        for d in experiment.draws(proto)
+        for d in experiment_design.draws(proto)
     ] == [(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in stored]
     sessions = rows(db, "SELECT id, condition, draw, seed, experiment_id, status FROM sessions")
     assert len(sessions) == 9 and {s[5] for s in sessions} == {"finished"}
-    for draw in experiment.draws(proto):
+    for draw in experiment_design.draws(proto):
         pair = [s for s in sessions if s[2] == draw.index]
         assert sorted(s[1] for s in pair) == sorted(proto.conditions)
         assert {s[3] for s in pair} == {draw.seed} and {s[4] for s in pair} == {xid}
@@ -227,7 +232,7 @@ def test_a_conversation_without_agents_is_left_out_of_turns_per_agent_and_gini(t
 @pytest.mark.asyncio
 async def test_a_failed_conversation_is_recorded_and_the_batch_goes_on(db, embedder, monkeypatch):
     proto = protocol(conditions=("next-speaker",), n=3)
-    bad = experiment.draws(proto)[1]
+    bad = experiment_design.draws(proto)[1]
     original = experiment.Runner._settings_for
 
     def broken(self, draw):
@@ -493,7 +498,7 @@ def test_an_unreachable_server_stops_the_experiment_before_anything_is_written(t
 def test_the_tail_of_a_batch_starts_its_longest_conditions_first() -> None:
     """Design order (pairs together) until the last ``window`` jobs; then the condition that took
     longest so far first, an unmeasured one counting as longest, design order among equals."""
-    draws = [experiment.Draw(i, i, (), "", "") for i in range(4)]
+    draws = [experiment_design.Draw(i, i, (), "", "") for i in range(4)]
     jobs = [experiment.Job(d, c) for d in draws for c in ("inner-thoughts", "next-speaker")]
     pending = list(jobs)
     took: dict[str, list[float]] = {}

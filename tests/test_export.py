@@ -20,7 +20,7 @@ from playground.history import recording as replay
 from playground.rating import store as ratings
 from playground.room import loops
 from playground.storage import open_database
-from playground.transfer import export
+from playground.transfer import export, importer
 from tests.conftest import offline_settings
 from tests.support.rooms import SESSION_TABLES, build, library
 
@@ -377,7 +377,7 @@ def test_imported_session_replays_like_the_original(source, tmp_path):
     db = open_database(same)
     try:
         file = export_file(source, tmp_path, source["a"])
-        [(old, new)] = export.import_file(db, file, as_new=True)
+        [(old, new)] = importer.import_file(db, file, as_new=True)
         assert new != old
         first, copy = replay.Recording.load(db, old), replay.Recording.load(db, new)
         assert copy.moments == first.moments and copy.marks == first.marks
@@ -406,7 +406,7 @@ def test_a_child_before_its_parent_still_links_to_the_imported_parent(source, tm
     db = open_database(same)
     try:
         file = export_file(source, tmp_path, source["c"], source["a"])
-        pairs = export.import_file(db, file, as_new=True)
+        pairs = importer.import_file(db, file, as_new=True)
         mapping = dict(pairs)
         parent = db.execute(
             "SELECT parent_id FROM sessions WHERE id = ?", [mapping[source["c"]]]
@@ -574,7 +574,7 @@ def test_a_file_that_is_not_sqlite_is_refused(source, tmp_path):
 def test_import_file_api_reports_the_line_through_playground_error(tmp_path, db):
     bad = _write(tmp_path / "x.jsonl", '{"format": "thought-playground/1", "session": {}}')
     with pytest.raises(errors.PlaygroundError, match=r"line 1: missing key 'participants'"):
-        export.import_file(db, bad)
+        importer.import_file(db, bad)
 
 
 def test_decisions_keep_their_best_score_through_export_and_import(source, tmp_path):

@@ -16,8 +16,9 @@ import sqlite_utils
 
 from playground.embedding.cache import CachingEmbedder
 from playground.geometry import features as F
-from playground.geometry import store
+from playground.geometry import store, vectors
 from playground.storage import open_database
+from playground.storage.vectors import text_hash
 from tests.support.cli import cli_refusal, run_cli
 
 E1, E2, E3 = np.eye(3)
@@ -292,7 +293,7 @@ async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:  # type: ig
         assert "NaN" not in per and len(json.loads(per)) >= 2
 
     # the vectors are the model's: the cache gives back exactly what MiniLM computes
-    mids, vecs = await store.message_vectors(db, ids[0], CachingEmbedder(minilm))
+    mids, vecs = await vectors.message_vectors(db, ids[0], CachingEmbedder(minilm))
     texts = [
         t
         for (t,) in db.execute(
@@ -324,7 +325,7 @@ async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:  # type: ig
         "SELECT text_hash FROM message_embeddings WHERE session_id = ? AND message_id = 3",
         [ids[1]],
     ).fetchone()[0]
-    assert h == store.text_hash("Completely different words about sailing.")
+    assert h == text_hash("Completely different words about sailing.")
 
     # recompute on demand; another late_k is another computation
     stats = store.ComputeStats()
@@ -353,7 +354,7 @@ async def test_storm_task_is_the_goal(copy_sessions, minilm) -> None:  # type: i
     emb = CachingEmbedder(minilm)
     row = await store.session_features(db, ids[0], emb)
     assert row.goal == "Plan a week of vegetarian dinners"
-    _, vecs = await store.message_vectors(db, ids[0], emb)
+    _, vecs = await vectors.message_vectors(db, ids[0], emb)
     [g] = await emb.embed([row.goal])
     want = float(np.mean([1 - float(np.dot(v, g)) for v in vecs]))
     assert row.features["goal_adherence"] == pytest.approx(want, abs=1e-5)
@@ -437,7 +438,7 @@ async def test_the_recorder_keeps_the_vectors_the_room_computed(copy_sessions, m
     got = np.stack([np.frombuffer(v, dtype="<f4") for _, _, v, _, _ in kept])
     assert np.allclose(got, want, atol=1e-5)
     assert {m for *_, m, _ in kept} == {fresh.name}
-    assert all(h == store.text_hash(t) for _, t, _, _, h in kept)
+    assert all(h == text_hash(t) for _, t, _, _, h in kept)
     stats = store.ComputeStats()
     await store.compute_many(db, ids[:1], fresh, stats=stats)
     assert stats.embedded == total - len(kept)  # only what the recorder did not keep

@@ -34,6 +34,7 @@ from playground.storage import open_database
 from playground.transfer import export
 from playground.transfer import model as export_model
 from playground.transfer.importer import Importer
+from playground.transfer.validation import validate_record
 from tests.support.exports import cached_source
 
 SEED = 23
@@ -329,7 +330,7 @@ def read_back(path: Path, session_id: str) -> None:
     db = open_database(path)
     try:
         exported = json.loads(json.dumps(export.export_record(db, session_id)))
-        export_model.validate_record(exported)  # what export writes is importable again
+        validate_record(exported)  # what export writes is importable again
         assert db.execute("PRAGMA foreign_key_check").fetchall() == []
         try:
             rec = Recording.load(db, session_id)

@@ -24,8 +24,9 @@ import pytest
 
 from playground.cli import main as cli
 from playground.storage import open_database
-from playground.transfer import export
+from playground.transfer import export, reference
 from playground.transfer import model as export_model
+from playground.transfer.validation import validate_record
 from tests.support.cli import run_process
 from tests.support.exports import cached_source
 
@@ -425,13 +426,13 @@ def test_every_column_of_the_schema_has_its_field_in_the_model(tmp_path):
 
 def test_the_documented_field_reference_is_the_model():
     text = DOC.read_text(encoding="utf-8")
-    start = text.index(export_model.BEGIN_MARK)
-    end = text.index(export_model.END_MARK) + len(export_model.END_MARK)
-    assert text[start:end] == export_model.reference_markdown(), (
-        "regenerate it: python -m playground.transfer.model --write docs/export-format.md"
+    start = text.index(reference.BEGIN_MARK)
+    end = text.index(reference.END_MARK) + len(reference.END_MARK)
+    assert text[start:end] == reference.reference_markdown(), (
+        "regenerate it: python -m playground.transfer.reference --write docs/export-format.md"
     )
 
 
 def test_the_apps_own_exports_pass_the_model(source):
     for rec in lines_of(source):
-        export_model.validate_record(rec)
+        validate_record(rec)

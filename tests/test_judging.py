@@ -20,6 +20,7 @@ import pytest
 from playground import factory
 from playground.cli import main as cli
 from playground.judging import judge
+from playground.judging import scores as judge_scores
 from playground.judging.blind import blind_messages, render_transcript
 from playground.llm.client import ChatClient
 from playground.rating.store import CONVERSATION_METRICS, RatingStore
@@ -175,9 +176,9 @@ def test_rating_tokens_are_read_per_metric_and_only_after_a_rating_key():
     tokens = [tok('{"coherence": {"reason": "rated 3 of'), tok(" 7"), tok('", "rating": '),
               tok("6", [("6", half), ("7", half), ("x", 0.0)]), tok('}, "engagement": {"rating": '),
               tok("2"), tok("}}")]  # fmt: skip
-    found = judge.rating_distributions(tokens)
+    found = judge_scores.rating_distributions(tokens)
     assert found == [("coherence", 6, {6: 0.5, 7: 0.5}), ("engagement", 2, {2: 1.0})]
-    assert judge.expected_score(found[0][2]) == 6.5 and judge.round_half_up(6.5) == 7
+    assert judge_scores.expected_score(found[0][2]) == 6.5 and judge_scores.round_half_up(6.5) == 7
 
 
 # -- blindness -----------------------------------------------------------------------------------

@@ -1,11 +1,13 @@
 """ChatClient through the real openai client and real HTTP to a loopback server."""
 
+import numpy as np
 import openai
 import pytest
 from pydantic import BaseModel, Field
 
 from playground import errors, factory
-from playground.llm.client import ChatClient, parse_json_reply
+from playground.llm.client import ChatClient
+from playground.llm.schemas import parse_json_reply
 from playground.settings import LLMSettings
 from tests.support.llm_server import FakeLLMServer
 
@@ -178,6 +180,34 @@ async def test_remote_embeddings_use_the_endpoint(llm_server):
     await c.close()
     assert v.shape == (3, 384)
     assert llm_server.embedding_calls == 1 and c.usage.embedding_calls == 1
+
+
+async def test_remote_embedder_takes_its_dimension_from_the_server():
+    """A server whose vectors are not 384 wide: an empty batch has the server's width, after
+    the first answer (no call) and before any (one call learns it)."""
+    from playground.embedding.cache import CachingEmbedder
+    from playground.embedding.openai_compat import OpenAIEmbedder
+
+    class Wide(FakeLLMServer):
+        def _embeddings(self, body):  # noqa: ANN001, ANN202
+            return super()._embeddings({**body, "dimensions": 768})
+
+    with Wide() as srv:
+        c = client_for(srv)
+        emb = CachingEmbedder(OpenAIEmbedder(c, "fake-embed"))
+        first = await emb.embed(["a cat sat", "stock market"])
+        empty = await emb.embed([])
+        calls_after_empty = srv.embedding_calls
+        fresh = OpenAIEmbedder(c, "fake-embed")
+        with pytest.raises(errors.PlaygroundError, match="not known before its first answer"):
+            _ = fresh.dim
+        before_any = await fresh.embed([])
+        await c.close()
+    assert first.shape == (2, 768) and emb.dim == 768
+    assert empty.shape == (0, 768) and empty.dtype == np.float32
+    assert calls_after_empty == 1  # the empty batch asked nothing
+    assert before_any.shape == (0, 768) and fresh.dim == 768
+    assert srv.embedding_calls == 2
 
 
 async def test_tolerant_parser_handles_fences_and_prose():

@@ -208,3 +208,17 @@ async def test_thoughts_a_model_skipped_are_asked_for_once_more(llm_server, embe
     assert not of(events.ErrorOccurred, seen)
     formed = {e.thought.id for e in of(events.ThoughtFormed, seen)}
     assert formed <= {e.evaluation.thought_id for e in of(events.ThoughtEvaluated, seen)}
+
+
+async def test_an_unknown_evaluation_mode_is_refused_when_the_mind_is_made(llm_server):
+    """A typo must not quietly select the batched evaluation."""
+    from playground import factory
+    from playground.cognition.llm import LLMCognition
+
+    client = factory.make_chat_client(server_settings(llm_server))
+    try:
+        with pytest.raises(errors.SettingsError, match="'per_thought' is not one of"):
+            LLMCognition(client, evaluation_mode="per_thought")  # type: ignore[arg-type]
+        assert LLMCognition(client, evaluation_mode="batched").mode == "batched"
+    finally:
+        await client.close()

@@ -21,8 +21,10 @@ import pytest
 
 from playground import errors
 from playground.cli import main as cli
+from playground.cli.transfer import cli_merge
 from playground.storage import open_database
 from playground.transfer import merge
+from playground.transfer.merge_rules import KNOWN_TABLES, MergeError
 
 CONFIG = {"conditions": ["inner-thoughts", "next-speaker"], "conversations": 3, "seed": 1}
 EARLY, LATE = "2026-01-01T00:00:00.000+00:00", "2026-01-01T00:00:05.000+00:00"
@@ -192,7 +194,7 @@ def test_merged_database_holds_the_union_of_the_shards(copy, shards, tmp_path):
     assert [s.sessions_added for s in result.sources] == [2, 1]
     assert result.experiments == ("exp-1",)
     shared = {"experiments": 1, "raters": 1, "experiment_draws": 1}  # in both shards, kept once
-    for table in sorted(merge.KNOWN_TABLES):
+    for table in sorted(KNOWN_TABLES):
         expected = _count(a, table) + _count(b, table) - shared.get(table, 0)
         assert _count(out, table) == expected, table
     assert _count(out, "messages") == 9
@@ -249,7 +251,7 @@ def test_a_session_already_there_with_other_content_is_refused_and_out_is_unchan
         ("UPDATE sessions SET updated_at = ? WHERE id = ?", ["2030-01-01", shards.a2]),
     )
     # B's new session comes first and must not be kept either: one transaction.
-    with pytest.raises(merge.MergeError, match=str(shards.a2)) as caught:
+    with pytest.raises(MergeError, match=str(shards.a2)) as caught:
         merge.merge(out, [copy("b"), changed])
     assert "different content" in str(caught.value)
     assert _dump(out) == before
@@ -260,14 +262,14 @@ def test_the_output_among_the_sources_is_refused(copy, tmp_path):
     before = _dump(a)
     (tmp_path / "sub").mkdir()
     for spelling in (a, tmp_path / "sub" / ".." / "a.db"):
-        with pytest.raises(merge.MergeError, match="is the output database itself"):
+        with pytest.raises(MergeError, match="is the output database itself"):
             merge.merge(a, [b, spelling])
     assert _dump(a) == before
 
 
 def test_a_source_given_twice_is_refused(copy, tmp_path):
     a = copy("a")
-    with pytest.raises(merge.MergeError, match="given twice"):
+    with pytest.raises(MergeError, match="given twice"):
         merge.merge(tmp_path / "out.db", [a, tmp_path / "." / "a.db"])
     assert not (tmp_path / "out.db").exists()
 
@@ -302,7 +304,7 @@ def test_an_experiment_with_another_config_is_refused(copy, tmp_path):
     _sql(b, ("UPDATE experiments SET config = ?", [json.dumps({**CONFIG, "seed": 2})]))
     out = tmp_path / "new" / "out.db"
     with pytest.raises(
-        merge.MergeError, match=r"experiment exp-1: its config .* differs .*\(seed: 1 ≠ 2\)"
+        MergeError, match=r"experiment exp-1: its config .* differs .*\(seed: 1 ≠ 2\)"
     ):
         merge.merge(out, [copy("a"), b])
     assert not out.parent.exists()  # a new output (and its new folder) is not left behind
@@ -324,7 +326,7 @@ def test_shards_with_other_operational_settings_are_the_same_experiment(copy, tm
     _sql(
         b, ("UPDATE experiments SET config = ?", [json.dumps({"protocol": {**CONFIG, "seed": 2}})])
     )
-    with pytest.raises(merge.MergeError, match=r"protocol.seed: 1 ≠ 2"):
+    with pytest.raises(MergeError, match=r"protocol.seed: 1 ≠ 2"):
         merge.merge(tmp_path / "out2.db", [a, b])
 
 
@@ -332,7 +334,7 @@ def test_a_draw_that_differs_between_shards_is_refused(copy, tmp_path):
     b = copy("b")
     _sql(b, ("UPDATE experiment_draws SET initiator = 'ben' WHERE draw = 0", []))
     with pytest.raises(
-        merge.MergeError, match=r"experiment_draws .*'exp-1'.* 0 differs .*initiator 'ana' in"
+        MergeError, match=r"experiment_draws .*'exp-1'.* 0 differs .*initiator 'ana' in"
     ):
         merge.merge(tmp_path / "out.db", [copy("a"), b])
 
@@ -386,7 +388,7 @@ def test_one_run_finished_in_two_sessions_is_refused(copy, shards, tmp_path):
     out = tmp_path / "out.db"
     merge.merge(out, [copy("a")])
     before = _dump(out)
-    with pytest.raises(merge.MergeError, match="finished twice") as caught:
+    with pytest.raises(MergeError, match="finished twice") as caught:
         merge.merge(out, [b])
     assert str(shards.a1) in str(caught.value)
     assert str(shards.b1) in str(caught.value)
@@ -403,7 +405,7 @@ def test_a_session_still_recorded_on_this_machine_is_refused(copy, shards, tmp_p
         ),
     )
     out = tmp_path / "out.db"
-    with pytest.raises(merge.MergeError, match=f"session {shards.b1} is still running"):
+    with pytest.raises(MergeError, match=f"session {shards.b1} is still running"):
         merge.merge(out, [copy("a"), b])
     assert not out.exists()
 
@@ -411,7 +413,7 @@ def test_a_session_still_recorded_on_this_machine_is_refused(copy, shards, tmp_p
 def test_a_table_without_a_merge_rule_is_refused(copy, tmp_path):
     b = copy("b")
     _sql(b, ("CREATE TABLE notes (session_id TEXT, text TEXT)", []))
-    with pytest.raises(merge.MergeError, match="table notes has no merge rule") as caught:
+    with pytest.raises(MergeError, match="table notes has no merge rule") as caught:
         merge.merge(tmp_path / "out.db", [copy("a"), b])
     assert str(b) in str(caught.value)
 
@@ -420,7 +422,7 @@ def test_every_table_of_the_schema_has_a_merge_rule(tmp_path):
     db = open_database(tmp_path / "fresh.db")
     tables = set(db.table_names())
     db.close()
-    assert tables == merge.KNOWN_TABLES
+    assert tables == KNOWN_TABLES
 
 
 def test_columns_are_copied_as_the_schema_lists_them(copy, shards, tmp_path):
@@ -432,7 +434,7 @@ def test_columns_are_copied_as_the_schema_lists_them(copy, shards, tmp_path):
     )
     out = tmp_path / "out.db"
     # A column the output lacks is refused, not dropped...
-    with pytest.raises(merge.MergeError, match=r"messages\.mood has no place"):
+    with pytest.raises(MergeError, match=r"messages\.mood has no place"):
         merge.merge(out, [b])
     # ...and one it has arrives with its values.
     db = open_database(out)
@@ -446,14 +448,14 @@ def test_the_command_prints_a_summary_per_source_and_the_total(copy, tmp_path):
     a, b, out = copy("a"), copy("b"), tmp_path / "merged.db"
     args = argparse.Namespace(output=str(out), sources=[str(a), str(b)], busy_timeout=5.0)
     text = io.StringIO()
-    assert merge.cli(args, text) == 0
+    assert cli_merge(args, text) == 0
     assert text.getvalue().splitlines() == [
         f"{a}: 2 sessions added, 0 already there; 1 experiment (exp-1); 6 rating rows",
         f"{b}: 1 session added, 0 already there; 1 experiment (exp-1); 4 rating rows",
         f"merged into {out}: 3 sessions added, 0 already there, 1 experiment",
     ]
     text = io.StringIO()
-    merge.cli(args, text)
+    cli_merge(args, text)
     assert text.getvalue().splitlines()[-1] == (
         f"merged into {out}: 0 sessions added, 3 already there, 1 experiment"
     )
@@ -464,7 +466,7 @@ def test_the_command_refuses_a_negative_busy_timeout(copy, tmp_path):
         output=str(tmp_path / "o.db"), sources=[str(copy("a"))], busy_timeout=-1.0
     )
     with pytest.raises(errors.SettingsError, match="--busy-timeout"):
-        merge.cli(args, io.StringIO())
+        cli_merge(args, io.StringIO())
 
 
 def test_playground_merge_runs_from_the_command_line(copy, tmp_path):

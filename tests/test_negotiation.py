@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from playground import errors
 from playground.llm import capabilities
 from playground.llm.client import ChatClient
-from playground.settings import LLMSettings
+from playground.settings import LLMSettings, parse_pins
 from tests.support.cli import openai_flags, run_cli
 from tests.support.llm_server import FakeLLMServer
 
@@ -83,11 +83,11 @@ def repeated_after_rejection(srv: FakeLLMServer) -> list[str]:
 @pytest.fixture(autouse=True)
 def _fresh_profiles():
     """Each test meets its servers anew (profiles are shared per server in one process)."""
-    from playground.llm import client as client_module
+    from playground.llm import transport
 
-    client_module._PROFILES.clear()
+    transport._PROFILES.clear()
     yield
-    client_module._PROFILES.clear()
+    transport._PROFILES.clear()
 
 
 # -- the client ------------------------------------------------------------------------------
@@ -178,14 +178,14 @@ async def test_pinned_capabilities_are_never_probed():
 
 
 def test_pins_are_checked_and_name_what_is_allowed():
-    assert capabilities.parse_pins("logprobs=no, structured=text") == {
+    assert parse_pins("logprobs=no, structured=text") == {
         "logprobs": "no",
         "structured": "text",
     }
     with pytest.raises(ValueError, match="unknown capability 'colour'"):
-        capabilities.parse_pins("colour=red")
+        parse_pins("colour=red")
     with pytest.raises(ValueError, match="structured cannot be 'xml'"):
-        capabilities.parse_pins("structured=xml")
+        parse_pins("structured=xml")
 
 
 def test_a_rejection_is_blamed_only_on_a_field_that_was_sent():

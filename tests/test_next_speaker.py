@@ -19,7 +19,8 @@ import pytest
 
 from playground import domain, factory
 from playground.cognition import next_speaker
-from playground.experiments.next_speaker_eval import CorpusError, items, read_corpus
+from playground.cognition.offline.next_speaker import predict_offline
+from playground.experiments.next_speaker_corpus import CorpusError, items, read_corpus
 from playground.llm.responses import TokenLogprob
 from tests.conftest import server_settings
 from tests.support.cli import openai_flags
@@ -52,7 +53,7 @@ def test_labels_are_each_name_once_then_anyone():
 
 def test_offline_gives_the_turn_to_the_participant_the_message_calls_on():
     recent = msgs(("Ann", "I painted the fence today."), ("Ben", "Looks great. Cal, did you help?"))
-    pred = next_speaker.predict_offline(recent, ["Ann", "Ben", "Cal"])
+    pred = predict_offline(recent, ["Ann", "Ben", "Cal"])
     # By the documented rule: Ann answered by Ben and spoke earlier 1.0 + 0.5; Ben just spoke
     # -1.5; Cal named 2.0 and called on with a question 1.5; anyone 2.0 - 3.0 (someone called on).
     expected = softmax({"Ann": 1.5, "Ben": -1.5, "Cal": 3.5, "anyone": -1.0})
@@ -65,10 +66,10 @@ def test_offline_gives_the_turn_to_the_participant_the_message_calls_on():
 
 def test_offline_predicts_anyone_after_a_statement_and_more_surely_after_an_open_question():
     people = ["Ann", "Ben", "Cal"]
-    statement = next_speaker.predict_offline(
+    statement = predict_offline(
         msgs(("Ann", "Morning all."), ("Ben", "The river path is flooded again.")), people
     )
-    question = next_speaker.predict_offline(
+    question = predict_offline(
         msgs(("Ann", "Morning all."), ("Ben", "Is the river path flooded again?")), people
     )
     assert statement.predicted == question.predicted == "anyone"
@@ -84,19 +85,17 @@ def test_offline_only_reads_the_last_five_messages():
     people = ["Ann", "Ben", "Cal", "Dee"]
     early = [("Dee", "Hello there.")]
     later = [("Ann", "a"), ("Ben", "b"), ("Ann", "c"), ("Ben", "d"), ("Ann", "e")]
-    with_dee = next_speaker.predict_offline(msgs(*early, *later), people)
-    without = next_speaker.predict_offline(msgs(*later), people)
+    with_dee = predict_offline(msgs(*early, *later), people)
+    without = predict_offline(msgs(*later), people)
     assert with_dee.probabilities == without.probabilities
     assert with_dee.probabilities["Dee"] == with_dee.probabilities["Cal"]  # Dee is out of view
 
 
 def test_offline_is_deterministic_and_needs_a_message():
     recent = msgs(("Ann", "Ben, tea or coffee?"))
-    assert next_speaker.predict_offline(recent, ["Ann", "Ben"]) == next_speaker.predict_offline(
-        recent, ["Ann", "Ben"]
-    )
+    assert predict_offline(recent, ["Ann", "Ben"]) == predict_offline(recent, ["Ann", "Ben"])
     with pytest.raises(ValueError, match="at least one message"):
-        next_speaker.predict_offline([], ["Ann"])
+        predict_offline([], ["Ann"])
 
 
 # -- reading probabilities from logprobs -------------------------------------------------------

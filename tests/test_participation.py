@@ -1,4 +1,5 @@
-"""Every branch of Algorithm 1 and of floor arbitration."""
+"""Every branch of Algorithm 1 (inner_thoughts.participation), of floor arbitration (room.floor)
+and of the silent run's explanation (room.silence)."""
 
 import random
 
@@ -7,6 +8,7 @@ import pytest
 from playground import domain
 from playground.inner_thoughts import participation
 from playground.inner_thoughts.participation import Scored
+from playground.room import floor, silence
 from playground.settings import ProactivitySettings
 
 OPEN = domain.TurnType(message_id=1, kind="open")
@@ -155,7 +157,7 @@ def _d(agent, score, turn_type="open", threshold=None):
 
 
 def _arbitrate(*wanting, seed=0):
-    return participation.arbitrate(list(wanting), random.Random(seed))
+    return floor.arbitrate(list(wanting), random.Random(seed))
 
 
 def test_arbitration_addressee_wins_over_open_speakers_and_low_scores():
@@ -191,11 +193,11 @@ def test_scores_that_read_the_same_are_a_tie_drawn_by_seed_and_said_to_be_tied()
     assert winners == {"Ana", "Grace"}, "a tie as shown is drawn, not won by the third decimal"
     grace, ana = _d("Grace", 4.079), _d("Ana", 4.084)
     for loser, winner in ((ana, grace), (grace, ana)):
-        reason = participation.outcome(loser, winner, OPEN).reason
+        reason = floor.outcome(loser, winner, OPEN).reason
         assert f"tied with {winner.agent} at 4.08; {winner.agent} won the seeded draw" in reason
         assert "scored higher" not in reason
     # one hundredth apart is not a tie, and the text shows the two different numbers' winner
-    beaten = participation.outcome(_d("Ana", 4.07), _d("Grace", 4.08), OPEN).reason
+    beaten = floor.outcome(_d("Ana", 4.07), _d("Grace", 4.08), OPEN).reason
     assert "who scored higher (4.08)" in beaten and "tied" not in beaten
     assert _arbitrate(_d("Ana", 4.07), _d("Grace", 4.08), seed=3).agent == "Grace"
 
@@ -204,40 +206,37 @@ def test_outcome_explains_both_sides_of_an_interruption():
     ana = _d("Ana", 2.0, "allocated-self")
     ben = _d("Ben", 4.9, "allocated-other", 4.8)
     dee = _d("Dee", 4.85, "allocated-other", 4.8)
-    won = participation.outcome(ben, ben, TO_ANA)
+    won = floor.outcome(ben, ben, TO_ANA)
     assert won.action == "speak" and "takes the floor from Ana" in won.reason
-    lost = participation.outcome(ana, ben, TO_ANA)
+    lost = floor.outcome(ana, ben, TO_ANA)
     assert lost.action == "silent"
     assert "lost the floor to Ben, who interrupted (4.90 ≥ interruptThreshold 4.8)" in lost.reason
     assert "the turn stays Ana's for the next step" in lost.reason
-    other = participation.outcome(dee, ben, TO_ANA)
+    other = floor.outcome(dee, ben, TO_ANA)
     assert other.action == "silent" and "Ben, who interrupted with 4.90" in other.reason
 
 
 def test_outcome_on_an_open_or_allocated_turn():
     ana, ben = _d("Ana", 4.0), _d("Ben", 4.5)
-    assert participation.outcome(ben, ben, OPEN) is ben
-    assert "who scored higher (4.50)" in participation.outcome(ana, ben, OPEN).reason
+    assert floor.outcome(ben, ben, OPEN) is ben
+    assert "who scored higher (4.50)" in floor.outcome(ana, ben, OPEN).reason
     addressed = _d("Ana", 1.0, "allocated-self")
-    assert (
-        "who was addressed"
-        in participation.outcome(_d("Ben", 4.9, "open"), addressed, TO_ANA).reason
-    )
-    tie = participation.outcome(_d("Ana", 4.5), ben, OPEN)
+    assert "who was addressed" in floor.outcome(_d("Ben", 4.9, "open"), addressed, TO_ANA).reason
+    tie = floor.outcome(_d("Ana", 4.5), ben, OPEN)
     assert "tied with Ben at 4.50; Ben won the seeded draw" in tie.reason
     silent = domain.Decision(agent="Cy", step=1, trigger="pause", action="silent", reason="quiet")
-    assert participation.outcome(silent, ben, OPEN) is silent
+    assert floor.outcome(silent, ben, OPEN) is silent
 
 
 def test_floor_turn_pause_opens_the_floor_and_interrupted_allocations_stay_pending():
     # Silence opens the floor, whoever was addressed before.
-    assert participation.floor_turn("pause", TO_BEN, None).kind == "open"
-    assert participation.floor_turn("pause", OPEN, TO_BEN).kind == "open"
+    assert floor.floor_turn("pause", TO_BEN, None).kind == "open"
+    assert floor.floor_turn("pause", OPEN, TO_BEN).kind == "open"
     # A message naming someone allocates the turn to them, replacing an older allocation.
-    assert participation.floor_turn("new_message", TO_ANA, TO_BEN) is TO_ANA
+    assert floor.floor_turn("new_message", TO_ANA, TO_BEN) is TO_ANA
     # An open message (the interrupter's) leaves the interrupted allocation in force.
-    assert participation.floor_turn("new_message", OPEN, TO_BEN) is TO_BEN
-    assert participation.floor_turn("new_message", OPEN, None) is OPEN
+    assert floor.floor_turn("new_message", OPEN, TO_BEN) is TO_BEN
+    assert floor.floor_turn("new_message", OPEN, None) is OPEN
 
 
 # -- why a run went silent ---------------------------------------------------------------------
@@ -251,7 +250,7 @@ def _silent(agent: str, score: float, threshold: float, **kw: object) -> domain.
 
 
 def test_a_silent_run_reports_the_score_closest_to_its_threshold():
-    run = participation.SilentRun()
+    run = silence.SilentRun()
     run.note(_silent("Ana", 3.5, 4.8, turn_type="allocated-other"))  # 1.30 short
     run.note(_silent("Ben", 3.1, 3.95))  # 0.85 short: the closest
     run.note(_silent("Cy", 2.0, 3.59))
@@ -264,7 +263,7 @@ def test_a_silent_run_reports_the_score_closest_to_its_threshold():
         " against 3.95); try a more talkative preset (active-contributor), lower the"
         " thresholds, or a stronger model"
     )
-    assert participation.explains_silence(reason)
+    assert silence.explains_silence(reason)
     run.refused = 2
     assert "(best 3.10 against 3.95); 2 other thoughts refused as empty or placeholder" in (
         run.explain(4)
@@ -272,7 +271,7 @@ def test_a_silent_run_reports_the_score_closest_to_its_threshold():
 
 
 def test_a_silent_run_of_unusable_answers_says_so_instead():
-    run = participation.SilentRun(refused=6)
+    run = silence.SilentRun(refused=6)
     assert run.explain(2) == (
         "2 silent steps in a row: every thought the model formed was unusable (6 thoughts"
         " refused as empty or placeholder text, such as '...'), so none could be rated; try a"
@@ -281,14 +280,14 @@ def test_a_silent_run_of_unusable_answers_says_so_instead():
     run.note(_silent("Ana", 4.2, 3.95, action="speak"))  # chosen, but its message was refused
     run.unspoken = 1
     assert run.explain(2).startswith("2 silent steps in a row: the model's messages were unusable")
-    failed = participation.SilentRun(failed=3).explain(4)
+    failed = silence.SilentRun(failed=3).explain(4)
     assert "no thought could be formed or rated (3 failures, see the errors)" in failed
 
 
 def test_a_silent_run_with_nothing_to_explain_keeps_the_short_reason():
-    assert participation.SilentRun().explain(4) == "4 silent steps in a row"
-    assert not participation.explains_silence("4 silent steps in a row")
-    assert not participation.explains_silence("reached 15 turns")
+    assert silence.SilentRun().explain(4) == "4 silent steps in a row"
+    assert not silence.explains_silence("4 silent steps in a row")
+    assert not silence.explains_silence("reached 15 turns")
 
 
 def test_a_drawn_system1_reply_keeps_both_the_best_score_and_its_own():
@@ -321,7 +320,7 @@ def test_a_drawn_system1_reply_keeps_both_the_best_score_and_its_own():
 def test_a_silent_run_compares_the_best_score_with_the_threshold():
     """A System-1 reply that lost the floor: its own score is lower than the best; the silent
     end names the best score."""
-    run = participation.SilentRun()
+    run = silence.SilentRun()
     d = domain.Decision(
         agent="Ana", step=3, trigger="pause", action="silent", thought_id=2, score=2.0,
         best_score=3.9, threshold=3.95, reason="…",

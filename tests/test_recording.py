@@ -152,7 +152,7 @@ async def test_a_fork_keeps_the_parents_times_and_says_where_it_begins(embedder,
     import io
     from types import SimpleNamespace
 
-    from playground.cli import main as cli
+    from playground.cli import sessions as cli
     from playground.history import fork
     from playground.storage import SessionReader
 

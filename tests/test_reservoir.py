@@ -59,6 +59,6 @@ async def test_expressed_and_deleted_thoughts_are_not_retrieved_again(embedder):
     ids = list(agent.reservoir.thoughts)
     room.delete_thought("Ana", ids[0])
     await room.force_express("Ana", ids[1])
-    refs = {r for r in agent.reservoir.pool().refs}
+    refs = {r for r in agent.reservoir.pool(embedder.dim).refs}
     assert f"thought:{ids[0]}" not in refs and f"thought:{ids[1]}" not in refs
     assert of(events.ThoughtDeleted, seen)[0].thought_id == ids[0]

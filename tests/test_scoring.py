@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from playground.inner_thoughts import scoring
+from playground.cognition import scoring
 
 
 def test_memory_decay_is_095_per_step_since_last_access():

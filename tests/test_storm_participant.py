@@ -15,8 +15,10 @@ from playground.history import snapshot as history
 from playground.history.recording import Recording
 from playground.room import loops
 from playground.room import simulated as participant
+from playground.room.participants import SimulatedUser
 from playground.storage import SessionReader, open_database
-from playground.transfer import export
+from playground.storm.user import simulator_for
+from playground.transfer import export, importer
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library, of, persona
 
@@ -47,7 +49,7 @@ LEO = user_profile("leo", "Leo", "Find a laptop for school", ["Light to carry", 
 async def _group(embedder, db, *, turns: int = 12, seed: int = 4):
     settings = offline_settings(max_turns=turns, max_silent_steps=6, seed=seed)
     room, engine, seen = await build(settings, embedder, library(1), db=db)
-    mind = factory.user_simulator(engine, seed=seed)
+    mind = simulator_for(engine, seed=seed)
     room.add_simulated_user(MIA, mind)
     room.add_simulated_user(LEO, mind, speak_probability=0.5)
     await room.simulated_turn("Mia")
@@ -104,7 +106,7 @@ async def test_in_a_dyad_every_message_addresses_the_other_and_no_turn_type_is_p
 ):
     settings = offline_settings(max_turns=7, seed=2)
     room, engine, seen = await build(settings, embedder, [persona("Bot", ["I help people shop."])], db=db, policy="reactive")  # fmt: skip
-    room.add_simulated_user(MIA, factory.user_simulator(engine, seed=2), speak_probability=0.0)
+    room.add_simulated_user(MIA, simulator_for(engine, seed=2), speak_probability=0.0)
     await room.simulated_turn("Mia")
     await loops.run_simulation(room)
     speakers = [m.speaker for m in room.messages]
@@ -121,7 +123,7 @@ async def test_in_a_dyad_every_message_addresses_the_other_and_no_turn_type_is_p
 async def test_an_addressed_simulated_user_wins_the_floor_over_an_open_turn_agent(embedder):
     settings = offline_settings(seed=1)
     room, engine, _ = await build(settings, embedder, library(2), policy="reactive")
-    room.add_simulated_user(MIA, factory.user_simulator(engine), speak_probability=0.0)
+    room.add_simulated_user(MIA, simulator_for(engine), speak_probability=0.0)
     ana = room.agents[0].name
     await room.post(ana, "Mia, which phone do you have now?")
     wishes = []
@@ -134,7 +136,7 @@ async def test_an_addressed_simulated_user_wins_the_floor_over_an_open_turn_agen
 
 async def test_seating_a_simulated_user_is_checked(embedder):
     room, engine, _ = await build(offline_settings(), embedder, library(1))
-    mind = factory.user_simulator(engine)
+    mind = simulator_for(engine)
     room.add_simulated_user(MIA, mind)
     with pytest.raises(errors.PlaygroundError, match="already taken"):
         room.add_simulated_user(MIA, mind)
@@ -158,7 +160,7 @@ async def test_export_import_round_trip_keeps_hidden_states_and_profiles(embedde
     assert len(record["hidden_states"]) == len(SessionReader(db).hidden_states(sid)) > 0
     fresh = open_database(tmp_path / "fresh.db")
     try:
-        assert export.import_file(fresh, path) == [(sid, sid)]
+        assert importer.import_file(fresh, path) == [(sid, sid)]
 
         def rows(database):
             r = SessionReader(database)
@@ -217,7 +219,7 @@ async def test_participant_decide_draws_only_when_not_addressed():
 
     from playground import domain
 
-    user = participant.SimulatedUser("Mia", MIA, simulator=None, speak_probability=0.3)  # type: ignore[arg-type]
+    user = SimulatedUser("Mia", MIA, simulator=None, speak_probability=0.3)  # type: ignore[arg-type]
     to_me = domain.TurnType(message_id=3, kind="allocated", addressee="Mia")
     rng = random.Random(0)
     d = participant.decide(user, step=2, trigger="new_message", turn=to_me, speaker="Ana", rng=rng)
@@ -234,7 +236,7 @@ async def test_the_turn_limit_counts_every_message_and_its_end_reason_says_so(em
     gives the count, not only the limit (messages posted outside the steps can pass it)."""
     settings = offline_settings(max_turns=3, max_silent_steps=6, seed=4)
     room, engine, _ = await build(settings, embedder, library(1), db=db)
-    room.add_simulated_user(MIA, factory.user_simulator(engine, seed=4))
+    room.add_simulated_user(MIA, simulator_for(engine, seed=4))
     await room.post(room.agents[0].name, "What did you do last weekend?", origin="icebreaker")
     for _ in range(3):
         await room.simulated_turn("Mia")  # the user speaks up outside the steps
@@ -259,7 +261,7 @@ async def test_a_dyad_ends_saying_what_its_turns_count(embedder, db):
 
     settings = offline_settings(max_turns=4, max_silent_steps=4, seed=2)
     room, engine, _ = await build(settings, embedder, library(1), db=db)
-    dyad.seat_user(room, MIA, factory.user_simulator(engine, seed=2))
+    dyad.seat_user(room, MIA, simulator_for(engine, seed=2))
     await dyad.run_dialogue(room, user="Mia", turns=2)
     reason = db.execute(
         "SELECT end_reason FROM sessions WHERE id = ?", [room.session_id]

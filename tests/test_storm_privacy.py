@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from playground import events, factory
+from playground import events
 from playground.domain.simulated_user import TaskProfile, UserProfile
 from playground.room import loops
 from playground.storage import SessionReader
+from playground.storm.user import simulator_for
 from tests.conftest import server_settings
 from tests.support.rooms import build, library, of
 
@@ -65,7 +66,7 @@ async def test_hidden_state_and_unknown_profile_values_reach_no_other_prompt(
         uncertainty=40,
         unknown=["task.brand", "base.age_group"],
     )
-    room.add_simulated_user(profile, factory.user_simulator(engine), speak_probability=0.6)
+    room.add_simulated_user(profile, simulator_for(engine), speak_probability=0.6)
     try:
         await room.simulated_turn("Mia")
         await loops.run_simulation(room)

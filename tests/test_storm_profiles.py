@@ -13,6 +13,7 @@ import pytest
 from playground import errors, factory, personas
 from playground.domain import simulated_user as model
 from playground.storm import compose, pools, profile_files, profiles
+from playground.storm.task_pools import CUSTOM_POOL, TASK_POOLS
 from tests.conftest import server_settings
 from tests.support.cli import cli_refusal, openai_flags
 from tests.support.cli import run_cli as run
@@ -53,7 +54,7 @@ def test_a_profile_draws_every_pool_attribute_from_the_paper_pools():
         assert all(values[k] in pool[k] for k in pool)
     assert list(p.task.attributes) == list(compose.TASK_ATTRIBUTES)
     assert p.task.attributes["urgency"] in pools.URGENCY_LEVELS
-    assert p.task.attributes["deal_breaker"] in pools.TASK_POOLS[p.task.task].deal_breakers
+    assert p.task.attributes["deal_breaker"] in TASK_POOLS[p.task.task].deal_breakers
     assert p.name in pools.NAMES[p.base["culture"]]
     assert p.origin == "offline pools" and p.seed == 3
     assert p.id == "order-groceries-online-s3"
@@ -190,7 +191,7 @@ def test_requirements_are_vaguer_at_a_higher_difficulty():
 
 
 def test_every_pool_phrasing_is_precise_with_a_number_and_vague_without():
-    for pool in [*pools.TASK_POOLS.values(), pools.CUSTOM_POOL]:
+    for pool in [*TASK_POOLS.values(), CUSTOM_POOL]:
         for p in pool.must_have + pool.success:
             assert compose.is_precise(p.precise.replace("{budget}", "$100")), p.precise
             assert not compose.is_precise(p.vague), p.vague

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from playground import errors, factory
+from playground.cognition.user import UserView
 from playground.domain.simulated_user import (
     CLARITY_CARRIED,
     Difficulty,
@@ -16,12 +17,7 @@ from playground.domain.simulated_user import (
     UserProfile,
 )
 from playground.storm import keywords, parse, prompts
-from playground.storm.user import (
-    LLMUserSimulator,
-    OfflineUserSimulator,
-    UserView,
-    parse_user_answer,
-)
+from playground.storm.user import LLMUserSimulator, OfflineUserSimulator, parse_user_answer
 from tests.conftest import server_settings
 
 pytestmark = pytest.mark.asyncio

@@ -30,7 +30,7 @@ def _deleted_flag(db, session_id: str, thought_id: int) -> int:  # noqa: ANN001
 
 async def test_a_deleted_thought_comes_back_whole_and_its_row_is_undeleted(embedder, db):
     room, seen, agent, thought = await _room_with_thoughts(embedder, db)
-    pool_before = agent.reservoir.pool().refs
+    pool_before = agent.reservoir.pool(embedder.dim).refs
     room.delete_thought(agent.name, thought.id)
     assert thought.id not in agent.reservoir
     assert _deleted_flag(db, room.session_id, thought.id) == 1
@@ -38,7 +38,8 @@ async def test_a_deleted_thought_comes_back_whole_and_its_row_is_undeleted(embed
     back = room.restore_thought(agent.name, thought.id)
 
     assert back == thought and agent.reservoir.get(thought.id) == thought
-    assert agent.reservoir.pool().refs == pool_before  # retrievable again, with its vector
+    # Retrievable again, with its vector.
+    assert agent.reservoir.pool(embedder.dim).refs == pool_before
     assert _deleted_flag(db, room.session_id, thought.id) == 0
     restored = of(events.ThoughtRestored, seen)
     assert [(e.agent, e.thought.id) for e in restored] == [(agent.name, thought.id)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import assert_never
 
 from PySide6.QtCore import QObject, Signal
 
@@ -34,12 +34,13 @@ class EngineBridge(QObject):
     memory_changed = Signal(
         str, str, object
     )  # agent, "added"|"edited"|"deleted", domain.MemoryItem
-    thought_formed = Signal(object)  # domain.Thought
-    thought_evaluated = Signal(str, object, bool)  # agent, domain.Evaluation, retained
+    # A thought's events go out whole: the thoughts pane folds them into its ThoughtLedger.
+    thought_formed = Signal(object)  # events.ThoughtFormed
+    thought_evaluated = Signal(object)  # events.ThoughtEvaluated (with the new saliency)
     thought_refused = Signal(object)  # events.ThoughtRefused (a placeholder, never evaluated)
-    thought_expressed = Signal(str, int, int, bool)  # agent, thought id, message id, forced
-    thought_deleted = Signal(str, int)  # agent, thought id
-    thought_restored = Signal(str, object)  # agent, domain.Thought (an undone deletion)
+    thought_expressed = Signal(object)  # events.ThoughtExpressed
+    thought_deleted = Signal(object)  # events.ThoughtDeleted
+    thought_restored = Signal(object)  # events.ThoughtRestored (an undone deletion)
     decision_made = Signal(object)  # domain.Decision
     usage_recorded = Signal(object)  # domain.Usage
     error_occurred = Signal(str, str)  # where, message
@@ -60,58 +61,62 @@ class EngineBridge(QObject):
             self._unsubscribe()
             self._unsubscribe = None
 
-    def dispatch(self, e: Any) -> None:  # noqa: C901 - one flat match over event kinds
+    def dispatch(self, e: events.Event) -> None:
         self.any_event.emit(e)
-        match e.kind:
-            case "session_started":
+        match e:
+            case events.SessionStarted():
                 self.session_started.emit(e)
-            case "session_finished":
+            case events.SessionFinished():
                 self.session_finished.emit(e.status, e.reason)
-            case "participant_joined":
+            case events.ParticipantJoined():
                 self.participant_joined.emit(e)
-            case "participant_left":
+            case events.ParticipantLeft():
                 self.participant_left.emit(e.name)
-            case "participant_state_changed":
+            case events.ParticipantStateChanged():
                 self.state_changed.emit(e.name, e.state)
-            case "trigger_fired":
+            case events.TriggerFired():
                 self.trigger_fired.emit(e)
-            case "message_posted":
+            case events.MessagePosted():
                 self.message_posted.emit(e.message)
-            case "message_interpreted":
+            case events.MessageInterpreted():
                 self.message_interpreted.emit(e.interpretation)
-            case "turn_type_predicted":
+            case events.TurnTypePredicted():
                 self.turn_type_predicted.emit(e.turn_type)
-            case "next_speaker_predicted":
+            case events.NextSpeakerPredicted():
                 self.next_speaker_predicted.emit(e)
-            case "policy_changed":
+            case events.PolicyChanged():
                 self.policy_changed.emit(e.name, e.policy)
-            case "proactivity_changed":
+            case events.ProactivityChanged():
                 self.proactivity_changed.emit(e.name, e.proactivity)
-            case "memories_retrieved":
+            case events.MemoriesRetrieved():
                 self.memories_retrieved.emit(e.agent, e.stimuli, e.step)
-            case "memory_changed":
+            case events.MemoryChanged():
                 self.memory_changed.emit(e.agent, e.change, e.memory)
-            case "thought_formed":
-                self.thought_formed.emit(e.thought)
-            case "thought_evaluated":
-                self.thought_evaluated.emit(e.agent, e.evaluation, e.retained)
-            case "thought_refused":
+            case events.ThoughtFormed():
+                self.thought_formed.emit(e)
+            case events.ThoughtEvaluated():
+                self.thought_evaluated.emit(e)
+            case events.ThoughtRefused():
                 self.thought_refused.emit(e)
-            case "thought_expressed":
-                self.thought_expressed.emit(e.agent, e.thought_id, e.message_id, e.forced)
-            case "thought_deleted":
-                self.thought_deleted.emit(e.agent, e.thought_id)
-            case "thought_restored":
-                self.thought_restored.emit(e.agent, e.thought)
-            case "decision_made":
+            case events.ThoughtExpressed():
+                self.thought_expressed.emit(e)
+            case events.ThoughtDeleted():
+                self.thought_deleted.emit(e)
+            case events.ThoughtRestored():
+                self.thought_restored.emit(e)
+            case events.DecisionMade():
                 self.decision_made.emit(e.decision)
-            case "usage_recorded":
+            case events.UsageRecorded():
                 self.usage_recorded.emit(e.usage)
-            case "error_occurred":
+            case events.ErrorOccurred():
                 self.error_occurred.emit(e.where, e.message)
-            case "annotation_added":
+            case events.AnnotationAdded():
                 self.annotation_added.emit(e)
-            case "hidden_state_recorded":
+            case events.HiddenStateRecorded():
                 self.hidden_state_recorded.emit(e)
+            case events.LabelRecorded():
+                pass  # a participant's answer: saved by the recorder, nothing on screen changes
+            case events.MessageEmbedded():
+                pass  # a message's vector: kept by the recorder, nothing on screen changes
             case _:
-                pass
+                assert_never(e)

@@ -2,19 +2,17 @@
 
 The controller refuses force-express, memory and thought edits and the composer once the session
 on screen has ended, and says why in the banner. This adds two links under that message: a new
-session with the same settings (:meth:`MainWindow.new_session_like`), and opening the session for
+session with the same settings (:meth:`WindowHost.new_session_like`), and opening the session for
 replay, where Fork continues it live from any moment (:meth:`MainWindow.open_fork`).
 """
 
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
 
-if TYPE_CHECKING:
-    from ui.main_window import MainWindow
+from ui.window.host import WindowHost
 
 LIKE = "like"
 REPLAY = "replay"
@@ -27,8 +25,8 @@ class EndedSessionOffer(QObject):
         window: the main window (its banner, controller, ``new_session_like`` and ``open_replay``).
     """
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: WindowHost) -> None:
+        super().__init__(window.window())
         self.window = window
         self.session_id = ""
         window.banner.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)

@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from playground import errors
 from playground.storage import library as saved
 from playground.urls import redact
-from ui.dialogs import NewSessionDialog
+from ui.dialogs.new_session import NewSessionDialog
 from ui.widgets.session_library import SessionLibraryDialog, ask_database_path
 
 
@@ -79,7 +79,7 @@ class FileMenu(QObject):
         except errors.PlaygroundError as exc:
             w.show_error(f"New session like {session_id}: {exc}")
             return None
-        dlg = w.open_new_session()
+        dlg = w.dialogs.open_new_session()
         if dlg is None:
             return None
         dlg.prefill(

@@ -19,19 +19,20 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from playground import errors
 from playground.geometry import features
 from playground.history.recording import Recording
+from playground.storage import library
 from ui import theme
 from ui.widgets.geometry_series import GeometrySeries
 from ui.widgets.trajectory import TrajectoryPlot
+from ui.window.host import WindowHost
 
 log = logging.getLogger(__name__)
 
@@ -171,14 +172,16 @@ class GeometryView(QObject):
         data: What is drawn now.
     """
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    def __init__(self, window: WindowHost) -> None:
+        super().__init__(window.window())
         self.window = w = window
         self.panel = GeometryPanel()
         self.panel.hide()
         # The panel goes above the three panes, in a vertical splitter that takes the panes'
         # place in the window's layout: hidden, it takes no room and the panes are as before.
-        root = w.centralWidget().layout()
+        central = w.centralWidget()
+        root = central.layout() if central is not None else None
+        assert isinstance(root, QBoxLayout)  # the window's column: participants bar, panes
         index = root.indexOf(w.splitter)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setChildrenCollapsible(False)
@@ -187,7 +190,7 @@ class GeometryView(QObject):
         self.splitter.addWidget(w.splitter)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
-        self.action = QAction(TITLE, w)
+        self.action = QAction(TITLE, w.window())
         self.action.setCheckable(True)
         self.action.setShortcut(QKeySequence(SHORTCUT))
         self.action.setToolTip("Show the conversation's trajectory, cohesion and volatility")
@@ -335,18 +338,14 @@ class GeometryView(QObject):
         self._draw(data, self._replay_index if self._replay_index is not None else -1)
 
     async def _recording_data(self, rec: Recording) -> GeometryData:
-        from playground.geometry import store
+        from playground.geometry.vectors import message_vectors
 
         sid = rec.session["id"]
-        speakers = dict(
-            rec.db.execute(
-                "SELECT id, speaker FROM messages WHERE session_id = ? ORDER BY id", [sid]
-            ).fetchall()
-        )
+        speakers = {i: speaker for i, speaker, _text in library.message_lines(rec.db, sid)}
         if not speakers:
             return GeometryData.empty()
         embedder = await self.window.controller.embedder()
-        ids, vectors = await store.message_vectors(rec.db, sid, embedder)
+        ids, vectors = await message_vectors(rec.db, sid, embedder)
         ids = [int(i) for i in ids]
         return await asyncio.to_thread(
             compute, np.asarray(vectors), [speakers.get(i, "") for i in ids], ids

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
@@ -31,6 +30,7 @@ from ui.replay.controller import attached_states
 from ui.widgets.decision_strip import PAST_STYLE
 from ui.widgets.memory_pane import MemoryPane
 from ui.widgets.thoughts_pane import ThoughtsPane
+from ui.window.host import WindowHost
 
 #: Bubbles the history's thoughts pane makes ahead of need, per participant looked at (in idle
 #: time during a run: a click that had to make them would stall the window).
@@ -68,8 +68,8 @@ class HistoryView(QObject):
 
     changed = Signal(object)  # the Snapshot shown, or None (back to live)
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    def __init__(self, window: WindowHost) -> None:
+        super().__init__(window.window())
         self.window = w = window
         self.snapshot: Snapshot | None = None
         self.new_messages = 0

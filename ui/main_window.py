@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent
@@ -20,21 +21,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import domain, errors, events
+from playground import errors
 from playground.history.recording import Recording
-from playground.inner_thoughts import participation
-from playground.llm.capabilities import server_profile, summary_of
+from playground.room.loops import agent_streak
 from ui.bridge import EngineBridge
 from ui.controller import SessionController
-from ui.dialogs import (
-    EngineSettingsDialog,
-    JoinDialog,
-    NewSessionDialog,
-    ParticipantSettingsDialog,
-    PersonaEditorDialog,
-)
+from ui.dialogs.new_session import NewSessionDialog
+from ui.ended_offer import EndedSessionOffer
+from ui.experiments.menu import ExperimentsMenu
 from ui.file_menu import FileMenu
-from ui.policies import POLICY_HELP, POLICY_LABELS, PolicyMenu
+from ui.geometry_view import GeometryView
+from ui.history import HistoryView
+from ui.policies import PolicyMenu
+from ui.rating.menu import RatingMenu
 from ui.replay.fork_dialog import ForkDialog
 from ui.replay.leave_live import LeaveLiveQuestion, describe, live_room
 from ui.replay.panel import ReplayPanel
@@ -43,23 +42,18 @@ from ui.run_state import describe as describe_run_state
 from ui.screen_fit import fit_window
 from ui.selection import SelectedParticipant
 from ui.shortcuts import WindowKeys
+from ui.storm.menu import StormMenu
+from ui.thought_undo import ThoughtUndo
 from ui.widgets.busy_overlay import BusyOverlay
 from ui.widgets.conversation_pane import ConversationPane
 from ui.widgets.decision_strip import DecisionStrip
-from ui.widgets.elided_label import ElidedLabel
 from ui.widgets.memory_pane import MemoryPane
 from ui.widgets.participants_bar import ParticipantsBar
 from ui.widgets.session_library import SessionLibraryDialog
 from ui.widgets.thoughts_pane import ThoughtsPane
+from ui.window.messages import WindowMessages
+from ui.window.session_dialogs import SessionDialogs
 from ui.window_layout import ROOT_MARGINS, CompactWindow, ConversationFirst, fit_panes
-
-#: The banner above the conversation: an error, or a notice (why a session ended quietly).
-ERROR_STYLE = (
-    "background:#fdecea; color:#b71c1c; padding:6px; border:1px solid #f5c6cb; border-radius:4px;"
-)
-NOTICE_STYLE = (
-    "background:#fff8e1; color:#4e342e; padding:6px; border:1px solid #ffe082; border-radius:4px;"
-)
 
 
 class MainWindow(QMainWindow):
@@ -84,22 +78,15 @@ class MainWindow(QMainWindow):
         self.decisions = DecisionStrip(bridge)
         self.thoughts = ThoughtsPane(bridge, self.selection)
 
-        self.banner = QLabel("")
-        self.banner.setWordWrap(True)
-        self.banner.setStyleSheet(ERROR_STYLE)
-        self.banner.hide()
-        self.banner_close = QToolButton()
-        self.banner_close.setText("✕")
-        self.banner_close.setAutoRaise(True)
-        self.banner_close.hide()
-        self.banner_close.clicked.connect(self.hide_error)
+        self.messages = WindowMessages(controller.engine_label(), self)  # banner, status line
+        self.banner = self.messages.banner
 
         center = QWidget()
         cl = QVBoxLayout(center)
         cl.setContentsMargins(4, 0, 4, 0)
         brow = QHBoxLayout()
         brow.addWidget(self.banner, 1)
-        brow.addWidget(self.banner_close)
+        brow.addWidget(self.messages.banner_close)
         cl.addLayout(brow)
         # The conversation over the decision strip; the conversation keeps its rows first.
         self.center_split = QSplitter(Qt.Orientation.Vertical)
@@ -124,31 +111,22 @@ class MainWindow(QMainWindow):
         rl.addWidget(splitter, 1)
         self.setCentralWidget(root)
         self._build_toolbar()
-        self._build_status()
+        self.messages.add_to(self.statusBar())
         self._build_menu()
         self._build_rating_menu()
         self._build_experiments_menu()
-        from ui.storm.menu import StormMenu
-
         self.storm = StormMenu(self)  # simulated users: add, edit profiles; the STORM view
         self.keys.add_help_menu()  # last on the menu bar
+        self.dialogs = SessionDialogs(self, self.add_menu)  # New session…, Engine…, Join…
         self._connect()
         self._build_replay()
-        from ui.thought_undo import ThoughtUndo
-
         self.undo = ThoughtUndo(self)  # ✕ on a bubble can be undone: Ctrl+Z, status-bar Undo
         self.act_undo = self.undo.action
         self.keys.add_edit_menu(self.act_undo)  # Edit ▸ Undo (Ctrl+Z)
         self.busy = BusyOverlay(self.conversation)  # what a session's set-up waits for
         self.controller.busy_changed.connect(self.busy.show_text)
-        from ui.history import HistoryView
-
         self.history = HistoryView(self)  # a click on a message shows the trigger behind it
-        from ui.ended_offer import EndedSessionOffer
-
         self.ended_offer = EndedSessionOffer(self)  # an ended session: ways to go on
-        from ui.geometry_view import GeometryView
-
         self.geometry_view = GeometryView(self)  # View ▸ Geometry: trajectory and series
         self.hint(
             "Choose “New session” to start: a random 4 of 8 personas with an icebreaker, or pick your own."
@@ -201,47 +179,36 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.run_label)
         self._set_running(False)
 
-    def _build_status(self) -> None:
-        sb = self.statusBar()
-        self.engine_label = QLabel(self.controller.engine_label())
-        self.usage_label = QLabel("0 LLM calls · 0 tokens")
-        self.status_label = ElidedLabel("", mode=Qt.TextElideMode.ElideRight)  # tooltip: all
-        sb.addWidget(self.engine_label)
-        sb.addWidget(QLabel("|"))
-        sb.addWidget(self.usage_label)
-        sb.addWidget(QLabel("|"))
-        sb.addWidget(self.status_label, 1)
-
     def _connect(self) -> None:
         c = self.controller
-        self.act_new.triggered.connect(self.open_new_session)
+        self.act_new.triggered.connect(self.dialogs.open_new_session)
         self.act_run.triggered.connect(lambda: self.spawn(c.run()))
         self.act_pause.triggered.connect(c.pause)
         self.act_step.triggered.connect(lambda: self.spawn(c.step()))
         self.act_stop.triggered.connect(lambda: self.spawn(c.stop()))
-        self.act_join.triggered.connect(self.open_join)
-        self.act_engine.triggered.connect(self.open_engine_settings)
-        self.act_settings.triggered.connect(self.open_participant_settings)
+        self.act_join.triggered.connect(self.dialogs.open_join)
+        self.act_engine.triggered.connect(self.dialogs.open_engine_settings)
+        self.act_settings.triggered.connect(self.dialogs.open_participant_settings)
         self.act_remove.triggered.connect(
             lambda: self.spawn(c.remove_participant(self.selection.name))
         )
-        self.participants_menu.aboutToShow.connect(self._fill_add_menu)
+        self.participants_menu.aboutToShow.connect(self.dialogs.fill_add_menu)
         self.pace.currentIndexChanged.connect(lambda: c.set_pace(self.pace.currentData()))
         c.pace_changed.connect(lambda pace: self.pace.setCurrentIndex(self.pace.findData(pace)))
         c.about_to_start.connect(self.reset_views)
         c.error.connect(self.show_error)
         c.notice.connect(self.hint)
         c.running_changed.connect(self._set_running)
-        c.engine_changed.connect(self.engine_label.setText)
+        c.engine_changed.connect(self.messages.engine_label.setText)
         c.mode_changed.connect(self._mode)
         c.embedder_ready.connect(lambda: self.hint("Embedding model loaded."))
         c.session_changed.connect(
             lambda sid: self.hint(f"Session {sid} — saved continuously to {c.db_path}")
         )
-        self.bridge.usage_recorded.connect(self._usage)
+        self.bridge.usage_recorded.connect(self.messages.show_usage)
         self.bridge.error_occurred.connect(lambda where, msg: self.show_error(f"{where}: {msg}"))
-        self.bridge.session_finished.connect(self._session_finished)
-        self.bridge.thought_refused.connect(self._refused)
+        self.bridge.session_finished.connect(self.messages.session_finished)
+        self.bridge.thought_refused.connect(self.messages.refused)
         self.bridge.session_finished.connect(lambda *_: self._set_running(False))
         self.conversation.send_requested.connect(lambda text: self.spawn(c.send(text)))
         self.bridge.message_posted.connect(lambda _m: self._agents_waiting())
@@ -269,7 +236,7 @@ class MainWindow(QMainWindow):
 
     # -- helpers -----------------------------------------------------------------------------------
 
-    def spawn(self, coro) -> asyncio.Future[object]:  # noqa: ANN001
+    def spawn(self, coro: Awaitable[object]) -> asyncio.Future[object]:
         """Run a controller command on the loop; its errors are already turned into messages."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
@@ -277,54 +244,13 @@ class MainWindow(QMainWindow):
         return task
 
     def hint(self, text: str) -> None:
-        self.status_label.setStyleSheet("color:#333;")
-        self.status_label.setText(text)
-
-    def _session_finished(self, status: str, reason: str) -> None:
-        """The end in the status bar; an end that says why nobody spoke (and what to change)
-        also in the banner, wrapped, where it is read in full."""
-        self.hint(f"Session {status}: {reason}")
-        if participation.explains_silence(reason):
-            self.show_notice(f"Session {status}: {reason}")
-
-    def _refused(self, e: events.ThoughtRefused) -> None:
-        what = "thought" if e.stage == "thought" else "message"
-        self.hint(f"{e.agent}'s {what} was refused: {e.reason}")
-
-    def show_notice(self, text: str) -> None:
-        """Something to read, not an error: the banner, in its notice colours, as plain text."""
-        self.banner.setStyleSheet(NOTICE_STYLE)
-        self.banner.setTextFormat(Qt.TextFormat.PlainText)
-        self.banner.setToolTip("")
-        self.banner.setText(text)
-        self.banner.show()
-        self.banner_close.show()
+        self.messages.hint(text)
 
     def show_error(self, text: str) -> None:
-        self.banner.setStyleSheet(ERROR_STYLE)
-        if self.banner.textFormat() == Qt.TextFormat.PlainText:
-            self.banner.setTextFormat(Qt.TextFormat.AutoText)  # as before any notice
-        self.banner.setText(f"⚠ {text}")
-        self.banner.show()
-        self.banner_close.show()
-        self.status_label.setStyleSheet("color:#c62828;")
-        self.status_label.setText(text)
+        self.messages.show_error(text)
 
     def hide_error(self) -> None:
-        self.banner.hide()
-        self.banner_close.hide()
-
-    def _usage(self, u) -> None:  # noqa: ANN001
-        retried = f" · {u.retry_text()}" if u.retries else ""
-        profile = server_profile(u.server_profile)
-        server = f" · {profile['structured']}" if profile else ""
-        self.usage_label.setText(
-            f"{u.calls} LLM calls · {u.prompt_tokens + u.completion_tokens:,} tokens{retried}"
-            f"{u.loss_text(' · ')}{server}"
-        )
-        if profile:
-            learned = "".join(f"\n• {why}" for why in profile.get("learned") or [])
-            self.usage_label.setToolTip(f"Server: {summary_of(profile)}{learned}")
+        self.messages.hide_error()
 
     def _set_running(self, _running: object = None) -> None:
         """Follow the run state (:mod:`ui.run_state`; the argument is not trusted): Run and
@@ -349,8 +275,6 @@ class MainWindow(QMainWindow):
     def _agents_waiting(self) -> None:
         """Say in the conversation pane when the agents wait for the person to speak (after
         ``max_agent_streak`` agent messages in a row, :func:`playground.room.loops.run_realtime`)."""
-        from playground.room.loops import agent_streak
-
         c, room = self.controller, self.controller.room
         live = room is not None and room.status == "running" and c.mode == "realtime"
         streak = agent_streak(room) if room is not None and live else 0
@@ -395,128 +319,8 @@ class MainWindow(QMainWindow):
             self.memory.begin_rebuild()
             self.conversation.begin_rebuild(keep_messages)
             self.thoughts.begin_rebuild()
-        self.usage_label.setText("0 LLM calls · 0 tokens")
+        self.messages.reset_usage()
         self.hide_error()
-
-    # -- dialogs -----------------------------------------------------------------------------------
-
-    def open_new_session(self) -> NewSessionDialog | None:
-        try:
-            dlg = NewSessionDialog(
-                self.controller.library(),
-                self.controller.icebreakers(),
-                self.controller.settings,
-                self,
-            )
-        except errors.PlaygroundError as exc:
-            self.show_error(f"Persona library: {exc}")
-            return None
-        from ui.storm.seating import attach_to_new_session
-
-        dlg.simulated = attach_to_new_session(dlg, self.controller)  # type: ignore[attr-defined]
-        dlg.accepted.connect(lambda: self.start_session(dlg))
-        dlg.edit_button.clicked.connect(lambda: self.open_persona_editor(dlg))
-        dlg.open()
-        return dlg
-
-    def open_persona_editor(self, session_dialog: NewSessionDialog) -> PersonaEditorDialog | None:
-        persona = session_dialog.current_persona()
-        if persona is None:
-            return None
-        editor = PersonaEditorDialog(persona, self.controller.save_persona, session_dialog)
-        editor.saved.connect(session_dialog.replace_persona)
-        editor.saved.connect(
-            lambda p: self.hint(f"Saved persona {p.name}; it applies to new sessions.")
-        )
-        editor.open()
-        return editor
-
-    def start_session(self, dlg: NewSessionDialog) -> asyncio.Future[object]:
-        self.controller.settings.engine.seed = dlg.seed.value()
-        chosen, icebreaker = dlg.chosen(), dlg.icebreaker_text()
-        preset, policies = dlg.preset.currentData(), dlg.policies()
-        simulated = dlg.simulated.seats() if hasattr(dlg, "simulated") else ()
-
-        async def start() -> None:
-            # A session still live ends only when the user says so (as when opening a replay).
-            if not await self.confirm_leaving_live("starting a new session"):
-                return
-            await self.controller.new_session(
-                chosen, icebreaker=icebreaker, preset=preset, policies=policies, simulated=simulated
-            )
-
-        return self.spawn(start())
-
-    def _fill_add_menu(self) -> None:
-        self.add_menu.clear()
-        room = self.controller.room
-        try:
-            library = self.controller.library()
-        except errors.PlaygroundError as exc:
-            self.show_error(str(exc))
-            return
-        present = set(room.participants) if room else set()
-        for p in library:
-            # One submenu per persona: which turn-taking policy the new participant follows.
-            sub = self.add_menu.addMenu(p.name)
-            sub.setEnabled(room is not None and p.name not in present)
-            for policy in domain.POLICIES:
-                act = sub.addAction(f"as {POLICY_LABELS[policy]}")
-                act.setToolTip(POLICY_HELP[policy])
-                act.triggered.connect(
-                    lambda _=False, persona=p, pol=policy: self.spawn(
-                        self.controller.add_participant(persona, policy=pol)
-                    )
-                )
-
-    def open_engine_settings(self) -> EngineSettingsDialog:
-        c = self.controller
-        dlg = EngineSettingsDialog(
-            c.settings, key_from_env=bool(c.environ.get("OPENAI_API_KEY")), parent=self
-        )
-
-        async def test(overrides: dict) -> None:
-            dlg.show_result("Testing…", True)
-            try:
-                dlg.show_result(await c.test_connection(overrides), True)
-            except errors.PlaygroundError as exc:
-                dlg.show_result(str(exc), False)
-
-        def apply() -> None:
-            try:
-                c.configure(dlg.overrides())
-                self.hint(f"Engine: {c.engine_label()} (applies to the next new session)")
-            except errors.PlaygroundError as exc:
-                self.show_error(f"Engine settings: {exc}")
-
-        dlg.test_requested.connect(lambda o: self.spawn(test(o)))
-        dlg.accepted.connect(apply)
-        dlg.open()
-        return dlg
-
-    def open_participant_settings(self) -> ParticipantSettingsDialog | None:
-        room = self.controller.room
-        name = self.selection.name
-        if room is None or name not in {a.name for a in room.agents}:
-            self.show_error("Select an AI participant first.")
-            return None
-        agent = room.agent(name)
-        dlg = ParticipantSettingsDialog(name, agent.proactivity, self, policy=agent.policy)
-
-        def apply() -> None:
-            self.spawn(self.controller.set_proactivity(name, dlg.value()))
-            if dlg.policy_value() != agent.policy:
-                self.spawn(self.controller.set_policy(name, dlg.policy_value()))
-
-        dlg.accepted.connect(apply)
-        dlg.open()
-        return dlg
-
-    def open_join(self) -> JoinDialog:
-        dlg = JoinDialog(self)
-        dlg.accepted.connect(lambda: self.spawn(self.controller.join_as_human(dlg.name.text())))
-        dlg.open()
-        return dlg
 
     # -- saved sessions: replay and "new session like this one" ----------------------------------
 
@@ -609,14 +413,10 @@ class MainWindow(QMainWindow):
 
     def _build_rating_menu(self) -> None:
         """The Rating menu; it also offers the questionnaire when a person leaves a session."""
-        from ui.rating.menu import RatingMenu
-
         self.rating = RatingMenu(self)
 
     def _build_experiments_menu(self) -> None:
         """The Experiments menu: launch, watch, cancel and resume batch experiments."""
-        from ui.experiments.menu import ExperimentsMenu
-
         self.experiments = ExperimentsMenu(self)
 
     # -- closing -----------------------------------------------------------------------------------

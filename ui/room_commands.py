@@ -2,34 +2,22 @@
 
 A part of :class:`ui.controller.SessionController` (it inherits them), kept apart because the
 controller's own concern is the session's life: set-up, run control, the human participant and
-shutdown. Each command goes through the controller's ``guarded`` boundary, so a failure becomes
-one clear message and the session keeps everything it had.
+shutdown. Both are a :class:`ui.session.core.SessionCore`, which owns the session's state. Each
+command goes through the core's ``guarded`` boundary, so a failure becomes one clear message and
+the session keeps everything it had.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import cast
 
 from playground import domain
 from playground.settings import PRESETS, ProactivitySettings
-
-if TYPE_CHECKING:
-    from playground.room.room import Room
-    from playground.settings import Settings
+from ui.session.core import SessionCore
 
 
-class RoomCommands:
+class RoomCommands(SessionCore):
     """Participants (add, remove, policy, proactivity) and minds (thoughts, memories)."""
-
-    if TYPE_CHECKING:  # provided by SessionController
-        settings: Settings
-        notice: Any
-        thought_deleted_by_user: Any
-
-        def _require_room(self) -> Room: ...
-
-        async def guarded(self, what: str, fn: Callable[[], Awaitable[Any]]) -> Any: ...
 
     # -- participants ------------------------------------------------------------------------------
 

@@ -15,10 +15,13 @@ The toolbar's Run / Step / Pause and the status bar's run-state label both follo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from ui.controller import SessionController
+    import asyncio
+
+    from playground.room.room import Room
+    from playground.room.run_control import RunControl
 
 RunState = Literal[
     "none", "setting-up", "paused", "running", "stepping", "pausing", "realtime", "ended"
@@ -40,7 +43,42 @@ RUN_STATE_TEXT: dict[str, str] = {
 LIVE: frozenset[str] = frozenset({"paused", "running", "stepping", "pausing", "realtime"})
 
 
-def state_of(controller: SessionController) -> RunState:
+class RunFacts(Protocol):
+    """The facts the run state is derived from (:class:`ui.controller.SessionController` has
+    them all)."""
+
+    @property
+    def setting_up(self) -> bool:
+        """A new session (or fork) is being set up."""
+        ...
+
+    @property
+    def room(self) -> Room | None:
+        """The session on screen (None: none yet); its ``status`` says whether it ended."""
+        ...
+
+    @property
+    def mode(self) -> str:
+        """``simulation``, or ``realtime`` once a human has joined."""
+        ...
+
+    @property
+    def task(self) -> asyncio.Task[Any] | None:
+        """The simulation (or real-time) loop, while there is one."""
+        ...
+
+    @property
+    def control(self) -> RunControl:
+        """The simulation loop's permissions: ``paused`` and ``parked``."""
+        ...
+
+    @property
+    def stepping(self) -> bool:
+        """A Step's trigger is in flight."""
+        ...
+
+
+def state_of(controller: RunFacts) -> RunState:
     """The run state of the controller's session (see the module docstring)."""
     if controller.setting_up:
         return "setting-up"
@@ -61,7 +99,7 @@ def state_of(controller: SessionController) -> RunState:
     return "running"
 
 
-def describe(controller: SessionController) -> str:
+def describe(controller: RunFacts) -> str:
     """The status bar's run-state text, e.g. ``Pausing…`` or ``Ended (interrupted)``."""
     state = state_of(controller)
     if state == "ended" and controller.room is not None:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QToolButton
 
-if TYPE_CHECKING:
-    from ui.main_window import MainWindow
+from ui.window.host import WindowHost
 
 #: How long the status bar offers Undo after a deletion (Ctrl+Z works as long as the session lives).
 UNDO_OFFER_MS = 8000
@@ -25,11 +22,11 @@ class ThoughtUndo(QObject):
         button: the status bar's "Undo" button, shown for :data:`UNDO_OFFER_MS` after a deletion.
     """
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: WindowHost) -> None:
+        super().__init__(window.window())
         self._window = window
         self._deleted: list[tuple[str, int]] = []
-        self.action = QAction("Undo delete thought", window)
+        self.action = QAction("Undo delete thought", window.window())
         self.action.setShortcut(QKeySequence.StandardKey.Undo)
         self.action.setToolTip("Bring back the thought you deleted last (Ctrl+Z)")
         self.action.setEnabled(False)

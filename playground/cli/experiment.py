@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any, TextIO
 
 import sqlite_utils
@@ -17,11 +16,12 @@ from playground.cli.flags import (
     LLM_FLAGS,
     add_db_flags,
     add_llm_flags,
-    local_embedder,
     settings_from,
+    start_local_embedder,
 )
 from playground.experiments import results as experiment_report
 from playground.experiments import runner as experiment
+from playground.experiments.protocol import ExperimentProtocol, build_protocol, parse_shard
 from playground.settings import Settings
 from playground.storage import open_database
 from playground.storage.database import open_for_reading
@@ -52,7 +52,7 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     )
     x.add_argument(
         "--conversations",
-        type=setting(experiment.Protocol, "conversations"),
+        type=setting(ExperimentProtocol, "conversations"),
         default=50,
         help="per condition (default 50)",
     )
@@ -119,7 +119,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
     return settings_from(args, SETTING_FLAGS, extra)
 
 
-def protocol_of(args: argparse.Namespace, settings: Settings) -> experiment.Protocol:
+def protocol_of(args: argparse.Namespace, settings: Settings) -> ExperimentProtocol:
     """The protocol from the flags and the persona directory.
 
     Raises:
@@ -136,60 +136,15 @@ def protocol_of(args: argparse.Namespace, settings: Settings) -> experiment.Prot
     )
 
 
-def build_protocol(
-    settings: Settings,
-    *,
-    conditions: tuple[domain.Policy, ...],
-    conversations: int,
-    agents: int,
-    turns: int,
-    seed: int,
-    personas_dir: str | Path,
-) -> experiment.Protocol:
-    """The protocol from plain values (the command line's flags, the window's New experiment
-    dialog): the same values give the same protocol, hence the same experiment id.
-
-    Raises:
-        SettingsError: a value out of range (named by its flag); PersonaError: a bad persona
-            file.
-    """
-    if not conditions:
-        raise errors.SettingsError("--conditions: give at least one condition")
-    if conversations < 1:
-        raise errors.SettingsError(f"--conversations: must be at least 1 (got {conversations})")
-    if turns < 1:
-        raise errors.SettingsError(f"--turns: must be at least 1 (got {turns})")
-    library = personas.load_personas(personas_dir)
-    if not 1 <= agents <= len(library):
-        raise errors.SettingsError(
-            f"--agents: {agents} asked but {personas_dir} has {len(library)} personas"
-        )
-    enriched = experiment.enrich(library, seed)
-    return experiment.Protocol(
-        conditions=conditions,
-        conversations=conversations,
-        agents=agents,
-        turns=turns,
-        seed=seed,
-        personas=tuple(enriched),
-        icebreakers=tuple(personas.load_icebreakers(personas_dir)),
-        engine=settings.engine.engine,
-        model="offline" if settings.engine.engine == "offline" else settings.llm.model,
-        base_url=None
-        if settings.engine.engine == "offline"
-        else settings.snapshot()["llm"]["base_url"],  # type: ignore[index]
-    )
-
-
 async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_of(args)
     protocol = protocol_of(args, settings)
-    shard = experiment.parse_shard(args.shard) if args.shard else (0, 1)
+    shard = parse_shard(args.shard) if args.shard else (0, 1)
     if args.concurrency is None:
         args.concurrency = OFFLINE_CONCURRENCY if settings.engine.engine == "offline" else 8
     if args.concurrency < 1:
         raise errors.SettingsError(f"--concurrency: must be at least 1 (got {args.concurrency})")
-    embedder = local_embedder(settings)
+    embedder = start_local_embedder(settings)
     from playground import factory
 
     # an unusable server: stop here

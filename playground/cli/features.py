@@ -18,7 +18,8 @@ from playground import errors
 from playground.cli.flag_ranges import TURNS, Number
 from playground.cli.flags import add_db_flags
 from playground.geometry.features import FEATURE_NAMES
-from playground.geometry.store import EMBED_BATCH, ComputeStats, SessionFeatures
+from playground.geometry.store import ComputeStats, SessionFeatures
+from playground.geometry.vectors import EMBED_BATCH
 
 #: Texts per embedding call: up to 16 times the default, beyond which one call's padded batch
 #: only costs memory.

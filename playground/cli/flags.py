@@ -112,11 +112,15 @@ def add_db_flags(parser: Any, default_db: str, busy_timeout: float) -> None:
     )
 
 
-def local_embedder(settings: Settings) -> CachingEmbedder | None:
+def start_local_embedder(settings: Settings) -> CachingEmbedder | None:
     """The local MiniLM embedder when the settings use it, already loading in its own thread.
 
     torch and the model load from now on while the rest of the command starts up (the openai
     import, the server probe): start-up costs the longer of the two. None for remote embeddings.
+
+    Unlike :func:`playground.factory.local_embedder`, which always returns the local embedder and
+    leaves it to load on first use, this one looks at the settings (None when the server embeds)
+    and starts loading at once.
     """
     if settings.engine.engine != "offline" and settings.engine.embeddings != "local":
         return None

@@ -27,11 +27,12 @@ from playground.cli.flags import (
     LLM_FLAGS,
     add_db_flags,
     add_llm_flags,
-    local_embedder,
     settings_from,
+    start_local_embedder,
 )
 from playground.domain.simulated_user import Difficulty, UserProfile
 from playground.experiments import runner as experiment
+from playground.experiments.protocol import parse_shard
 from playground.settings import Settings
 from playground.storage.database import open_for_reading
 from playground.storm import run as storm_run
@@ -275,7 +276,7 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         settings = settings_of(args)
         protocol = protocol_of(args, settings)
-        shard = experiment.parse_shard(args.shard) if args.shard else (0, 1)
+        shard = parse_shard(args.shard) if args.shard else (0, 1)
         offline = settings.engine.engine == "offline"
         concurrency = int(
             args.concurrency
@@ -291,7 +292,7 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             protocol,
             judge_model=None if args.no_judge else (args.judge_model or settings.llm.model),
             http=factory.http_library(str(args.http)),
-            embedder=local_embedder(settings),
+            embedder=start_local_embedder(settings),
         )
     except errors.PlaygroundError as exc:
         print(f"error: {exc}", file=err)

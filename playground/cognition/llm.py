@@ -12,13 +12,35 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import Literal, TypeVar, get_args
+
+from pydantic import BaseModel
 
 from playground import domain, errors
-from playground.cognition import prompts
+from playground.cognition import prompts, scoring
 from playground.cognition.base import Context, Rating, ThoughtDraft, without_name
-from playground.inner_thoughts import scoring
 from playground.llm import rating
 from playground.llm.client import ChatClient, ChatResult
+
+#: One call per thought (as the paper), or one call per agent for all its thoughts.
+EvaluationMode = Literal["per-thought", "batched"]
+EVALUATION_MODES: tuple[EvaluationMode, ...] = get_args(EvaluationMode)
+T = TypeVar("T", bound=BaseModel)
+
+# Token limits of each answer (the client asks once more with twice the limit when one is cut).
+# They leave room for what the schema asks: a sentence or a name, a reason or two and a rating.
+#: One sentence on what a message means.
+INTERPRETATION_TOKENS = 120
+#: A participant's name, or nobody.
+TURN_TYPE_TOKENS = 30
+#: One spoken turn (a baseline reply, an articulated thought).
+UTTERANCE_TOKENS = 120
+#: A few thoughts of under 15 words each, with their stimuli.
+THOUGHTS_TOKENS = 500
+#: One thought's evaluation: two reasons for, two against, a rating.
+EVALUATION_TOKENS = 260
+#: Each thought's share of a batched evaluation (its id, reasons and rating).
+BATCH_EVALUATION_TOKENS = 220
 
 
 class LLMCognition:
@@ -29,20 +51,27 @@ class LLMCognition:
         evaluation_mode: ``per-thought`` (one call per thought, as the paper; the default) or
             ``batched`` (one call per agent for all its thoughts, cheaper). Thoughts are formed in
             one call per system either way (the agent asks for each system separately).
+
+    Raises:
+        SettingsError: an unknown evaluation mode (a typo would otherwise select ``batched``).
     """
 
     def __init__(
         self,
         client: ChatClient,
         *,
-        evaluation_mode: str = "per-thought",
+        evaluation_mode: EvaluationMode = "per-thought",
         rating_method: str = "auto",
         rating_samples: int = 20,
         rating_call: str = "final",
         rating_alternatives: int = 20,
     ) -> None:
+        if evaluation_mode not in EVALUATION_MODES:
+            raise errors.SettingsError(
+                f"evaluation_mode: {evaluation_mode!r} is not one of {', '.join(EVALUATION_MODES)}"
+            )
         self.client = client
-        self.mode = evaluation_mode
+        self.mode: EvaluationMode = evaluation_mode
         self.name = client.model
         self.rating_method = rating_method
         self.rating_samples = rating_samples
@@ -72,39 +101,46 @@ class LLMCognition:
             alternatives=self.rating_alternatives,
         )
 
+    async def _usable(
+        self, label: str, messages: list[dict[str, str]], schema: type[T], max_tokens: int
+    ) -> T | None:
+        """The parsed answer, or None when this call gave none that could be used this time
+        (counted as dropped); a server that is gone still raises."""
+        try:
+            res = await self.client.chat_json(label, messages, schema, max_tokens=max_tokens)
+        except _UNUSABLE as exc:
+            _raise_if_gone(exc)
+            return None
+        parsed: T = res.parsed
+        return parsed
+
     async def interpret(
         self, message: domain.Message, recent: list[domain.Message], participants: list[str]
     ) -> str:
         """One sentence on what the message means; ``""`` when the model's answer could not be
         used (counted as dropped): the agents then think without it, and the turn goes on."""
-        try:
-            res = await self.client.chat_json(
-                "interpretation",
-                prompts.interpret_messages(message, recent, participants),
-                prompts.InterpretationOut,
-                max_tokens=120,
-            )
-        except _UNUSABLE as exc:
-            _raise_if_gone(exc)
-            return ""
-        return str(res.parsed.interpretation).strip()
+        answer = await self._usable(
+            "interpretation",
+            prompts.interpret_messages(message, recent, participants),
+            prompts.InterpretationOut,
+            INTERPRETATION_TOKENS,
+        )
+        return "" if answer is None else str(answer.interpretation).strip()
 
     async def predict_turn_type(
         self, message: domain.Message, recent: list[domain.Message], participants: list[str]
     ) -> domain.TurnType:
         """Allocated to a participant the message hands the turn to, else open; open as well when
         the model's answer could not be used (counted as dropped)."""
-        try:
-            res = await self.client.chat_json(
-                "turn type",
-                prompts.turn_type_messages(message, recent, participants),
-                prompts.TurnTypeOut,
-                max_tokens=30,
-            )
-        except _UNUSABLE as exc:
-            _raise_if_gone(exc)
+        answer = await self._usable(
+            "turn type",
+            prompts.turn_type_messages(message, recent, participants),
+            prompts.TurnTypeOut,
+            TURN_TYPE_TOKENS,
+        )
+        if answer is None:
             return domain.TurnType(message_id=message.id, kind="open", origin=self.name)
-        said = str(res.parsed.next_speaker).strip().lstrip("@").strip()
+        said = str(answer.next_speaker).strip().lstrip("@").strip()
         match = next(
             (p for p in participants if p.casefold() == said.casefold() and p != message.speaker),
             None,
@@ -130,7 +166,7 @@ class LLMCognition:
 
     async def respond(self, ctx: Context) -> str:
         res = await self.client.chat_text(
-            "baseline reply", prompts.response_messages(ctx), max_tokens=120
+            "baseline reply", prompts.response_messages(ctx), max_tokens=UTTERANCE_TOKENS
         )
         return without_name(res.text, ctx.agent)
 
@@ -152,7 +188,7 @@ class LLMCognition:
             label,
             prompts.thoughts_messages(ctx, stimuli, system1=s1, system2=s2),
             prompts.ThoughtsOut,
-            max_tokens=500,
+            max_tokens=THOUGHTS_TOKENS,
             lengths={"thoughts": s1 + s2},
         )
         drafts = [
@@ -195,7 +231,7 @@ class LLMCognition:
             prompts.batch_evaluation_messages(ctx, thoughts),
             prompts.EvaluationsOut,
             logprobs=inline,
-            max_tokens=220 * len(thoughts),
+            max_tokens=BATCH_EVALUATION_TOKENS * len(thoughts),
             lengths={"evaluations": len(thoughts), **prompts.REASON_LENGTHS},
         )
         evals = res.parsed.evaluations
@@ -249,7 +285,7 @@ class LLMCognition:
             messages,
             prompts.EvaluationOut,
             logprobs=inline,
-            max_tokens=260,
+            max_tokens=EVALUATION_TOKENS,
             lengths=prompts.REASON_LENGTHS,
         )
         alts = res.rating_alternatives() if inline else []
@@ -276,7 +312,7 @@ class LLMCognition:
         res = await self.client.chat_text(
             "articulation",
             prompts.articulation_messages(ctx, thought, stimuli, proactive_tone=proactive_tone),
-            max_tokens=120,
+            max_tokens=UTTERANCE_TOKENS,
         )
         return without_name(res.text, ctx.agent)
 
@@ -326,7 +362,7 @@ def _rating(
     return Rating(
         rating=rating,
         distribution={r: round(p, 6) for r, p in dist.items()},
-        reasons_for=[r for r in reasons_for[:2]],
-        reasons_against=[r for r in reasons_against[:2]],
+        reasons_for=list(reasons_for[:2]),
+        reasons_against=list(reasons_against[:2]),
         method=method,
     )

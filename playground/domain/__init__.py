@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from playground.domain.refs import ref
+
 MemoryKind = Literal[
     "fact", "objective", "interest", "knowledge", "experience", "utterance", "thought"
 ]
@@ -72,7 +74,7 @@ class MemoryItem(Record):
 
     @property
     def ref(self) -> str:
-        return f"memory:{self.id}"
+        return ref("memory", self.id)
 
 
 class Message(Record):
@@ -94,7 +96,7 @@ class Message(Record):
 
     @property
     def ref(self) -> str:
-        return f"message:{self.id}"
+        return ref("message", self.id)
 
 
 class TurnType(Record):
@@ -143,7 +145,7 @@ class Thought(Record):
 
     @property
     def ref(self) -> str:
-        return f"thought:{self.id}"
+        return ref("thought", self.id)
 
 
 class Evaluation(Record):

@@ -9,9 +9,14 @@ import numpy as np
 
 
 class Embedder(Protocol):
-    """Turns texts into unit-length float32 rows."""
+    """Turns texts into unit-length float32 rows of :attr:`dim` numbers."""
 
     name: str
+
+    @property
+    def dim(self) -> int:
+        """The length of every vector (an empty batch is an array of shape (0, dim))."""
+        ...
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts``; returns an array of shape (len(texts), dim)."""

@@ -30,6 +30,11 @@ class CachingEmbedder:
     def _key(text: str) -> bytes:
         return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
+    @property
+    def dim(self) -> int:
+        """The inner embedder's vector length."""
+        return self.inner.dim
+
     def cached(self, text: str) -> np.ndarray | None:
         return self._cache.get(self._key(text))
 
@@ -57,7 +62,7 @@ class CachingEmbedder:
         for task in waits:
             await asyncio.shield(task)
         if not keys:
-            return np.zeros((0, 384), dtype=np.float32)
+            return await self.inner.embed([])  # its own empty shape: (0, its dim)
         return np.stack([self._cache[k] for k in keys])
 
     async def _fill(self, missing: dict[bytes, str]) -> np.ndarray:

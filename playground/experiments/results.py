@@ -1,4 +1,5 @@
-"""Reading experiments back: the list, each conversation's run, and the per-condition summary.
+"""Reading experiments back: the list, each conversation's run, the progress stored so far and
+the per-condition summary.
 
 The summary is computed from the database alone, so it is the same after a resume, a merge of
 shard databases, or on another machine. Per condition, over its finished conversations:
@@ -29,6 +30,7 @@ import sqlite_utils
 from pydantic import BaseModel
 
 from playground import errors
+from playground.experiments import runner
 
 
 class ConditionSummary(BaseModel):
@@ -116,6 +118,47 @@ def list_experiments(db: sqlite_utils.Database) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def experiment_names(db: sqlite_utils.Database) -> list[tuple[str, str | None]]:
+    """Every experiment as ``(id, name)``, newest first (for a picker)."""
+    rows = db.execute("SELECT id, name FROM experiments ORDER BY created_at DESC").fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def stored_config(db: sqlite_utils.Database, experiment_id: str) -> str | None:
+    """The JSON text of the config an experiment (exact id) was stored with; ``""`` when it has
+    none, ``None`` when there is no such experiment."""
+    row = db.execute("SELECT config FROM experiments WHERE id = ?", [experiment_id]).fetchone()
+    return None if row is None else (row[0] or "")
+
+
+def stored_progress(db: sqlite_utils.Database, experiment_id: str) -> runner.Progress:
+    """An experiment's progress as the database holds it (for one that is not running here):
+    per condition its planned, finished and failed conversations; LLM calls and tokens of its
+    sessions. Retries and errors are only counted while it runs."""
+    protocol = json.loads(stored_config(db, experiment_id) or "{}").get("protocol", {})
+    total = int(protocol.get("conversations") or 0)
+    progress = runner.Progress(experiment_id)
+    for cond in protocol.get("conditions") or []:
+        progress.conditions[cond] = runner.ConditionProgress(total=total)
+    for cond, status, n in db.execute(
+        "SELECT condition, status, COUNT(*) FROM experiment_runs WHERE experiment_id = ?"
+        " GROUP BY condition, status",
+        [experiment_id],
+    ).fetchall():
+        c = progress.conditions.setdefault(cond, runner.ConditionProgress(total=total))
+        if status == "finished":
+            c.done += n
+        elif status == "failed":
+            c.failed += n
+    calls, tokens = db.execute(
+        "SELECT COALESCE(SUM(calls), 0), COALESCE(SUM(prompt_tokens + completion_tokens), 0)"
+        " FROM sessions WHERE experiment_id = ?",
+        [experiment_id],
+    ).fetchone()
+    progress.calls, progress.tokens = int(calls), int(tokens)
+    return progress
 
 
 def runs(db: sqlite_utils.Database, experiment: str) -> list[dict[str, Any]]:

@@ -1,14 +1,6 @@
-"""The paper's simulation study as a resumable batch: conditions over the same paired draws.
+"""Running the paper's simulation study as a resumable batch: every condition over the same draws.
 
-docs/spec.md §1.9.2 (the simulation study): 8 personas, each enriched with 2 facts borrowed
-from other personas; per conversation 4 participants drawn at random, a random initiator and one
-of 10 icebreakers; 15 turns; 50 conversations per condition. Every condition runs on the **same
-draws** (a paired design): draw *i* of every condition has the same participants, initiator,
-icebreaker and seed. The draws are stored in ``experiment_draws`` and each session carries its
-``draw``, so the pairs can be found.
-
-The experiment id is a hash of the protocol (conditions, sizes, seed, personas, icebreakers,
-engine and model): rerunning the same command finds the same experiment and resumes it. Each
+The protocol, its id and its paired draws are :mod:`playground.experiments.protocol`'s. Each
 (draw, condition) has a row in ``experiment_runs``: finished ones are skipped, the others
 (interrupted, failed, or left ``running`` by a process that is gone) are run again, their earlier
 attempt's session deleted and its error kept in the row. ``--shard K/N`` runs the draws ``i``
@@ -32,127 +24,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
-import json
-import os
-import random
-import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict, Field
 
-from playground import clock, domain, errors, events
+from playground import domain, errors, events
+from playground.experiments import run_rows
+from playground.experiments.protocol import Draw, ExperimentProtocol, draws
 from playground.room import loops
 from playground.settings import Settings
 from playground.storage.writes import immediate
 
 if TYPE_CHECKING:
+    from playground.factory import Engine
     from playground.room.room import Room
 
-_CLOCK = clock.SystemClock()
 #: The paper's simulation settings for Inner Thoughts agents (docs/spec.md §1.5, §1.9.2).
 PRESET = "simulation"
 EVALUATION_MODE = "per-thought"
-BORROWED_FACTS = 2
-
-
-class Protocol(BaseModel):
-    """What defines an experiment; its id is a hash of this."""
-
-    model_config = ConfigDict(frozen=True)
-
-    conditions: tuple[domain.Policy, ...] = Field(min_length=1)
-    conversations: int = Field(ge=1, le=100_000)
-    agents: int = Field(ge=1)
-    turns: int = Field(ge=1, le=10_000)
-    seed: int
-    personas: tuple[domain.Persona, ...]
-    icebreakers: tuple[str, ...] = Field(min_length=1)
-    engine: str
-    model: str
-    base_url: str | None = None
-
-    @property
-    def experiment_id(self) -> str:
-        return protocol_id(self, "x")
-
-
-def protocol_id(protocol: BaseModel, prefix: str) -> str:
-    """An experiment's id: ``prefix`` and a hash of its protocol, so the same protocol (the same
-    command) finds the same experiment again."""
-    text = json.dumps(protocol.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
-    return prefix + hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-@dataclass(frozen=True)
-class Draw:
-    """One conversation of the design, the same for every condition."""
-
-    index: int
-    seed: int
-    participants: tuple[str, ...]
-    initiator: str
-    icebreaker: str
-
-
-def enrich(
-    personas: Sequence[domain.Persona], seed: int, k: int = BORROWED_FACTS
-) -> list[domain.Persona]:
-    """Each persona with ``k`` facts borrowed from the other personas, drawn by seed
-    (docs/spec.md §1.9.2).
-
-    Facts already held are never borrowed twice; a persona keeps its own facts first.
-    """
-    out: list[domain.Persona] = []
-    for p in personas:
-        rng = random.Random(f"{seed}:enrich:{p.id}")
-        mine = set(p.facts)
-        pool = sorted({f for q in personas if q.id != p.id for f in q.facts if f not in mine})
-        borrowed = rng.sample(pool, min(k, len(pool)))
-        facts = [*p.facts, *borrowed][:20]  # a persona holds at most 20 facts
-        out.append(p.model_copy(update={"facts": facts}))
-    return out
-
-
-def draws(protocol: Protocol) -> list[Draw]:
-    """Every conversation's participants, initiator, icebreaker and seed, from the seed alone."""
-    names = [p.name for p in protocol.personas]
-    out = []
-    for i in range(protocol.conversations):
-        rng = random.Random(f"{protocol.seed}:draw:{i}")
-        chosen = rng.sample(names, protocol.agents)
-        out.append(
-            Draw(
-                index=i,
-                seed=rng.randrange(2**31),
-                participants=tuple(sorted(chosen, key=names.index)),
-                initiator=rng.choice(chosen),
-                icebreaker=rng.choice(protocol.icebreakers),
-            )
-        )
-    return out
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"K/N"`` → (K, N) with 0 ≤ K < N.
-
-    Raises:
-        SettingsError: not of that form.
-    """
-    try:
-        k, n = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise errors.SettingsError(
-            f"--shard: {text!r} is not K/N (e.g. 0/4: every 4th conversation starting at 0)"
-        ) from None
-    if n < 1 or not 0 <= k < n:
-        raise errors.SettingsError(f"--shard: {text!r} needs 0 ≤ K < N (K counts from 0)")
-    return k, n
 
 
 @dataclass
@@ -249,9 +142,9 @@ class Runner:
     def __init__(
         self,
         db: sqlite_utils.Database,
-        protocol: Protocol,
+        protocol: ExperimentProtocol,
         settings: Settings,
-        engine: Any,
+        engine: Engine,
         *,
         concurrency: int = 8,
         shard: tuple[int, int] = (0, 1),
@@ -295,45 +188,13 @@ class Runner:
 
     def prepare(self) -> list[Job]:
         """Store the experiment and its draws (once) and return the jobs this run must do."""
-        config = self.config()
         conditions = self.conditions()
-        with immediate(self.db):
-            row = self.db.execute("SELECT name FROM experiments WHERE id = ?", [self.id]).fetchone()
-            if row is None:
-                self.db.execute(
-                    "INSERT INTO experiments (id, name, created_at, config) VALUES (?, ?, ?, ?)",
-                    [self.id, self.name, _CLOCK.now_iso(), json.dumps(config, ensure_ascii=False)],
-                )
-            elif self.name and row[0] != self.name:
-                self.db.execute(
-                    "UPDATE experiments SET name = ? WHERE id = ?", [self.name, self.id]
-                )
-            design = self.design()
-            for d in design:
-                self.db.execute(
-                    "INSERT OR IGNORE INTO experiment_draws (experiment_id, draw, seed, participants, initiator, icebreaker)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        self.id,
-                        d.index,
-                        d.seed,
-                        json.dumps(list(d.participants)),
-                        d.initiator,
-                        d.icebreaker,
-                    ],
-                )
+        design = self.design()
+        run_rows.store_plan(self.db, self.id, self.name, self.config(), design)
         k, n = self.shard
         mine = [d for d in design if d.index % n == k]
-        self._forget_orphans(k, n)
-        runs = {
-            (r[0], r[1]): (r[2], r[3], r[4], r[5])
-            for r in self.db.execute(
-                "SELECT r.draw, r.condition, r.status, s.pid, s.host, s.status"
-                " FROM experiment_runs r LEFT JOIN sessions s ON s.id = r.session_id"
-                " WHERE r.experiment_id = ?",
-                [self.id],
-            ).fetchall()
-        }
+        run_rows.forget_orphans(self.db, self.id, k, n)
+        runs = run_rows.run_states(self.db, self.id)
         jobs: list[Job] = []
         for cond in conditions:
             prog = self.progress.conditions.setdefault(cond, ConditionProgress())
@@ -343,7 +204,7 @@ class Runner:
                 if status == "finished" and session == "finished":
                     prog.done += 1
                     prog.skipped += 1
-                elif status == "running" and _alive_elsewhere(pid, host):
+                elif status == "running" and run_rows.alive_elsewhere(pid, host):
                     raise errors.PlaygroundError(
                         f"experiment {self.id} conversation {d.index} ({cond}) is being run by"
                         f" process {pid} on this machine; wait for it or stop it first"
@@ -412,58 +273,7 @@ class Runner:
             self.on_progress(self.progress)
 
     def _mark(self, job: Job, status: str, session_id: str | None, error: str | None) -> None:
-        with immediate(self.db):
-            self.db.execute(
-                "INSERT INTO experiment_runs (experiment_id, draw, condition, session_id, status, attempts, error, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, 1, ?, ?)"
-                " ON CONFLICT (experiment_id, draw, condition) DO UPDATE SET session_id = excluded.session_id,"
-                " status = excluded.status, updated_at = excluded.updated_at,"
-                " error = COALESCE(excluded.error, experiment_runs.error),"
-                " attempts = experiment_runs.attempts + (excluded.status = 'running')",
-                [
-                    self.id,
-                    job.draw.index,
-                    job.condition,
-                    session_id,
-                    status,
-                    error,
-                    _CLOCK.now_iso(),
-                ],
-            )
-
-    def _forget_attempt(self, job: Job) -> None:
-        """Delete the session of an earlier attempt (its error stays in the run's row), so a rerun
-        leaves one session per draw and condition.
-
-        Its status does not matter: a job is redone only when its run row is not ``finished``,
-        and a session can have finished while its run row did not (the process died between the
-        two writes). Kept, it would count next to the new one.
-        """
-        row = self.db.execute(
-            "SELECT session_id FROM experiment_runs WHERE experiment_id = ? AND draw = ? AND condition = ?",
-            [self.id, job.draw.index, job.condition],
-        ).fetchone()
-        if row and row[0]:
-            with immediate(self.db):
-                self.db.execute("DELETE FROM sessions WHERE id = ?", [row[0]])
-
-    def _forget_orphans(self, k: int, n: int) -> None:
-        """Delete the sessions of this shard's draws that no run row names and that no report may
-        count: those that did not finish, and any of a draw this database has run rows for (an
-        earlier attempt whose run row has since named another session).
-
-        Only a version that wrote a session before its run row leaves such sessions; sessions
-        imported from elsewhere (finished, of draws never run here) are left alone.
-        """
-        with immediate(self.db):
-            self.db.execute(
-                "DELETE FROM sessions WHERE experiment_id = :x AND draw % :n = :k"
-                " AND id NOT IN (SELECT session_id FROM experiment_runs"
-                "  WHERE experiment_id = :x AND session_id IS NOT NULL)"
-                " AND (status != 'finished' OR draw IN"
-                "  (SELECT draw FROM experiment_runs WHERE experiment_id = :x))",
-                {"x": self.id, "n": n, "k": k},
-            )
+        run_rows.mark(self.db, self.id, job.draw.index, job.condition, status, session_id, error)
 
     def _max_turns(self) -> int:
         """The room's message limit (a subclass that counts turns otherwise overrides it)."""
@@ -521,7 +331,9 @@ class Runner:
             attempt.room = None
             raise
 
-    def _open_room(self, attempt: Attempt, settings: Settings, engine: Any, condition: str) -> Room:
+    def _open_room(
+        self, attempt: Attempt, settings: Settings, engine: Engine, condition: str
+    ) -> Room:
         """Open the job's session (usage counted by :meth:`_usage_scope`, not by the room) and
         mark its run ``running``, in one transaction: a process killed in between leaves neither,
         never a session that no run row owns (a rerun would not know to replace it).
@@ -565,7 +377,8 @@ class Runner:
 
         job = attempt.job
         settings = self._settings_for(job.draw)
-        engine = dataclasses.replace(self.engine, cognition=_mind_for(self.engine, settings))
+        mind = factory.make_cognition(settings, self.engine.embedder, self.engine.client)
+        engine = dataclasses.replace(self.engine, cognition=mind)
         room = self._open_room(attempt, settings, engine, job.condition)
         personas = {p.name: p for p in self.protocol.personas}
         with self._usage_scope(room):
@@ -592,7 +405,7 @@ class Runner:
         self.progress.running += 1
         self._notify()
         try:
-            self._forget_attempt(job)
+            run_rows.forget_attempt(self.db, self.id, job.draw.index, job.condition)
             await self._conversation(attempt)
             if attempt.room is not None and attempt.room.status != "finished":
                 raise errors.PlaygroundError(f"the {self.job_noun} ended {attempt.room.status}")
@@ -625,18 +438,6 @@ class Runner:
             self._notify()
 
 
-def _mind_for(engine: Any, settings: Settings) -> Any:
-    """A conversation's own mind over the shared embedder and client (the offline engine keeps
-    per-conversation state; the LLM mind is cheap to make)."""
-    if engine.client is None:
-        from playground.cognition.offline import OfflineCognition
-
-        return OfflineCognition(engine.embedder, seed=settings.engine.seed)
-    from playground.cognition.llm import LLMCognition
-
-    return LLMCognition(engine.client, evaluation_mode=EVALUATION_MODE)
-
-
 def _both(
     a: Callable[[domain.Usage], None], b: Callable[[domain.Usage], None]
 ) -> Callable[[domain.Usage], None]:
@@ -645,10 +446,3 @@ def _both(
         b(u)
 
     return call
-
-
-def _alive_elsewhere(pid: int | None, host: str | None) -> bool:
-    """A run left ``running`` by another process that is still alive on this machine."""
-    from playground.storage.database import alive
-
-    return bool(pid) and pid != os.getpid() and host == socket.gethostname() and alive(pid or 0)

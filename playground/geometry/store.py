@@ -1,8 +1,7 @@
-"""Message vectors cached per embedding model, and TRACE features stored per session.
+"""TRACE features stored per session, computed from the message vectors.
 
-``message_embeddings`` keeps one float32 little-endian vector per (session, message, model),
-with the hash of the text it was computed from: a message whose text changed is embedded again.
-``session_features`` keeps one row per (session, model): the features of
+The vectors come from :mod:`playground.geometry.vectors` (cached per embedding model in
+``message_embeddings``, embedded when missing). ``session_features`` keeps one row per (session, model): the features of
 :mod:`playground.geometry.features` as JSON, the version of their definitions and the message
 count they saw; a row of another version, of a session that gained messages, or whose vectors were
 re-embedded is recomputed.
@@ -10,11 +9,10 @@ re-embedded is recomputed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -25,11 +23,13 @@ import sqlite_utils
 from playground import errors
 from playground.embedding.base import Embedder
 from playground.geometry import features as feat
-
-#: Texts handed to the embedder per call when many are missing (the local model sorts each
-#: call's texts by length, so big calls pad less).
-EMBED_BATCH = 1024
-_CHUNK = 500  # session ids per SQL ``IN (...)``
+from playground.geometry.vectors import (
+    EMBED_BATCH,
+    EmbeddedSession,
+    chunks,
+    embed_missing,
+    load_sessions,
+)
 
 
 @dataclass
@@ -73,165 +73,8 @@ class ComputeStats:
     features_seconds: float = 0.0
 
 
-@dataclass
-class _Message:
-    id: int
-    speaker: str
-    text: str
-    origin: str | None
-    at: float | None
-    vector: np.ndarray | None = None
-
-
-@dataclass
-class _Session:
-    id: str
-    messages: list[_Message]
-    task: str | None  # the STORM task, when the session is a STORM dialogue
-    stale: bool = False  # some vector was (re)embedded now
-
-
-def text_hash(text: str) -> str:
-    """The hash a cached vector is keyed by (blake2b-128 of the UTF-8 text, hex)."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-
-
-def _seconds(iso: str | None) -> float | None:
-    if not iso:
-        return None
-    try:
-        when = datetime.fromisoformat(iso)
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.timestamp()
-
-
-def _chunks(ids: Sequence[str]) -> Iterable[list[str]]:
-    for i in range(0, len(ids), _CHUNK):
-        yield list(ids[i : i + _CHUNK])
-
-
-def _load(
-    db: sqlite_utils.Database,
-    ids: Sequence[str],
-    model: str,
-    on_missing: Callable[[], object] | None = None,
-) -> list[_Session]:
-    """The sessions' messages in order, each with its cached vector when still valid.
-
-    ``on_missing`` is called (once per chunk of sessions at most) as soon as a text is found that
-    will need embedding, so that a caller can start loading the model while the rest is read.
-    """
-    by_id: dict[str, _Session] = {sid: _Session(sid, [], None) for sid in ids}
-    for part in _chunks(list(by_id)):
-        marks = ",".join("?" * len(part))
-        rows = db.execute(
-            "SELECT m.session_id, m.id, m.speaker, m.text, m.origin, m.posted_at,"
-            " e.text_hash, e.dim, e.vector FROM messages m"
-            " LEFT JOIN message_embeddings e ON e.session_id = m.session_id"
-            " AND e.message_id = m.id AND e.model = ?"
-            f" WHERE m.session_id IN ({marks}) ORDER BY m.session_id, m.id",
-            [model, *part],
-        ).fetchall()
-        for sid, mid, speaker, text, origin, posted, h, dim, blob in rows:
-            vec = None
-            if blob is not None and h == text_hash(text) and dim and len(blob) == 4 * dim:
-                vec = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-            by_id[sid].messages.append(_Message(mid, speaker, text, origin, _seconds(posted), vec))
-        tasks = db.execute(
-            f"SELECT session_id, task FROM storm_dialogues WHERE session_id IN ({marks})", part
-        ).fetchall()
-        for sid, task in tasks:
-            by_id[sid].task = task
-        if on_missing is not None and (any(r[8] is None for r in rows) or any(t for _, t in tasks)):
-            on_missing()
-    return list(by_id.values())
-
-
-async def _embed(embedder: Embedder, texts: list[str], batch: int) -> dict[str, np.ndarray]:
-    """Vectors of the distinct ``texts``, by text, embedded ``batch`` at a time."""
-    unique = list(dict.fromkeys(texts))
-    out: dict[str, np.ndarray] = {}
-    for i in range(0, len(unique), batch):
-        part = unique[i : i + batch]
-        vecs = await embedder.embed(part)
-        for t, v in zip(part, vecs, strict=True):
-            out[t] = np.asarray(v, dtype=np.float32)
-    return out
-
-
-async def _fill(
-    db: sqlite_utils.Database,
-    sessions: list[_Session],
-    embedder: Embedder,
-    *,
-    batch: int = EMBED_BATCH,
-) -> tuple[dict[str, np.ndarray], int]:
-    """Embed every message lacking a valid cached vector (and every STORM task), store the new
-    message vectors, and return the task vectors by text and how many texts were embedded.
-
-    Raises:
-        PlaygroundError: the database cannot be written.
-    """
-    missing = [m for s in sessions for m in s.messages if m.vector is None]
-    tasks = [s.task for s in sessions if s.task]
-    if not missing and not tasks:
-        return {}, 0
-    vecs = await _embed(embedder, [m.text for m in missing] + tasks, batch)
-    rows = []
-    for s in sessions:
-        for m in s.messages:
-            if m.vector is None:
-                m.vector = vecs[m.text]
-                s.stale = True
-                rows.append(
-                    (
-                        s.id,
-                        m.id,
-                        embedder.name,
-                        text_hash(m.text),
-                        int(m.vector.shape[0]),
-                        m.vector.astype("<f4").tobytes(),
-                    )
-                )
-    if rows:
-        try:
-            with db.conn:
-                db.conn.executemany(
-                    "INSERT OR REPLACE INTO message_embeddings"
-                    " (session_id, message_id, model, text_hash, dim, vector) VALUES (?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-        except sqlite3.Error as exc:
-            raise errors.PlaygroundError(f"cannot store message vectors: {exc}") from exc
-    return {t: vecs[t] for t in tasks}, len({m.text for m in missing} | set(tasks))
-
-
-async def message_vectors(
-    db: sqlite_utils.Database, session_id: str, embedder: Embedder
-) -> tuple[list[int], np.ndarray]:
-    """A session's message ids and their vectors, in order, from the cache or embedded now.
-
-    Messages without a cached vector for ``embedder.name`` (or whose text changed since) are
-    embedded and stored.
-
-    Returns:
-        The message ids and an array (len(ids) × dim); (``[]``, a 0 × 0 array) for no messages.
-
-    Raises:
-        PlaygroundError: the database cannot be written.
-    """
-    [s] = _load(db, [session_id], embedder.name)
-    await _fill(db, [s], embedder)
-    if not s.messages:
-        return [], np.zeros((0, 0), dtype=np.float32)
-    return [m.id for m in s.messages], np.stack([m.vector for m in s.messages])  # type: ignore[misc]
-
-
 def _goal(
-    s: _Session, task_vecs: dict[str, np.ndarray]
+    s: EmbeddedSession, task_vecs: dict[str, np.ndarray]
 ) -> tuple[str | None, np.ndarray | None, bool]:
     """The goal's text and vector, and whether it is the first turn itself.
 
@@ -249,7 +92,7 @@ def _goal(
 
 
 def _compute(
-    s: _Session, model: str, task_vecs: dict[str, np.ndarray], late_k: int
+    s: EmbeddedSession, model: str, task_vecs: dict[str, np.ndarray], late_k: int
 ) -> SessionFeatures:
     goal_text, goal_vec, first = _goal(s, task_vecs)
     speakers = [m.speaker for m in s.messages]
@@ -280,7 +123,7 @@ def _stored(
     db: sqlite_utils.Database, ids: Sequence[str], model: str | None
 ) -> dict[str, SessionFeatures]:
     out: dict[str, SessionFeatures] = {}
-    for part in _chunks(list(ids)):
+    for part in chunks(list(ids)):
         marks = ",".join("?" * len(part))
         sql = (
             "SELECT session_id, model, version, computed_at, message_count, goal, features,"
@@ -368,7 +211,7 @@ async def compute_many(
         raise ValueError(f"late_k must be at least 1 (got {late_k})")
     ids = list(dict.fromkeys(session_ids))
     known = set()
-    for part in _chunks(ids):
+    for part in chunks(ids):
         marks = ",".join("?" * len(part))
         known |= {r[0] for r in db.execute(f"SELECT id FROM sessions WHERE id IN ({marks})", part)}
     unknown = [i for i in ids if i not in known]
@@ -380,7 +223,7 @@ async def compute_many(
     # without a vector turns up, and read the rest of the sessions meanwhile.
     local = getattr(embedder, "inner", embedder)  # the model behind a cache
     t0 = time.perf_counter()
-    sessions = _load(db, ids, model, on_missing=getattr(local, "start_loading", None))
+    sessions = load_sessions(db, ids, model, on_missing=getattr(local, "start_loading", None))
     t1 = time.perf_counter()
     if any(m.vector is None for s in sessions for m in s.messages) or any(s.task for s in sessions):
         # Load the model first (a local model takes seconds), so that its cost is reported apart.
@@ -388,7 +231,7 @@ async def compute_many(
         if load is not None:
             await load()
     t_model = time.perf_counter()
-    task_vecs, st.embedded = await _fill(db, sessions, embedder, batch=batch)
+    task_vecs, st.embedded = await embed_missing(db, sessions, embedder, batch=batch)
     t2 = time.perf_counter()
     stored = {} if recompute else _stored(db, ids, model)
     out: list[SessionFeatures] = []

@@ -23,11 +23,13 @@ import sqlite_utils
 
 from playground import domain, events, factory
 from playground.domain.simulated_user import HiddenState, UserProfile
-from playground.history.recording import FORK_BEGINS, Recording
-from playground.room import simulated
+from playground.history.recording import Recording
+from playground.history.timeline import FORK_BEGINS
+from playground.room.participants import SimulatedUser
 from playground.room.room import Room
 from playground.settings import ProactivitySettings, Settings
 from playground.storage.recorder import SessionRecorder
+from playground.storm.user import simulator_for
 
 
 @dataclass
@@ -208,7 +210,7 @@ async def fork(
     for human in st.humans:
         room.add_human(human)
     if st.simulated:
-        mind = factory.user_simulator(
+        mind = simulator_for(
             engine,
             seed=settings.engine.seed,
             short_messages=settings.room.simulated_short_messages,
@@ -263,7 +265,7 @@ async def fork(
                 )
         hidden = st.hidden.get(m.id)
         user = room.participants.get(m.speaker)
-        if hidden is not None and isinstance(user, simulated.SimulatedUser):
+        if hidden is not None and isinstance(user, SimulatedUser):
             # A simulated user's hidden state goes with its message into the fork.
             user.states.append(hidden[1])
             with _as_of(room, hidden[3]):

@@ -4,15 +4,17 @@ A replay that jumps needs, for each participant, every thought that exists at th
 evaluations (oldest first), whether the latest one re-scored a retained thought, its latest
 saliency and the message that expressed it. That is the fold of the events ``thought_formed``,
 ``thought_evaluated``, ``thought_expressed``, ``thought_deleted`` and ``thought_restored`` (an
-undone deletion) up to the moment: most of a long session's events. :class:`playground.history.recording.Recording` keeps ledgers at checkpoints, so a
-jump folds only the events since the nearest one.
+undone deletion) up to the moment: most of a long session's events.
+:class:`playground.history.recording.Recording` keeps ledgers at checkpoints, so a jump folds only
+the events since the nearest one.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import assert_never
 
-from playground import domain
+from playground import domain, events
 
 THOUGHT_KINDS = frozenset(
     {
@@ -60,50 +62,76 @@ class ThoughtLedger:
         other.deleted = {a: dict(d) for a, d in self.deleted.items()}
         return other
 
-    def apply(self, events: list[Any]) -> None:
-        """Fold thought events, in order (other kinds are ignored)."""
+    def apply(self, folded: Iterable[events.Event]) -> None:
+        """Fold thought events, in order; the other kinds change no thought and are passed over
+        (each has its case, so a new kind must be placed here before it type-checks)."""
         all_thoughts, all_evaluations, all_retained = (
             self.thoughts,
             self.evaluations,
             self.retained,
         )
-        for e in events:
-            kind = e.kind
-            if kind == "thought_formed":
-                th = e.thought
-                all_thoughts.setdefault(th.agent, {})[th.id] = th
-                continue
-            if kind not in THOUGHT_KINDS:
-                continue
-            agent = e.agent
-            thoughts = all_thoughts.setdefault(agent, {})
-            if kind == "thought_evaluated":
-                ev = e.evaluation
-                tid = ev.thought_id
-                all_evaluations.setdefault(agent, {}).setdefault(tid, []).append(ev)
-                all_retained.setdefault(agent, {})[tid] = e.retained
-                if (
-                    e.saliency is not None
-                    and tid in thoughts
-                    and thoughts[tid].saliency != e.saliency
+        for e in folded:
+            match e:
+                case events.ThoughtFormed():
+                    th = e.thought
+                    all_thoughts.setdefault(th.agent, {})[th.id] = th
+                case events.ThoughtEvaluated():
+                    thoughts = all_thoughts.setdefault(e.agent, {})
+                    ev = e.evaluation
+                    tid = ev.thought_id
+                    all_evaluations.setdefault(e.agent, {}).setdefault(tid, []).append(ev)
+                    all_retained.setdefault(e.agent, {})[tid] = e.retained
+                    if (
+                        e.saliency is not None
+                        and tid in thoughts
+                        and thoughts[tid].saliency != e.saliency
+                    ):
+                        thoughts[tid] = updated(thoughts[tid], saliency=e.saliency)
+                case events.ThoughtExpressed():
+                    thoughts = all_thoughts.setdefault(e.agent, {})
+                    if e.thought_id in thoughts:
+                        thoughts[e.thought_id] = updated(
+                            thoughts[e.thought_id], expressed_in=e.message_id
+                        )
+                case events.ThoughtDeleted():
+                    agent = e.agent
+                    gone = all_thoughts.setdefault(agent, {}).pop(e.thought_id, None)
+                    evs = all_evaluations.get(agent, {}).pop(e.thought_id, None)
+                    kept = all_retained.get(agent, {}).pop(e.thought_id, None)
+                    if gone is not None:
+                        self.deleted.setdefault(agent, {})[e.thought_id] = (gone, evs, kept)
+                case events.ThoughtRestored():  # as the event carries it, its evaluations back
+                    agent, th = e.agent, e.thought
+                    all_thoughts.setdefault(agent, {})[th.id] = th
+                    _, evs, kept = self.deleted.get(agent, {}).pop(th.id, (th, None, None))
+                    if evs is not None:
+                        all_evaluations.setdefault(agent, {})[th.id] = evs
+                    if kept is not None:
+                        all_retained.setdefault(agent, {})[th.id] = kept
+                case (
+                    events.SessionStarted()
+                    | events.ParticipantJoined()
+                    | events.ParticipantLeft()
+                    | events.MemoryChanged()
+                    | events.TriggerFired()
+                    | events.MessagePosted()
+                    | events.MessageInterpreted()
+                    | events.TurnTypePredicted()
+                    | events.NextSpeakerPredicted()
+                    | events.PolicyChanged()
+                    | events.MemoriesRetrieved()
+                    | events.ThoughtRefused()  # a refused draft never became a thought
+                    | events.DecisionMade()
+                    | events.ParticipantStateChanged()
+                    | events.UsageRecorded()
+                    | events.ErrorOccurred()
+                    | events.AnnotationAdded()
+                    | events.LabelRecorded()
+                    | events.ProactivityChanged()
+                    | events.HiddenStateRecorded()
+                    | events.MessageEmbedded()
+                    | events.SessionFinished()
                 ):
-                    thoughts[tid] = updated(thoughts[tid], saliency=e.saliency)
-            elif kind == "thought_expressed":
-                if e.thought_id in thoughts:
-                    thoughts[e.thought_id] = updated(
-                        thoughts[e.thought_id], expressed_in=e.message_id
-                    )
-            elif kind == "thought_deleted":
-                gone = thoughts.pop(e.thought_id, None)
-                evs = all_evaluations.get(agent, {}).pop(e.thought_id, None)
-                kept = all_retained.get(agent, {}).pop(e.thought_id, None)
-                if gone is not None:
-                    self.deleted.setdefault(agent, {})[e.thought_id] = (gone, evs, kept)
-            else:  # thought_restored: the thought as the event carries it, its evaluations back
-                th = e.thought
-                thoughts[th.id] = th
-                _, evs, kept = self.deleted.get(agent, {}).pop(th.id, (th, None, None))
-                if evs is not None:
-                    all_evaluations.setdefault(agent, {})[th.id] = evs
-                if kept is not None:
-                    all_retained.setdefault(agent, {})[th.id] = kept
+                    pass  # not about a thought
+                case _:
+                    assert_never(e)

@@ -16,28 +16,16 @@ import contextlib
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import sqlite_utils
 
 from playground import errors, events
 from playground.history.ledger import THOUGHT_KINDS, ThoughtLedger
+from playground.history.timeline import Mark, Moment, find_marks, find_moments
 from playground.storage.database import snapshot
 from playground.storage.reader import SessionReader
 
-MarkKind = Literal["interruption", "system1", "forced", "human", "note", "error", "silence", "fork"]
-MARK_LABELS: dict[str, str] = {
-    "interruption": "interruption",
-    "system1": "System-1 reply",
-    "forced": "forced by the user",
-    "human": "human message",
-    "note": "private note",
-    "error": "error",
-    "silence": "everyone stayed silent",
-    "fork": "a fork's own run begins",
-}
-#: What ``playground show`` prints between a fork's carried-over messages and its own.
-FORK_BEGINS = "── the fork begins here: the messages above are carried over from the parent ──"
 # Events that only describe the moment they happen: when the state is rebuilt at a position, only
 # the latest of them (the current trigger's) still shows.
 # Retrievals are kept per agent: the latest one of each agent still shows (an agent that did not
@@ -52,25 +40,6 @@ _TRANSIENT = {
 }
 #: Thought events between two kept thought ledgers: a jump folds at most this many.
 LEDGER_EVERY = 1000
-
-
-@dataclass(frozen=True)
-class Moment:
-    """A place to step to: a posted message, or the end of a trigger's decisions."""
-
-    seq: int
-    kind: Literal["message", "decision"]
-    step: int
-    message_id: int | None = None
-
-
-@dataclass(frozen=True)
-class Mark:
-    """Something worth finding on the timeline."""
-
-    seq: int
-    kind: MarkKind
-    label: str
 
 
 @dataclass
@@ -91,7 +60,7 @@ class Recording:
     message_seq: dict[int, int]
     message_text: dict[int, str] = field(default_factory=dict)
     retrieval_agent: dict[int, str] = field(default_factory=dict)
-    _cache: dict[int, Any] = field(default_factory=dict, repr=False)
+    _cache: dict[int, events.Event] = field(default_factory=dict, repr=False)
     _moment_seqs: list[int] = field(default_factory=list, repr=False)
     _message_seqs: list[int] = field(default_factory=list, repr=False)
     _parsed_upto: int = field(default=0, repr=False)
@@ -134,50 +103,19 @@ class Recording:
             raise errors.PlaygroundError(
                 f"session {sid} has no event log to replay (it was recorded without one)"
             )
-        seqs = [r[0] for r in rows]
-        kinds = [r[1] for r in rows]
-        steps = [r[2] for r in rows]
-        message_seq: dict[int, int] = {}
-        for seq, mid in db.execute(
-            "SELECT seq, json_extract(data, '$.message.id') FROM events"
-            " WHERE session_id = ? AND kind = 'message_posted'",
-            [sid],
-        ).fetchall():
-            if mid is None:
-                raise errors.PlaygroundError(
-                    f"event {seq} (message_posted) of session {sid} cannot be read: it has no message"
-                )
-            message_seq[int(mid)] = seq
-        messages = db.execute(
-            "SELECT id, speaker_kind, interruption, system, text, step FROM messages"
-            " WHERE session_id = ? ORDER BY id",
-            [sid],
-        ).fetchall()
         rec = cls(
             db=db,
             session=session,
             participants=participants,
-            seqs=seqs,
-            kinds=kinds,
-            steps=steps,
+            seqs=[],
+            kinds=[],
+            steps=[],
             moments=[],
             marks=[],
-            message_seq=message_seq,
-            message_text={m[0]: m[4] for m in messages},
+            message_seq={},
         )
-        rec.retrieval_agent = dict(
-            db.execute(
-                "SELECT seq, json_extract(data, '$.agent') FROM events"
-                " WHERE session_id = ? AND kind = 'memories_retrieved'",
-                [sid],
-            ).fetchall()
-        )
-        rec.moments = rec._find_moments(message_seq)
-        rec._moment_seqs = [m.seq for m in rec.moments]
-        rec._message_seqs = sorted(message_seq.values())
-        rec.marks = rec._find_marks(messages, message_seq)
-        rec._thought_seqs = [s for s, k in zip(seqs, kinds, strict=True) if k in THOUGHT_KINDS]
         rec._ledgers = [ThoughtLedger()]
+        rec._take_in(rows, after=None)
         return rec
 
     def refresh(self) -> int:
@@ -205,13 +143,23 @@ class Recording:
         ).fetchall()
         if not rows:
             return 0
+        self.session = SessionReader(self.db).session_row(sid)
+        self._take_in(rows, after)
+        return len(rows)
+
+    def _take_in(self, rows: list[tuple[Any, ...]], after: int | None) -> None:
+        """Add the index ``rows`` (seq, kind, step) of the events after ``after`` (None: from the
+        first), with the messages they posted and whose retrievals they were; then find the
+        timeline again."""
+        sid = self.session["id"]
+        since, params = ("", [sid]) if after is None else (" AND seq > ?", [sid, after])
         self.seqs.extend(r[0] for r in rows)
         self.kinds.extend(r[1] for r in rows)
         self.steps.extend(r[2] for r in rows)
         for seq, mid in self.db.execute(
             "SELECT seq, json_extract(data, '$.message.id') FROM events"
-            " WHERE session_id = ? AND kind = 'message_posted' AND seq > ?",
-            [sid, after],
+            " WHERE session_id = ? AND kind = 'message_posted'" + since,
+            params,
         ).fetchall():
             if mid is None:
                 raise errors.PlaygroundError(
@@ -227,89 +175,19 @@ class Recording:
         self.retrieval_agent.update(
             self.db.execute(
                 "SELECT seq, json_extract(data, '$.agent') FROM events"
-                " WHERE session_id = ? AND kind = 'memories_retrieved' AND seq > ?",
-                [sid, after],
+                " WHERE session_id = ? AND kind = 'memories_retrieved'" + since,
+                params,
             ).fetchall()
         )
-        self.session = SessionReader(self.db).session_row(sid)
-        self.moments = self._find_moments(self.message_seq)
+        self._thought_seqs.extend(r[0] for r in rows if r[1] in THOUGHT_KINDS)
+        self._index_timeline(messages)
+
+    def _index_timeline(self, messages: list[tuple[Any, ...]]) -> None:
+        """Find the moments and marks again (after the index grew)."""
+        self.moments = find_moments(self.seqs, self.kinds, self.steps, self.message_seq)
         self._moment_seqs = [m.seq for m in self.moments]
         self._message_seqs = sorted(self.message_seq.values())
-        self.marks = self._find_marks(messages, self.message_seq)
-        self._thought_seqs.extend(r[0] for r in rows if r[1] in THOUGHT_KINDS)
-        return len(rows)
-
-    def _find_moments(self, message_seq: dict[int, int]) -> list[Moment]:
-        by_seq = {seq: mid for mid, seq in message_seq.items()}
-        out: list[Moment] = []
-        last_decision: int | None = None
-        for seq, kind, step in zip(self.seqs, self.kinds, self.steps, strict=True):
-            if kind == "decision_made":
-                last_decision = seq
-                continue
-            if last_decision is not None and kind in ("trigger_fired", "message_posted"):
-                out.append(Moment(last_decision, "decision", self._step_of(last_decision)))
-                last_decision = None
-            if kind == "message_posted" and seq in by_seq:
-                out.append(Moment(seq, "message", step, by_seq[seq]))
-        if last_decision is not None:
-            out.append(Moment(last_decision, "decision", self._step_of(last_decision)))
-        return out
-
-    def _step_of(self, seq: int) -> int:
-        return self.steps[bisect.bisect_left(self.seqs, seq)]
-
-    def _find_marks(
-        self, messages: list[tuple[Any, ...]], message_seq: dict[int, int]
-    ) -> list[Mark]:
-        sid = self.session["id"]
-        marks: list[Mark] = []
-        for mid, speaker_kind, interruption, system, _text, _step in messages:
-            seq = message_seq.get(mid)
-            if seq is None:
-                continue
-            if interruption:
-                marks.append(Mark(seq, "interruption", f"#{mid} interrupts"))
-            if system == 1:
-                marks.append(Mark(seq, "system1", f"#{mid} is a System-1 reply"))
-            if speaker_kind == "human":
-                marks.append(Mark(seq, "human", f"#{mid} by a person"))
-        for seq, mid in self.db.execute(
-            "SELECT seq, json_extract(data, '$.message_id') FROM events WHERE session_id = ?"
-            " AND kind = 'thought_expressed' AND json_extract(data, '$.forced')",
-            [sid],
-        ).fetchall():
-            marks.append(Mark(seq, "forced", f"#{mid} was forced by the user"))
-        for seq, kind, text in self.db.execute(
-            "SELECT seq, kind, CASE kind WHEN 'error_occurred' THEN json_extract(data, '$.message')"
-            " ELSE json_extract(data, '$.note_kind') END FROM events WHERE session_id = ?"
-            " AND kind IN ('annotation_added', 'error_occurred')",
-            [sid],
-        ).fetchall():
-            if kind == "error_occurred":
-                marks.append(Mark(seq, "error", f"error: {text}"))
-            else:
-                marks.append(Mark(seq, "note", f"private {text}"))
-        # A fork: its messages 1..N are the parent's, carried over; its own run begins after #N.
-        carried = self.session.get("fork_messages")
-        if carried and carried in message_seq:
-            marks.append(
-                Mark(
-                    message_seq[carried],
-                    "fork",
-                    f"the fork from {self.session.get('parent_id') or 'a deleted session'} begins"
-                    f" after #{carried} (messages 1-{carried} carried over, with their times)",
-                )
-            )
-        # A silence: a trigger whose decisions were all "silent" (no message before the next trigger).
-        for i, m in enumerate(self.moments):
-            nxt = self.moments[i + 1] if i + 1 < len(self.moments) else None
-            if m.kind == "decision" and (nxt is None or nxt.kind == "decision"):
-                if nxt is None and self.session.get("status") != "finished":
-                    continue  # the recording may have stopped mid-trigger
-                marks.append(Mark(m.seq, "silence", f"step {m.step}: everyone stayed silent"))
-        marks.sort(key=lambda k: k.seq)
-        return marks
+        self.marks = find_marks(self.db, self.session, messages, self.message_seq, self.moments)
 
     # -- positions ---------------------------------------------------------------------------------
 
@@ -353,7 +231,7 @@ class Recording:
 
     # -- events ------------------------------------------------------------------------------------
 
-    def _parse(self, seqs: list[int]) -> list[Any]:
+    def _parse(self, seqs: list[int]) -> list[events.Event]:
         missing = [s for s in seqs if s not in self._cache]
         if missing:
             sid = self.session["id"]
@@ -381,7 +259,7 @@ class Recording:
             self._parse(chunk)
         return self._parsed_upto + len(chunk) >= len(self.seqs)
 
-    def events_between(self, lo: int, hi: int) -> list[Any]:
+    def events_between(self, lo: int, hi: int) -> list[events.Event]:
         """Parsed events with ``lo < seq <= hi``, in order (forward play)."""
         i = bisect.bisect_right(self.seqs, lo)
         j = bisect.bisect_right(self.seqs, hi)
@@ -401,7 +279,7 @@ class Recording:
         ledger.apply(self._parse(self._thought_seqs[k * LEDGER_EVERY : n]))
         return ledger
 
-    def rebuild(self, seq: int, *, thoughts: bool = True) -> list[Any]:
+    def rebuild(self, seq: int, *, thoughts: bool = True) -> list[events.Event]:
         """The events that rebuild the state at ``seq`` from nothing.
 
         Everything up to ``seq`` except what only described an earlier moment: of the triggers,
@@ -443,7 +321,7 @@ class Recording:
         return self._parse(keep)
 
 
-def _parse_event(seq: int, data: str) -> Any:
+def _parse_event(seq: int, data: str) -> events.Event:
     try:
         return events.EVENT_ADAPTER.validate_json(data)
     except ValueError as exc:

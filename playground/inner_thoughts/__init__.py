@@ -1,1 +1,1 @@
-"""One agent's Inner Thoughts stages, in the paper's order: scoring, retrieval and memory, the thought reservoir, participation (Algorithm 1), and the agent that runs them."""
+"""One agent's Inner Thoughts stages, in the paper's order: retrieval and memory, the thought reservoir, participation (Algorithm 1), and the agent that runs them. Their formulas are in :mod:`playground.cognition.scoring`, shared with the minds."""

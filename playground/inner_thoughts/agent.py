@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from playground import domain, events
+from playground.cognition import scoring
 from playground.cognition.base import (
     Cognition,
     Context,
@@ -23,8 +24,9 @@ from playground.cognition.base import (
     ThoughtDraft,
     placeholder_reason,
 )
+from playground.domain.refs import parse_ref, ref_kind
 from playground.embedding.cache import CachingEmbedder
-from playground.inner_thoughts import memory, participation, scoring
+from playground.inner_thoughts import memory, participation
 from playground.inner_thoughts.reservoir import ThoughtReservoir
 from playground.settings import ProactivitySettings, RoomSettings
 
@@ -107,14 +109,14 @@ class Agent:
             weights=messages.weights,
             taus=np.array(
                 [
-                    self._wm_tau.get(int(r.split(":")[1]), int(tau))
+                    self._wm_tau.get(parse_ref(r)[1], int(tau))
                     for r, tau in zip(messages.refs, messages.taus, strict=True)
                 ],
                 np.int64,
             ),
         )
         found: list[domain.Stimulus] = []
-        for pool in (self.memory.pool(), wm, self.reservoir.pool()):
+        for pool in (self.memory.pool(), wm, self.reservoir.pool(self._embedder.dim)):
             for i, sal in memory.salient(
                 pool,
                 u,
@@ -160,15 +162,13 @@ class Agent:
                         cosine=round(cosine, 4),
                     )
                 )
-        refs = [st.ref for st in found]
-        self.memory.touch([r for r in refs if r.startswith("memory:")], t)
-        for r in refs:
-            if r.startswith("message:"):
-                self._wm_tau[int(r.split(":")[1])] = t
+        refs = [(st.ref, *parse_ref(st.ref)) for st in found]
+        self.memory.touch([r for r, kind, _ in refs if kind == "memory"], t)
+        for _, kind, number in refs:
+            if kind == "message":
+                self._wm_tau[number] = t
         # Retained thoughts to re-score: the most salient few (``found`` is sorted by saliency).
-        work.retained = [int(r.split(":")[1]) for r in refs if r.startswith("thought:")][
-            : s.max_retained
-        ]
+        work.retained = [n for _, kind, n in refs if kind == "thought"][: s.max_retained]
         self.reservoir.touch(work.retained, t)
         work.stimuli = found
         self._emit(events.MemoriesRetrieved(agent=self.name, stimuli=found, step=t))
@@ -186,7 +186,7 @@ class Agent:
             How many drafts were kept.
         """
         p = self.proactivity
-        quick = [st for st in work.stimuli if st.ref.startswith("message:")]
+        quick = [st for st in work.stimuli if ref_kind(st.ref) == "message"]
         parts = await asyncio.gather(
             self.cognition.form_thoughts(work.ctx, quick, system1=p.system1_count, system2=0)
             if p.system1_count
@@ -205,7 +205,7 @@ class Agent:
         vecs = (
             await self._embedder.embed([d.text for d in drafts])
             if drafts
-            else np.zeros((0, 384), np.float32)
+            else np.zeros((0, self._embedder.dim), np.float32)
         )
         work.drafts = list(zip(drafts, vecs, strict=True))
         return len(drafts)
@@ -334,22 +334,22 @@ class Agent:
         """The memories, messages and thoughts a thought came from; an evolved thought also brings its roots."""
         out: list[domain.Stimulus] = []
         for ref in thought.stimuli:
-            kind, _, num = ref.partition(":")
-            if kind == "memory" and int(num) in self.memory.items:
+            kind, num = parse_ref(ref)
+            if kind == "memory" and num in self.memory.items:
                 out.append(
                     domain.Stimulus(
-                        ref=ref, text=self.memory.items[int(num)].text, saliency=thought.saliency
+                        ref=ref, text=self.memory.items[num].text, saliency=thought.saliency
                     )
                 )
-            elif kind == "message" and int(num) in by_id:
-                m = by_id[int(num)]
+            elif kind == "message" and num in by_id:
+                m = by_id[num]
                 out.append(
                     domain.Stimulus(
                         ref=ref, text=f"{m.speaker}: {m.text}", saliency=thought.saliency
                     )
                 )
-            elif kind == "thought" and int(num) in self.reservoir:
-                root = self.reservoir.get(int(num))
+            elif kind == "thought" and num in self.reservoir:
+                root = self.reservoir.get(num)
                 out.append(domain.Stimulus(ref=ref, text=root.text, saliency=thought.saliency))
                 if depth > 0:
                     out.extend(self._stimuli_of(root, by_id, depth - 1))

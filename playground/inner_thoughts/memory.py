@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from playground import domain, events
+from playground.cognition import scoring
+from playground.domain.refs import parse_ref, ref
 from playground.embedding.cache import CachingEmbedder
-from playground.inner_thoughts import scoring
 
 
 @dataclass
@@ -30,7 +31,8 @@ class Pool:
         return self._index
 
     @classmethod
-    def empty(cls, dim: int = 384) -> Pool:
+    def empty(cls, dim: int) -> Pool:
+        """A pool with no rows; ``dim`` is the embedder's vector length."""
         return cls(
             [], [], np.zeros((0, dim), np.float32), np.zeros(0, np.float32), np.zeros(0, np.int64)
         )
@@ -107,9 +109,8 @@ class MemoryStore:
     async def add_many(
         self, rows: list[tuple[domain.MemoryKind, str, float]], *, step: int = 0
     ) -> list[domain.MemoryItem]:
-        await self._embedder.embed(
-            [text for _, text, _ in rows]
-        )  # one batch; add() then hits the cache
+        if rows:  # one batch; add() then hits the cache
+            await self._embedder.embed([text for _, text, _ in rows])
         return [await self.add(kind, text, weight=weight, step=step) for kind, text, weight in rows]
 
     async def edit(
@@ -153,9 +154,13 @@ class MemoryStore:
         if self._pool is None:
             ids = list(self.items)
             self._pool = Pool(
-                refs=[f"memory:{i}" for i in ids],
+                refs=[ref("memory", i) for i in ids],
                 texts=[self.items[i].text for i in ids],
-                vectors=np.stack([self._vec[i] for i in ids]) if ids else Pool.empty().vectors,
+                vectors=(
+                    np.stack([self._vec[i] for i in ids])
+                    if ids
+                    else Pool.empty(self._embedder.dim).vectors
+                ),
                 weights=np.array([self.items[i].weight for i in ids], np.float32),
                 taus=np.array([self.items[i].last_access for i in ids], np.int64),
             )
@@ -165,9 +170,9 @@ class MemoryStore:
         """Refresh τ of retrieved memories to ``t`` (in the items and, in place, the pool)."""
         pool = self._pool
         index = pool.index() if pool else {}
-        for ref in refs:
-            mid = int(ref.split(":")[1])
-            if mid in self.items:
+        for text in refs:
+            kind, mid = parse_ref(text)
+            if kind == "memory" and mid in self.items:
                 self.items[mid] = self.items[mid].model_copy(update={"last_access": t})
-                if pool is not None and ref in index:
-                    pool.taus[index[ref]] = t
+                if pool is not None and text in index:
+                    pool.taus[index[text]] = t

@@ -75,11 +75,12 @@ class ThoughtReservoir:
     def unexpressed(self) -> list[domain.Thought]:
         return [t for t in self.thoughts.values() if t.expressed_in is None]
 
-    def pool(self) -> Pool:
-        """Unexpressed thoughts as a retrieval pool (weight 1)."""
+    def pool(self, dim: int) -> Pool:
+        """Unexpressed thoughts as a retrieval pool (weight 1); ``dim`` is the embedder's vector
+        length (the shape of an empty pool)."""
         keep = self.unexpressed()
         if not keep:
-            return Pool.empty()
+            return Pool.empty(dim)
         return Pool(
             refs=[t.ref for t in keep],
             texts=[t.text for t in keep],

@@ -1,12 +1,11 @@
 """The automatic judge: a model rates sessions on the human form's 7 statements, and picks the more
 natural conversation of each pair of a rating plan.
 
-Scores. Every answer carries a short reason and a whole-number rating 1–7. Where the server returns
-logprobs, the score is the probability-weighted mean Σ p(s)·s over the digits 1–7 among the rating
-token's top alternatives (renormalised over those digits), as G-Eval and the paper's thought
-evaluation do; the method is then ``logprobs``. Otherwise the score is the parsed integer
-(``parsed``). The stored rating is the score rounded half up, so the judge is one more rater with
-1–7 answers in ``ratings``; ``judge_scores`` keeps the unrounded score, the reason and the method.
+Scores. Every answer carries a short reason and a whole-number rating 1–7; the score is read from
+the rating token's logprobs (as G-Eval and the paper's thought evaluation do), from sampled
+ratings, or is the parsed integer (:mod:`playground.judging.scores`). The stored rating is the score
+rounded half up, so the judge is one more rater with 1–7 answers in ``ratings``; ``judge_scores``
+keeps the unrounded score, the reason and the method.
 
 Failures are never filled in: an answer that cannot be read gets one corrective retry (the
 client's), and a metric (or pair) still unreadable is left out and reported through ``on_skip``.
@@ -17,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -29,9 +26,15 @@ from playground import errors
 from playground.clock import SystemClock
 from playground.judging import prompts
 from playground.judging.blind import blind_messages, render_transcript
+from playground.judging.scores import (
+    Answer,
+    matching,
+    rating_distributions,
+    round_half_up,
+    score_of,
+)
 from playground.llm import rating
 from playground.llm.client import ChatClient
-from playground.llm.responses import TokenLogprob
 from playground.rating.store import LIKERT_MAX, LIKERT_MIN, RatingStore
 from playground.storage import SessionReader
 
@@ -42,9 +45,6 @@ JudgeMode = Literal["per-metric", "all-at-once"]
 JUDGE_MODES: tuple[JudgeMode, ...] = ("per-metric", "all-at-once")
 #: The prefix of every judge's rater name (``judge:<model>``); other modules look for it.
 RATER_PREFIX = "judge:"
-_RATING_KEY = re.compile(r'"rating"\s*:\s*"?\s*$')
-_DIGIT = re.compile(r'\s*"?([0-9])(?![0-9])')
-_METRIC_KEY = re.compile(r'"([a-z_]+)"\s*:\s*\{')
 
 
 @dataclass(frozen=True)
@@ -73,66 +73,9 @@ class PairJudgement:
     reason: str
 
 
-@dataclass(frozen=True)
-class _Answer:
-    reason: str
-    rating: int
-    distribution: dict[int, float] | None
-    #: How the distribution was read (``logprobs`` or ``sampled``); ``parsed`` without one.
-    method: str = "logprobs"
-    samples: int | None = None
-
-
 def judge_rater(model: str) -> str:
     """The rater name a judge model is stored under: ``judge:<model>``."""
     return f"{RATER_PREFIX}{model}"
-
-
-def rating_distributions(
-    tokens: Sequence[TokenLogprob] | None,
-) -> list[tuple[str | None, int, dict[int, float]]]:
-    """Each ``"rating": N`` value token of an answer: the metric key it belongs to (the last
-    ``"key": {`` before it, None if there is none), the digit written and the distribution over
-    1–7 from its top alternatives (``"4"`` and ``" 4"`` merged; other tokens dropped and the rest
-    renormalised). A rating token without a digit among its alternatives is left out."""
-    found: list[tuple[str | None, int, dict[int, float]]] = []
-    text = ""
-    for tok in tokens or []:
-        lead = tok.token[: len(tok.token) - len(tok.token.lstrip())]
-        written = _DIGIT.match(tok.token)
-        if written and _RATING_KEY.search((text + lead)[-40:]):
-            probs: dict[int, float] = {}
-            for alt, logprob in tok.top or [(tok.token, tok.logprob)]:
-                m = _DIGIT.match(alt)
-                if m and LIKERT_MIN <= int(m.group(1)) <= LIKERT_MAX:
-                    s = int(m.group(1))
-                    probs[s] = probs.get(s, 0.0) + math.exp(logprob)
-            total = sum(probs.values())
-            if total > 0:
-                keys = _METRIC_KEY.findall(text)
-                dist = {s: p / total for s, p in sorted(probs.items())}
-                found.append((keys[-1] if keys else None, int(written.group(1)), dist))
-        text += tok.token
-    return found
-
-
-def expected_score(distribution: dict[int, float]) -> float:
-    """Σ p(s)·s over a rating distribution."""
-    return sum(s * p for s, p in distribution.items())
-
-
-def round_half_up(score: float) -> int:
-    """The whole rating nearest to ``score`` (4.5 → 5, not Python's 4), kept within 1–7."""
-    return min(LIKERT_MAX, max(LIKERT_MIN, math.floor(score + 0.5)))
-
-
-def _score(answer: _Answer) -> tuple[float, str]:
-    if answer.distribution:
-        method = answer.method
-        if method == "sampled" and answer.samples:
-            method = f"sampled:{answer.samples}"  # the sample count travels with the method
-        return round(expected_score(answer.distribution), 6), method
-    return float(answer.rating), "parsed"
 
 
 # -- reading back ------------------------------------------------------------------------------
@@ -158,7 +101,7 @@ def _store(
     sid: str,
     rater: str,
     model: str,
-    answers: dict[str, _Answer],
+    answers: dict[str, Answer],
 ) -> None:
     store = RatingStore(db)
     now = _CLOCK.now_iso()
@@ -166,7 +109,7 @@ def _store(
         store.ensure_rater(rater)
         values: dict[str, int] = {}
         for metric, answer in answers.items():
-            score, method = _score(answer)
+            score, method = score_of(answer)
             values[metric] = round_half_up(score)
             db.execute(
                 "INSERT INTO judge_scores (session_id, rater, metric, score, rating, reason,"
@@ -182,14 +125,9 @@ def _store(
 
 
 # -- asking ------------------------------------------------------------------------------------
-def _matching(written: int, parsed: int, dist: dict[int, float]) -> dict[int, float] | None:
-    # The token read must be the rating the JSON says; otherwise trust the parsed integer alone.
-    return dist if written == parsed else None
-
-
 async def _ask_one(
     client: ChatClient, transcript: str, key: str, method: str = "auto", samples: int = 20
-) -> _Answer:
+) -> Answer:
     """One statement. With logprobs, read from the answer's own rating token (the answer is a
     reason and a rating, ~50 tokens: one call); sampled, from a short final call after the
     answer (:mod:`playground.llm.rating`); parsed, the written rating."""
@@ -205,22 +143,22 @@ async def _ask_one(
     parsed: prompts.MetricAnswer = res.parsed
     if how == "logprobs":
         found = rating_distributions(res.tokens)
-        dist = _matching(found[-1][1], parsed.rating, found[-1][2]) if found else None
-        return _Answer(parsed.reason, parsed.rating, dist)
+        dist = matching(found[-1][1], parsed.rating, found[-1][2]) if found else None
+        return Answer(parsed.reason, parsed.rating, dist)
     if how == "parsed":
-        return _Answer(parsed.reason, parsed.rating, None, "parsed")
+        return Answer(parsed.reason, parsed.rating, None, "parsed")
     sampled = await rating.final_distribution(
         client, f"judge {key}", messages, res.text, "sampled", samples=samples,
         low=LIKERT_MIN, high=LIKERT_MAX, subject="your rating of the statement",
     )  # fmt: skip
     if sampled is None:
-        return _Answer(parsed.reason, parsed.rating, None, "parsed")
-    return _Answer(parsed.reason, parsed.rating, sampled[0], "sampled", sampled[2])
+        return Answer(parsed.reason, parsed.rating, None, "parsed")
+    return Answer(parsed.reason, parsed.rating, sampled[0], "sampled", sampled[2])
 
 
 async def _ask_all(
     client: ChatClient, transcript: str, keys: list[str], method: str = "auto", samples: int = 20
-) -> dict[str, _Answer]:
+) -> dict[str, Answer]:
     """All statements in one answer. With logprobs they are read from the answer's own rating
     tokens (one call); without, each statement's rating is sampled in a final call of its own."""
     how = rating.resolve(client, method)
@@ -234,7 +172,7 @@ async def _ask_all(
         max_tokens=200 * len(keys),
     )
     if how == "sampled":
-        out_sampled: dict[str, _Answer] = {}
+        out_sampled: dict[str, Answer] = {}
         for key in keys:
             asked: prompts.MetricAnswer = getattr(res.parsed, key)
             sampled = await rating.final_distribution(
@@ -243,9 +181,9 @@ async def _ask_all(
                 subject=f"your rating of statement {key!r}",
             )  # fmt: skip
             if sampled is None:
-                out_sampled[key] = _Answer(asked.reason, asked.rating, None, "parsed")
+                out_sampled[key] = Answer(asked.reason, asked.rating, None, "parsed")
             else:
-                out_sampled[key] = _Answer(
+                out_sampled[key] = Answer(
                     asked.reason, asked.rating, sampled[0], "sampled", sampled[2]
                 )
         return out_sampled
@@ -253,12 +191,12 @@ async def _ask_all(
     for named, written, found in rating_distributions(res.tokens):
         if named in keys and named not in by_key:
             by_key[named] = (written, found)
-    out: dict[str, _Answer] = {}
+    out: dict[str, Answer] = {}
     for key in keys:
         item: prompts.MetricAnswer = getattr(res.parsed, key)
         got = by_key.get(key)
-        dist = _matching(got[0], item.rating, got[1]) if got else None
-        out[key] = _Answer(item.reason, item.rating, dist)
+        dist = matching(got[0], item.rating, got[1]) if got else None
+        out[key] = Answer(item.reason, item.rating, dist)
     return out
 
 
@@ -317,7 +255,7 @@ async def judge_session(
             if on_skip is not None:
                 on_skip(key, str(exc))
 
-    answers: dict[str, _Answer] = {}
+    answers: dict[str, Answer] = {}
     if mode == "per-metric":
 
         async def one(key: str) -> None:

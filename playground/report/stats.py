@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 import threading
 import warnings
 from collections import Counter, defaultdict
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import sqlite_utils
 
-from playground import errors
 from playground.rating.store import CONVERSATION_METRICS, PARTICIPANT_ITEMS
 from playground.report import format as fmt
 from playground.report.model import (
@@ -405,42 +402,3 @@ to_csv = fmt.to_csv
 def to_json(report: Report) -> str:
     """The report as indented JSON."""
     return report.model_dump_json(indent=2)
-
-
-def cli(args: Any, out: TextIO) -> int:
-    """``playground report [--db PATH] [--experiment ID] [--format table|csv|json] [--plots DIR]``.
-
-    Raises:
-        PlaygroundError: no database at the path (none is created), or an unknown experiment.
-    """
-    from playground.cli import agreement as agreement_cli
-    from playground.storage.database import open_database, open_for_reading
-
-    path = Path(args.db)
-    if not path.is_file():
-        raise errors.PlaygroundError(f"no database at {path}")
-    options = agreement_cli.options(args)
-    # Reads only (also where the database cannot be written), unless features are to be stored.
-    db = open_database(path, create=False) if "embedder" in options else open_for_reading(path)
-    try:
-        report = build_report(db, experiment=args.experiment, agreement_options=options)
-    finally:
-        db.close()
-    if report.empty:
-        where = f"experiment {args.experiment!r} in {path}" if args.experiment else str(path)
-        print(
-            f"no ratings yet in {where} ({report.counts.sessions}"
-            f" session{'' if report.counts.sessions == 1 else 's'}): nothing to report",
-            file=out,
-        )
-        return 0
-    text = {"table": render_table, "csv": to_csv, "json": to_json}[args.format](report)
-    out.write(text if text.endswith("\n") else text + "\n")
-    if args.plots:
-        from playground.report import plots
-
-        # Keep machine-readable output clean: plot notices go to stderr for csv and json.
-        notes = out if args.format == "table" else sys.stderr
-        for line in plots.write_plots(report, Path(args.plots), log=notes):
-            print(f"wrote {line}", file=notes)
-    return 0

@@ -8,57 +8,15 @@ concern is one trigger's turn-taking; these are the changes a person makes by ha
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 from playground import domain, errors, events
-from playground.room.seating import Human
+from playground.room.participants import Human
+from playground.room.state import RoomState
 from playground.settings import ProactivitySettings
 
-if TYPE_CHECKING:
-    from playground.cognition.base import Context
-    from playground.inner_thoughts.agent import Agent
-    from playground.room import simulated
 
-
-class RoomEdits:
+class Edits(RoomState):
     """Edits: force-express, thought delete and restore, memories, proactivity, policy, notes."""
-
-    if TYPE_CHECKING:  # provided by Room
-        participants: dict[str, Agent | Human | simulated.SimulatedUser]
-        messages: list[domain.Message]
-        step: int
-        generation: int
-
-        def emit(self, event: events.BaseEvent) -> None: ...
-
-        def require_open(self) -> None: ...
-
-        def _set_state(self, name: str, state: str) -> None: ...
-
-        def agent(self, name: str) -> Agent: ...
-
-        def _usable_utterance(self, agent: str, text: str) -> bool: ...
-
-        def _context(
-            self,
-            agent: Agent,
-            latest: domain.Message | None,
-            trigger: domain.TriggerKind,
-            understood: tuple[str, domain.TurnType] | None,
-            silent_steps: int = 0,
-        ) -> Context: ...
-
-        async def post(
-            self,
-            speaker: str,
-            text: str,
-            *,
-            thought: domain.Thought | None = None,
-            interruption: bool = False,
-            origin: str = "",
-            notify: bool = True,
-            forced: bool = False,
-        ) -> domain.Message: ...
 
     async def force_express(self, agent_name: str, thought_id: int) -> domain.Message:
         """Make an agent say one of its thoughts now, whatever its score.

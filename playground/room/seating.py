@@ -1,75 +1,26 @@
 """Seating and removing the room's participants: AI agents, humans and simulated users.
 
 A part of :class:`playground.room.room.Room` (it inherits them), kept apart because the room's own
-concern is one trigger's turn-taking; this module holds who is in the room and how they join
-and leave.
+concern is one trigger's turn-taking; this module holds how participants join and leave.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
 
 from playground import domain, errors, events
+from playground.cognition.user import UserSimulator
 from playground.domain.simulated_user import UserProfile
 from playground.inner_thoughts import participation
 from playground.inner_thoughts.agent import Agent
 from playground.room import simulated
+from playground.room.participants import Human, SimulatedUser
+from playground.room.state import RoomState
 from playground.settings import PRESETS, ProactivitySettings
-from playground.storm.user import UserSimulator
-
-if TYPE_CHECKING:
-    from playground.cognition.base import Cognition
-    from playground.embedding.cache import CachingEmbedder
-    from playground.room.room import Room
-    from playground.settings import Settings
 
 
-@dataclass
-class Human:
-    """A person in the room (their messages trigger the agents; they do not think in the engine)."""
-
-    name: str
-    kind: domain.ParticipantKind = "human"
-    last_spoke: int = 0
-    turns: int = 0
-
-
-class RoomPeople:
+class Seating(RoomState):
     """Participants: the agents, humans and simulated users in the room, joining and leaving."""
-
-    if TYPE_CHECKING:  # provided by Room
-        cognition: Cognition
-        embedder: CachingEmbedder
-        settings: Settings
-        seed: int
-        participants: dict[str, Agent | Human | simulated.SimulatedUser]
-        generation: int
-        arrived: asyncio.Event
-        _memory_ids: itertools.count[int]
-        _colors: itertools.count[int]
-        _memories_loading: asyncio.Future[None] | None
-        _pending: domain.TurnType | None
-
-        def emit(self, event: events.BaseEvent) -> None: ...
-
-        def require_open(self) -> None: ...
-
-        def _set_state(self, name: str, state: str) -> None: ...
-
-        async def embeddings_ready(self) -> None: ...
-
-    @property
-    def agents(self) -> list[Agent]:
-        return [p for p in self.participants.values() if isinstance(p, Agent)]
-
-    def agent(self, name: str) -> Agent:
-        p = self.participants.get(name)
-        if not isinstance(p, Agent):
-            raise KeyError(f"no AI participant named {name!r}")
-        return p
 
     async def add_agent(
         self,
@@ -149,10 +100,6 @@ class RoomPeople:
         )
         return human
 
-    @property
-    def simulated_users(self) -> list[simulated.SimulatedUser]:
-        return [p for p in self.participants.values() if isinstance(p, simulated.SimulatedUser)]
-
     def add_simulated_user(
         self,
         profile: UserProfile,
@@ -160,7 +107,7 @@ class RoomPeople:
         *,
         speak_probability: float | None = None,
         name: str | None = None,
-    ) -> simulated.SimulatedUser:
+    ) -> SimulatedUser:
         """Seat a simulated user (see :mod:`playground.room.simulated` for its turn taking).
 
         Args:
@@ -182,7 +129,7 @@ class RoomPeople:
         p = self.settings.room.simulated_speak_probability if speak_probability is None else speak_probability  # fmt: skip
         if not 0.0 <= p <= 1.0:
             raise errors.PlaygroundError(f"speak probability of {name}: {p} is not between 0 and 1")
-        user = simulated.SimulatedUser(name, profile, simulator, speak_probability=p)
+        user = SimulatedUser(name, profile, simulator, speak_probability=p)
         self.participants[name] = user
         self.emit(
             events.ParticipantJoined(
@@ -206,12 +153,12 @@ class RoomPeople:
         """
         self.require_open()
         user = self.participants.get(name)
-        if not isinstance(user, simulated.SimulatedUser):
+        if not isinstance(user, SimulatedUser):
             raise errors.PlaygroundError(f"{name!r} is not a simulated user in the room")
         self.generation += 1
         self._set_state(name, "speaking")
         try:
-            msg = await simulated.speak(cast("Room", self), user, addressed_by=None)
+            msg = await simulated.speak(self, user, addressed_by=None)
         finally:
             self._set_state(name, "idle")
         assert msg is not None  # no generation given: never stale

@@ -1,4 +1,5 @@
-"""A simulated user in the room: a participant of kind ``simulated`` (docs/spec.md §2).
+"""A simulated user's turn taking and speaking in the room: a participant of kind ``simulated``
+(docs/spec.md §2), seated as a :class:`~playground.room.participants.SimulatedUser`.
 
 It stands in for a person. Its private profile and its hidden states stay here and in the
 events the researcher reads (``ParticipantJoined.profile``, ``HiddenStateRecorded``); no prompt
@@ -13,7 +14,7 @@ Turn taking, at every trigger where it is a listener (it did not post the trigge
   ``simulated_speak_probability`` unless given), drawn from a generator seeded by session seed,
   step and name, so runs are reproducible.
 
-Its decision competes for the floor with the agents' (:func:`playground.inner_thoughts.participation.arbitrate`):
+Its decision competes for the floor with the agents' (:func:`playground.room.floor.arbitrate`):
 an addressed simulated user is an allocated-self turn; one that speaks up unaddressed goes after
 the addressee and before Inner Thoughts agents on an open turn (an interrupter still beats it).
 """
@@ -21,41 +22,12 @@ the addressee and before Inner Thoughts agents on an open turn (an interrupter s
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from playground import domain, errors, events
-from playground.domain.simulated_user import HiddenState, UserProfile
+from playground.cognition.user import UserView
 from playground.inner_thoughts import participation
-from playground.storm.user import UserSimulator, UserView
-
-if TYPE_CHECKING:
-    from playground.room.room import Room
-
-#: The default chance that a simulated user speaks when nobody addressed it.
-DEFAULT_SPEAK_PROBABILITY = 0.3
-
-
-@dataclass
-class SimulatedUser:
-    """A simulated user seated in a room.
-
-    Attributes:
-        name: its name in the room (the profile's name unless another was given).
-        profile: its private profile.
-        simulator: the mind that answers for it.
-        speak_probability: its chance of speaking when not addressed.
-        states: its hidden state at each of its messages, oldest first.
-    """
-
-    name: str
-    profile: UserProfile
-    simulator: UserSimulator
-    speak_probability: float = DEFAULT_SPEAK_PROBABILITY
-    kind: domain.ParticipantKind = "simulated"
-    last_spoke: int = 0
-    turns: int = 0
-    states: list[HiddenState] = field(default_factory=list)
+from playground.room.participants import SimulatedUser
+from playground.room.state import RoomState
 
 
 def is_dyad(participants: list[str], user: str) -> bool:
@@ -89,7 +61,8 @@ def decide(
         user: the simulated user (a listener at this trigger).
         step: the room's step.
         trigger: what fired.
-        turn: the turn every participant decides against (see :func:`participation.floor_turn`).
+        turn: the turn every participant decides against (see
+            :func:`playground.room.floor.floor_turn`).
         speaker: who posted the triggering message ("" for a pause).
         rng: seeded by the room; drawn only when the user is not addressed.
     """
@@ -140,7 +113,7 @@ def view_of(user: SimulatedUser, messages: list[domain.Message], addressed_by: s
 
 
 async def speak(
-    room: Room, user: SimulatedUser, *, addressed_by: str | None, generation: int | None = None
+    room: RoomState, user: SimulatedUser, *, addressed_by: str | None, generation: int | None = None
 ) -> domain.Message | None:
     """The user's simulator words a turn; the room posts the message (kind ``simulated``) and
     emits its :class:`~playground.events.HiddenStateRecorded` right after.
@@ -177,6 +150,6 @@ async def speak(
     return msg
 
 
-def report_failure(room: Room, user: SimulatedUser, exc: errors.PlaygroundError) -> None:
+def report_failure(room: RoomState, user: SimulatedUser, exc: errors.PlaygroundError) -> None:
     """A simulated user whose mind failed sits this trigger out; the error is shown."""
     room.emit(events.ErrorOccurred(where=user.name, message=str(exc), error_type=type(exc).__name__))  # fmt: skip

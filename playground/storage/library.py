@@ -259,6 +259,41 @@ def summary(db: sqlite_utils.Database, session_id: str) -> SessionSummary:
     return rows[0]
 
 
+def message_lines(db: sqlite_utils.Database, session_id: str) -> list[tuple[int, str, str]]:
+    """Each message of one session (exact id) as ``(id, speaker, text)``, in order; nothing else
+    of it is read."""
+    rows = db.execute(
+        "SELECT id, speaker, text FROM messages WHERE session_id = ? ORDER BY id", [session_id]
+    ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def sessions_with_messages(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    """Sessions holding at least one message, newest first (for a researcher to choose from):
+    ``{id, created_at, condition, status, experiment, messages, participants}``."""
+    rows = db.execute(
+        "SELECT s.id, s.created_at, s.condition, s.status, s.experiment_id,"
+        " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n,"
+        " (SELECT group_concat(name, ', ') FROM participants p WHERE p.session_id = s.id)"
+        " FROM sessions s ORDER BY s.created_at DESC"
+    ).fetchall()
+    keys = ("id", "created_at", "condition", "status", "experiment", "messages", "participants")
+    return [dict(zip(keys, r, strict=True)) for r in rows if r[5]]
+
+
+def human_sessions(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    """Sessions a person joined, newest first, one row per person in it:
+    ``{id, created_at, human, others}`` (``others``: the other participants' names)."""
+    rows = db.execute(
+        "SELECT s.id, s.created_at, p.name,"
+        " (SELECT group_concat(o.name, ', ') FROM participants o"
+        "   WHERE o.session_id = s.id AND o.kind <> 'human') AS others"
+        " FROM sessions s JOIN participants p ON p.session_id = s.id AND p.kind = 'human'"
+        " ORDER BY s.created_at DESC, p.name"
+    ).fetchall()
+    return [{"id": r[0], "created_at": r[1], "human": r[2], "others": r[3] or ""} for r in rows]
+
+
 # Children first, so that no statement ever leaves a row pointing at a deleted one (thoughts
 # reference messages through `expressed_in` without a cascade).
 _DELETE_ORDER = (

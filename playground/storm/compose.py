@@ -16,6 +16,7 @@ from typing import Literal
 
 from playground.domain import simulated_user as model
 from playground.storm import pools
+from playground.storm.task_pools import CUSTOM_POOL, TASK_POOLS, Phrasing, TaskPool
 
 #: Which difficulty dimension makes the requirements and success criteria vague: ``content``
 #: (how much of what is needed the user states; the default) or ``level`` (the rounded mean of
@@ -44,13 +45,13 @@ def vagueness_level(difficulty: model.Difficulty, vague_by: VagueBy = "content")
     return difficulty.content if vague_by == "content" else difficulty.level
 
 
-def pool_of(task: str) -> pools.TaskPool:
+def pool_of(task: str) -> TaskPool:
     """The pool of one of the 15 tasks, or the generic pool (its subject: the task's text)."""
-    found = pools.TASK_POOLS.get(task)
+    found = TASK_POOLS.get(task)
     if found is not None:
         return found
     text = task.strip().rstrip(".")
-    return pools.CUSTOM_POOL._replace(subject="help to " + _low(text))
+    return CUSTOM_POOL._replace(subject="help to " + _low(text))
 
 
 def draw_section(rng: random.Random, pool: dict[str, tuple[str, ...]]) -> dict[str, str]:
@@ -58,7 +59,7 @@ def draw_section(rng: random.Random, pool: dict[str, tuple[str, ...]]) -> dict[s
     return {key: rng.choice(values) for key, values in pool.items()}
 
 
-def draw_budget(rng: random.Random, pool: pools.TaskPool) -> str:
+def draw_budget(rng: random.Random, pool: TaskPool) -> str:
     """A budget range inside the task's, in the task's steps ("$300–$600", "up to $40")."""
     lo, hi, step, unit = pool.budget
     steps = (hi - lo) // step
@@ -67,7 +68,7 @@ def draw_budget(rng: random.Random, pool: pools.TaskPool) -> str:
     return (f"up to ${b:,}" if a == 0 else f"${a:,}–${b:,}") + unit
 
 
-def draw_task_attributes(rng: random.Random, pool: pools.TaskPool) -> dict[str, str]:
+def draw_task_attributes(rng: random.Random, pool: TaskPool) -> dict[str, str]:
     """The task attributes of :data:`TASK_ATTRIBUTES`, drawn from the pools."""
     return {
         "budget": draw_budget(rng, pool),
@@ -91,16 +92,16 @@ def _low(text: str) -> str:
     return text if len(word) > 1 and word.isupper() else text[:1].lower() + text[1:]
 
 
-def _budgeted(pool: pools.TaskPool, budget: str) -> pools.TaskPool:
+def _budgeted(pool: TaskPool, budget: str) -> TaskPool:
     """The pool with the profile's budget written into its precise phrasings."""
 
-    def fill(items: tuple[pools.Phrasing, ...]) -> tuple[pools.Phrasing, ...]:
+    def fill(items: tuple[Phrasing, ...]) -> tuple[Phrasing, ...]:
         return tuple(p._replace(precise=p.precise.replace("{budget}", budget)) for p in items)
 
     return pool._replace(must_have=fill(pool.must_have), success=fill(pool.success))
 
 
-def requirements(rng: random.Random, pool: pools.TaskPool, level: int, budget: str) -> list[str]:
+def requirements(rng: random.Random, pool: TaskPool, level: int, budget: str) -> list[str]:
     """The task requirements, vaguer at a higher ``level`` (1–5; see the module docstring)."""
     chosen = rng.sample(_budgeted(pool, budget).must_have, 4 if level == 1 else 3)
     a, b = pool.conflict
@@ -118,9 +119,7 @@ def requirements(rng: random.Random, pool: pools.TaskPool, level: int, budget: s
     ]
 
 
-def success_criteria(
-    rng: random.Random, pool: pools.TaskPool, level: int, budget: str
-) -> list[str]:
+def success_criteria(rng: random.Random, pool: TaskPool, level: int, budget: str) -> list[str]:
     """How the user would judge the outcome, vaguer at a higher ``level``."""
     chosen = rng.sample(_budgeted(pool, budget).success, 2)
     if level <= 2:
@@ -180,7 +179,7 @@ def describe(name: str, base: dict[str, str], context: dict[str, str], task: str
 
 def examples(
     rng: random.Random,
-    pool: pools.TaskPool,
+    pool: TaskPool,
     difficulty: model.Difficulty,
     *,
     budget: str,

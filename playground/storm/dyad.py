@@ -16,12 +16,12 @@ from __future__ import annotations
 import asyncio
 
 from playground import errors, events
+from playground.cognition.user import UserSimulator
 from playground.domain.simulated_user import UserProfile
 from playground.room import loops
 from playground.room.room import Room
 from playground.storm.assistant import ASSISTANT_NAME
 from playground.storm.protocol import USER_SPEAK_PROBABILITY
-from playground.storm.user import UserSimulator
 
 
 def seat_user(

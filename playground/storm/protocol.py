@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from playground import domain, errors
 from playground.domain.simulated_user import UNCERTAINTIES, UserProfile
-from playground.experiments import runner as experiment
+from playground.experiments.protocol import Draw, protocol_id
 from playground.storm.assistant import ASSISTANT_NAME
 
 AssistantKind = Literal["plain", "inner-thoughts"]
@@ -67,7 +67,7 @@ class StormProtocol(BaseModel):
 
     @property
     def experiment_id(self) -> str:
-        return experiment.protocol_id(self, "s")
+        return protocol_id(self, "s")
 
     @property
     def conditions(self) -> tuple[str, ...]:
@@ -101,13 +101,13 @@ def check_uncertainties(values: Sequence[int], flag: str = "--uncertainties") ->
     return tuple(out)
 
 
-def draws(protocol: StormProtocol) -> list[experiment.Draw]:
+def draws(protocol: StormProtocol) -> list[Draw]:
     """One draw per profile: the user, the assistant, the user opening with the task."""
     out = []
     for i, p in enumerate(protocol.profiles):
         rng = random.Random(f"{protocol.seed}:storm:{i}")
         out.append(
-            experiment.Draw(
+            Draw(
                 index=i,
                 seed=rng.randrange(2**31),
                 participants=(p.name, ASSISTANT_NAME),

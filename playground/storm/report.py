@@ -28,6 +28,7 @@ from playground.storm.dialogues import (
     load_judgements,
     storm_sessions,
 )
+from playground.storm.metric_records import DialogueMetrics, GroupMetrics
 
 #: Turns texts into unit vectors (e.g. MiniLM's ``embed_sync``), for goal progress.
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
@@ -57,7 +58,7 @@ class DialogueRow(_Record):
     judge: str | None = None
     #: Turn pairs there are to judge (turns − 1).
     pairs: int = 0
-    metrics: m.DialogueMetrics
+    metrics: DialogueMetrics
     #: Satisfaction and clarity per user turn (the curves); None where the user's answer gave
     #: no readable value (a gap, never a number).
     satisfaction: list[float | None]
@@ -84,8 +85,8 @@ class GroupRow(_Record):
     assistant_model: str
     assistant: str
     uncertainty: int
-    with_profile: m.GroupMetrics | None
-    without_profile: m.GroupMetrics | None
+    with_profile: GroupMetrics | None
+    without_profile: GroupMetrics | None
     #: ``"with"`` / ``"without"`` → the group's mean curves.
     curves: dict[str, Curve]
 

@@ -7,7 +7,7 @@ import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from playground.storm.metrics import GroupMetrics
+from playground.storm.metric_records import GroupMetrics
 from playground.storm.report import DialogueRow, GroupRow, StormReport
 
 EMPTY = "–"

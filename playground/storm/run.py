@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 import sqlite_utils
 
 from playground import errors
+from playground.cognition.user import UserSimulator
 from playground.domain.simulated_user import UserProfile
 from playground.experiments import runner as experiment
+from playground.experiments.protocol import Draw
 from playground.settings import PRESETS, Settings
 from playground.storage.writes import immediate
 from playground.storm import assistant as assistant_mod
@@ -39,7 +41,6 @@ from playground.storm.protocol import (
     condition_label,
     draws,
 )
-from playground.storm.user import UserSimulator
 
 if TYPE_CHECKING:
     from playground.embedding.cache import CachingEmbedder
@@ -148,7 +149,7 @@ async def build_models(
         assert judge_client is not None
         return await judge.judge_session(db, session_id, judge_client)
 
-    def simulator(seed: int) -> user.UserSimulator:
+    def simulator(seed: int) -> UserSimulator:
         if user_engine.client is None:
             return user.OfflineUserSimulator(user_engine.embedder, seed)
         return user.LLMUserSimulator(user_engine.client)
@@ -229,13 +230,13 @@ class StormRunner(experiment.Runner):
             "settings": self.settings.snapshot(),
         }
 
-    def design(self) -> list[experiment.Draw]:
+    def design(self) -> list[Draw]:
         return draws(self.storm)
 
     def conditions(self) -> tuple[str, ...]:
         return self.storm.conditions
 
-    def profile_for(self, draw: experiment.Draw, uncertainty: int) -> UserProfile:
+    def profile_for(self, draw: Draw, uncertainty: int) -> UserProfile:
         """The draw's profile with ``uncertainty`` percent of its attributes unknown to the user
         (drawn by the draw's seed, so every access mode masks the same attributes)."""
         from playground.storm import profiles
@@ -288,9 +289,7 @@ class StormRunner(experiment.Runner):
         profile = self.profile_for(job.draw, uncertainty)
         view = profile.masked() if access else None
         user_engine = self.models.user_engine
-        inner = experiment._mind_for(
-            dataclasses.replace(user_engine, client=self.models.assistant_client), settings
-        )
+        inner = factory.make_cognition(settings, user_engine.embedder, self.models.assistant_client)
         mind = assistant_mod.AssistantCognition(
             inner,
             client=self.models.assistant_client,

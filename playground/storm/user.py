@@ -1,59 +1,29 @@
-"""Simulated users: what one sees, and the two minds that answer for it (a model, or offline).
+"""Simulated users: the two minds that answer for one (a model, or offline), and which to use.
 
-A :class:`UserSimulator` turns a private profile and a :class:`UserView` (the visible messages,
-its own earlier hidden states, who addressed it) into a :class:`~playground.domain.simulated_user.UserTurn`:
-a message of 20–100 characters and the hidden state behind it. ``origin`` names the mind
-("offline engine" or the model), as the room's other participants do.
+Both are :class:`~playground.cognition.user.UserSimulator` s: they turn a private profile and a
+:class:`~playground.cognition.user.UserView` into a
+:class:`~playground.domain.simulated_user.UserTurn`, a message of 20–100 characters and the
+hidden state behind it. :func:`simulator_for` picks the one for an engine.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal
 
 from playground import errors
-from playground.domain.simulated_user import USER_LENGTH, HiddenState, UserProfile, UserTurn
+from playground.cognition.user import UserSimulator, UserView
+from playground.domain.simulated_user import USER_LENGTH, UserProfile, UserTurn
 from playground.storm import parse, prompts
 from playground.storm.offline_user import offline_turn
 
 if TYPE_CHECKING:
     from playground.embedding.cache import CachingEmbedder
+    from playground.factory import Engine
     from playground.llm.client import ChatClient
 
 #: What to do with a message shorter than 20 characters (fidelity note in the README): keep it
 #: as it is (people do write "ok thanks"), or ask the model once more and keep the longer one.
 ShortMessages = Literal["keep", "retry"]
-
-
-@dataclass(frozen=True)
-class UserView:
-    """What a simulated user sees when it is its turn.
-
-    Attributes:
-        me: its name in the room.
-        messages: the visible conversation so far, ``(speaker, text)`` in order.
-        previous: its own hidden states at its earlier turns, oldest first.
-        addressed_by: who addressed it (handed it the turn), or None.
-    """
-
-    me: str
-    messages: list[tuple[str, str]] = field(default_factory=list)
-    previous: list[HiddenState] = field(default_factory=list)
-    addressed_by: str | None = None
-
-
-class UserSimulator(Protocol):
-    """A mind for simulated users; one simulator may answer for several users."""
-
-    origin: str
-
-    async def turn(self, profile: UserProfile, view: UserView) -> UserTurn:
-        """The user's next message and hidden state.
-
-        Raises:
-            LLMError: the model could not be used, or gave no usable message.
-        """
-        ...
 
 
 def parse_user_answer(
@@ -156,3 +126,24 @@ class OfflineUserSimulator:
             previous=view.previous,
             addressed_by=view.addressed_by,
         )
+
+
+def simulator_for(engine: Engine, *, seed: int = 0, short_messages: str = "keep") -> UserSimulator:
+    """The simulated-user mind for an engine: the model behind its client, else the offline one.
+
+    Args:
+        engine: the room's engine (its client, or its embedder for the offline simulator).
+        seed: the session seed (the offline simulator's draws depend on it).
+        short_messages: ``keep`` or ``retry`` a model's message under 20 characters (the room
+            setting ``simulated_short_messages``).
+
+    Raises:
+        SettingsError: an unknown ``short_messages``.
+    """
+    if engine.client is None:
+        return OfflineUserSimulator(engine.embedder, seed)
+    if short_messages not in ("keep", "retry"):
+        raise errors.SettingsError(
+            f"simulated_short_messages: {short_messages!r} is not 'keep' or 'retry'"
+        )
+    return LLMUserSimulator(engine.client, short_messages=short_messages)  # type: ignore[arg-type]

@@ -5,7 +5,6 @@ The layout is documented in ``docs/export-format.md``; ``playground.transfer.imp
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
@@ -17,8 +16,8 @@ from typing import Any, Literal, TextIO
 import sqlite_utils
 
 from playground import errors
-from playground.storage import SessionReader, open_database
-from playground.storage.database import as_read, dead_sessions, open_for_reading, snapshot
+from playground.storage import SessionReader
+from playground.storage.database import as_read, dead_sessions, snapshot
 
 FORMAT_NAME = "thought-playground"
 FORMAT_VERSION = 1
@@ -316,82 +315,3 @@ def write_export(
         partial.unlink(missing_ok=True)
         raise
     return count
-
-
-def import_file(
-    db: sqlite_utils.Database, path: str | Path, *, as_new: bool = False
-) -> list[tuple[str, str]]:
-    """Read a JSON Lines export into ``db``; see :func:`playground.transfer.importer.import_file`."""
-    from playground.transfer import importer
-
-    return importer.import_file(db, path, as_new=as_new)
-
-
-def cli_export(args: argparse.Namespace, out: TextIO) -> int:
-    """``playground export``: write sessions to ``--output`` or to ``out``. Returns the exit code.
-
-    Raises:
-        PlaygroundError: no sessions chosen, no database at ``--db``, unknown id or experiment.
-    """
-    if not args.ids and not args.all and not args.experiment:
-        raise errors.PlaygroundError(
-            "nothing to export: give session ids (or unique prefixes), --all or --experiment ID"
-        )
-    path = Path(args.db)
-    db = open_for_reading(path)  # reads only: also where the database cannot be written
-    try:
-        ids = resolve_ids(db, args.ids)
-        if args.experiment:
-            ids += [s for s in experiment_sessions(db, args.experiment) if s not in ids]
-        if args.all:
-            every = [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY created_at, id")]
-            if not every:
-                raise errors.PlaygroundError(f"no sessions in {path}")
-            ids += [s for s in every if s not in ids]
-        if not args.output:
-            write_records(db, ids, out, args.format)
-            return 0
-        count = write_export(db, ids, args.output, args.format)
-    finally:
-        db.close()
-    what = (
-        f"{count} rating rows ({len(ids)} conversations)"
-        if args.format == "csv"
-        else f"{count} conversation{'s' if count != 1 else ''}"
-    )
-    print(f"wrote {what} to {args.output}", file=out)
-    return 0
-
-
-def cli_import(args: argparse.Namespace, out: TextIO) -> int:
-    """``playground import``: read a JSON Lines export into ``--db``. Returns the exit code.
-
-    One line per conversation (imported, or skipped because it is already in the database), the
-    warnings, then the counts.
-
-    Raises:
-        PlaygroundError: bad file or database, or a different conversation under a taken id
-            without ``--as-new``; conversations before the line at fault are kept.
-    """
-    from playground.transfer import importer
-
-    db = open_database(args.db)
-    imported = skipped = 0
-    try:
-        run = importer.Importer(db, as_new=args.as_new)
-        for done in run.import_lines(args.file):
-            if done.imported:
-                imported += 1
-                note = " (renamed: the id was taken)" if done.file_id != done.db_id else ""
-                print(f"imported {done.file_id} as {done.db_id}{note}", file=out, flush=True)
-            else:
-                skipped += 1
-                there = f" as {done.db_id}" if done.db_id != done.file_id else ""
-                line = f"skipped {done.file_id}: already in the database{there}"
-                print(line, file=out, flush=True)
-        for warning in run.warnings():
-            print(f"warning: {warning}", file=out)
-        print(f"{imported} imported, {skipped} already in the database", file=out)
-    finally:
-        db.close()
-    return 0

@@ -1,7 +1,8 @@
 """Import a JSON Lines export (``docs/export-format.md``) into a session database.
 
-Every line is checked against :mod:`playground.transfer.model` before anything of it is written, and
-each conversation is written in one transaction, so a refused line leaves no row.
+Every line is checked against :mod:`playground.transfer.model` before anything of it is written
+(:mod:`playground.transfer.lines`), and each conversation is written in one transaction, so a
+refused line leaves no row.
 
 Importing is idempotent. A conversation whose content is already in the database (imported
 before, or recorded here and exported) is skipped: its content is compared with what ``export``
@@ -24,53 +25,17 @@ from typing import Any, NamedTuple
 import sqlite_utils
 
 from playground import clock, errors
-from playground.storage.schema import legacy_best_score
 from playground.transfer import export
-from playground.transfer import model as export_model
-from playground.transfer.model import ExportRecord, RecordError
+from playground.transfer.lines import LineError, parse_line, read_lines
+from playground.transfer.model import ExportRecord
+from playground.transfer.record_rows import TABLE_ORDER, content, rename_sessions, stored_rows
+from playground.transfer.record_text import RecordError, loads
+from playground.transfer.validation import validate_record
 
 log = logging.getLogger(__name__)
 
 _STAMPED_ID = re.compile(r"\d{8}-\d{6}-[0-9A-Za-z]+")
 _CLOCK = clock.SystemClock()
-#: Where the rows of a conversation go, in an order that puts every referenced row first.
-TABLE_ORDER = (
-    "participants",
-    "memories",
-    "messages",
-    "annotations",
-    "labels",
-    "thoughts",
-    "evaluations",
-    "decisions",
-    "predictions",
-    "hidden_states",
-    "storm_dialogues",
-    "storm_judgements",
-    "events",
-    "ratings",
-    "judge_scores",
-    "turn_marks",
-)
-#: Lists ordered by a key of their own in ``export``: compared in that order, whatever the file's.
-_NATURAL_ORDER: dict[str, tuple[str, ...]] = {
-    "participants": ("joined_at",),
-    "memories": ("id",),
-    "messages": ("id",),
-    "thoughts": ("id",),
-    "predictions": ("message_id", "step"),
-    "hidden_states": ("message_id",),
-    "storm_judgements": ("judge", "pair"),
-    "judge_scores": ("rater", "metric"),
-    "turn_marks": ("message_id",),
-    "events": ("seq",),
-}
-_THIS = "<this session>"
-_PARENT = "<its parent>"
-
-
-class LineError(errors.PlaygroundError):
-    """One line of the file is unusable (the message names what is wrong)."""
 
 
 class Outcome(NamedTuple):
@@ -81,118 +46,6 @@ class Outcome(NamedTuple):
     db_id: str
     #: False when the same conversation was already in the database (nothing was written).
     imported: bool
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Non-blank lines with their numbers (1-based)."""
-    try:
-        with open(path, "rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                try:
-                    text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-                except UnicodeDecodeError as exc:
-                    raise LineError(f"line {number}: not UTF-8 text ({exc.reason})") from exc
-                if text.strip():
-                    yield number, text
-    except OSError as exc:
-        raise errors.PlaygroundError(f"cannot read {path}: {exc.strerror or exc}") from exc
-
-
-def _parse(number: int, text: str) -> ExportRecord:
-    """One line, checked against the export model before anything of it is written."""
-    if number == 1 and text.strip() == "[":
-        raise LineError(
-            "line 1: this looks like a --format json export (one JSON array); import reads"
-            " JSON Lines: export with --format jsonl"
-        )
-    try:
-        record = export_model.loads(text)
-    except RecordError as exc:
-        raise LineError(f"line {number}: {exc}") from exc
-    if not isinstance(record, dict):
-        raise LineError(f"line {number}: expected a JSON object, found {type(record).__name__}")
-    if "format" not in record:
-        raise LineError(f"line {number}: missing key 'format'")
-    marker = record["format"]
-    name, _, version = (marker if isinstance(marker, str) else "").partition("/")
-    if name != export.FORMAT_NAME or not version.isdigit() or len(version) > 6:
-        raise LineError(
-            f"line {number}: not a Thought Playground export (format {marker!r}, "
-            f"expected {export.FORMAT!r})"
-        )
-    if int(version) > export.FORMAT_VERSION:
-        raise LineError(
-            f"line {number}: written by a newer version of the app (format {marker!r};"
-            f" this one reads up to {export.FORMAT!r})"
-        )
-    try:
-        return export_model.validate_record(record)
-    except RecordError as exc:
-        raise LineError(f"line {number}: {exc}") from exc
-
-
-def stored_rows(record: ExportRecord) -> dict[str, list[dict[str, Any]]]:
-    """The rows a record becomes, table by table (``sessions`` first, then :data:`TABLE_ORDER`),
-    before its session id is mapped: what the import writes and what "the same content" compares.
-
-    A session exported while ``running`` is ``interrupted`` (the process that ran it is on another
-    machine or gone: it can never continue); ratings lose their assignment (plans belong to the
-    database they were made in); a decision exported before ``best_score`` was kept gets it as
-    migration 10 gives it to older databases. Preferences involve another session: see
-    :meth:`Importer._import_preferences`.
-    """
-    session = record.session.model_dump()
-    if session["status"] == "running":
-        session["status"] = "interrupted"
-        session["end_reason"] = session["end_reason"] or "imported while still running"
-    tables: dict[str, list[dict[str, Any]]] = {"sessions": [session]}
-    tables["participants"] = [p.model_dump() for p in record.participants]
-    tables["memories"] = [m.model_dump() for m in record.memories]
-    nested = {"thought", "annotations", "labels"}
-    tables["messages"] = [m.model_dump(exclude=nested) for m in record.messages]
-    for key in ("annotations", "labels"):
-        tables[key] = [
-            {**note.model_dump(), "message_id": m.id}
-            for m in record.messages
-            for note in getattr(m, key)
-        ]
-    tables["thoughts"] = [t.model_dump(exclude={"evaluations"}) for t in record.thoughts]
-    tables["evaluations"] = [
-        {**ev.model_dump(), "thought_id": t.id} for t in record.thoughts for ev in t.evaluations
-    ]
-    decisions = []
-    for d in record.decisions:
-        row = d.model_dump()
-        if "best_score" not in d.model_fields_set:  # exported before it was kept
-            row["best_score"] = legacy_best_score(d.score, d.reason, d.policy)
-        decisions.append(row)
-    tables["decisions"] = decisions
-    for key in ("predictions", "hidden_states", "storm_dialogues", "storm_judgements"):
-        tables[key] = [row.model_dump() for row in getattr(record, key)]
-    tables["events"] = [e.model_dump() for e in record.events]
-    tables["ratings"] = [{**r.model_dump(), "assignment_id": None} for r in record.ratings]
-    tables["judge_scores"] = [s.model_dump() for s in record.judge_scores]
-    tables["turn_marks"] = [t.model_dump() for t in record.turn_marks]
-    return tables
-
-
-def content(tables: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """What makes two records the same conversation: every row :func:`stored_rows` gives, with
-    the session's own id and its parent's (which an import may rewrite) taken out, and lists in
-    the order ``export`` writes them."""
-    session = dict(tables["sessions"][0])
-    own, parent = session.pop("id"), session.pop("parent_id")
-    names = {own: _THIS} | ({parent: _PARENT} if parent else {})
-    out: dict[str, Any] = {"session": session}
-    for table in TABLE_ORDER:
-        rows = tables[table]
-        key = _NATURAL_ORDER.get(table)
-        if key:
-            rows = sorted(rows, key=lambda r, k=key: tuple(r[c] for c in k))  # type: ignore[misc]
-        if table == "events":
-            rows = [{**r, "data": _rename(r["data"], names)} for r in rows]
-        out[table] = rows
-    return out
 
 
 def _differences(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
@@ -248,8 +101,8 @@ class Importer:
             raise errors.PlaygroundError(f"{path}: the file is empty; nothing to import")
         imported = skipped = 0
         try:
-            for number, text in _lines(path):
-                record = _parse(number, text)
+            for number, text in read_lines(path):
+                record = parse_line(number, text)
                 try:
                     outcome = self._import_record(number, record)
                 except sqlite3.Error as exc:
@@ -274,10 +127,10 @@ class Importer:
         """
         seen = False
         try:
-            for _, text in _lines(path):
+            for _, text in read_lines(path):
                 seen = True
                 try:
-                    record = export_model.loads(text)
+                    record = loads(text)
                 except RecordError:
                     continue  # reported, with its line number, when the import reaches it
                 session = record.get("session") if isinstance(record, dict) else None
@@ -316,7 +169,7 @@ class Importer:
         """The content of a session of this database as its export gives it; None when it does
         not pass the export model (it cannot then be the same as a record that does)."""
         try:
-            record = export_model.validate_record(export.export_record(self.db, session_id))
+            record = validate_record(export.export_record(self.db, session_id))
         except RecordError:
             return None
         return content(stored_rows(record))
@@ -377,7 +230,7 @@ class Importer:
                     if "rater" in row:
                         self._ensure_rater(row["rater"])
                     if table == "events" and renames:
-                        row = {**row, "data": _rename(row["data"], renames)}
+                        row = {**row, "data": rename_sessions(row["data"], renames)}
                     self._insert(table, {**row, "session_id": db_id}, f"{where}: {table}[{i}]")
             self._import_preferences(record, db_id, where)
         return Outcome(file_id, db_id, imported=True)
@@ -479,17 +332,6 @@ def _kept(imported: int, skipped: int) -> str:
 
 def _was(n: int) -> str:
     return "was" if n == 1 else "were"
-
-
-def _rename(value: Any, renames: dict[str, str]) -> Any:
-    """Every string equal to a renamed session id, anywhere in an event's data, gets the new id."""
-    if isinstance(value, str):
-        return renames.get(value, value)
-    if isinstance(value, list):
-        return [_rename(v, renames) for v in value]
-    if isinstance(value, dict):
-        return {k: _rename(v, renames) for k, v in value.items()}
-    return value
 
 
 def import_file(

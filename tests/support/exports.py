@@ -9,13 +9,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from playground import factory
 from playground.cli import main as cli
 from playground.domain.simulated_user import Difficulty, TaskProfile, UserProfile
 from playground.embedding.cache import CachingEmbedder
 from playground.rating import store as ratings
 from playground.room import loops
 from playground.storage import open_database
+from playground.storm.user import simulator_for
 from tests.conftest import offline_settings
 from tests.support.rooms import build, library
 
@@ -40,7 +40,7 @@ async def _inner_thoughts(db: Any, embedder: CachingEmbedder) -> str:
     """Three agents and a simulated user: thoughts, evaluations, decisions, hidden states."""
     settings = offline_settings(max_turns=5, max_silent_steps=4, seed=5)
     room, engine, _ = await build(settings, embedder, library(2), db=db)
-    room.add_simulated_user(MIA, factory.user_simulator(engine, seed=5))
+    room.add_simulated_user(MIA, simulator_for(engine, seed=5))
     await room.simulated_turn("Mia")
     await loops.run_simulation(room)
     await engine.close()

@@ -16,7 +16,8 @@ async def test_the_status_bar_names_the_rating_mode_live_and_in_replay(qtbot, tm
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     win, controller = build(db_path=str(tmp_path / "x.db"), environ=env)
     qtbot.addWidget(win)
-    assert win.engine_label.text().endswith("· per-thought ratings")  # the default, as the paper
+    label = win.messages.engine_label
+    assert label.text().endswith("· per-thought ratings")  # the default, as the paper
     controller.configure({"evaluation_mode": "batched", "base_url": env["OPENAI_BASE_URL"]})
     assert controller.engine_label().endswith("· batched ratings")
     saved = {

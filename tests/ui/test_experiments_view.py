@@ -18,7 +18,8 @@ from tests.support.llm_server import FakeLLMServer
 from tests.ui.conftest import until
 from ui.app import build
 from ui.experiments.dialog import NewExperimentDialog
-from ui.experiments.view import RUN_COLUMNS, ExperimentsWindow
+from ui.experiments.tables import RUN_COLUMNS
+from ui.experiments.view import ExperimentsWindow
 
 pytestmark = pytest.mark.asyncio
 
@@ -127,7 +128,7 @@ async def test_an_experiment_launched_from_the_dialog_runs_to_the_end_with_its_s
     runs = _sql(db, "SELECT status, attempts FROM experiment_runs WHERE experiment_id = ?", (xid,))
     assert runs == [("finished", 1)] * 4
     assert _sql(db, "SELECT COUNT(*), SUM(status = 'finished') FROM sessions WHERE experiment_id = ?", (xid,)) == [(4, 4)]  # fmt: skip
-    from playground.cli.experiment import build_protocol
+    from playground.experiments.protocol import build_protocol
     from playground.settings import load_settings
 
     same = build_protocol(

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QLabel
 from playground import personas
 from playground.settings import load_settings
 from tests.ui.conftest import app_window
-from ui.dialogs import NewSessionDialog
+from ui.dialogs.new_session import NewSessionDialog
 from ui.experiments.dialog import NewExperimentDialog
 from ui.experiments.launch import plan_new
 

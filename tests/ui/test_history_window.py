@@ -102,7 +102,7 @@ async def test_a_click_on_a_message_shows_its_trigger_as_the_live_window_showed_
     bubble = win.history.thoughts.bubbles()[0] if win.history.thoughts.bubbles() else None
     if bubble is not None:
         win.history.thoughts.force_express_requested.emit(win.selection.name, bubble.thought_id)
-        assert "Back to live" in win.status_label.text()
+        assert "Back to live" in win.messages.status_label.text()
     assert not win.history.memory.add_button.isVisible()
     # Back to live: the live panes as they were.
     win.decisions.live_button.click()

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 from playground import domain, events  # noqa: E402
 from tests.ui.conftest import until  # noqa: E402
 from ui.app import build  # noqa: E402
-from ui.widgets.memory_pane import COL_TEXT, COL_WEIGHT, MIN_TEXT_WIDTH  # noqa: E402
+from ui.widgets.memory_table import COL_TEXT, COL_WEIGHT, MIN_TEXT_WIDTH  # noqa: E402
 from ui.window_layout import MIN_CONVERSATION, MIN_MEMORY, MIN_THOUGHTS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,7 +149,7 @@ def measure(win: Any, *, settle_first: bool = True) -> dict[str, Any]:
         ],
         "page_viewport": page.viewport().width(),
         "memory_title": win.memory.title_label.shown_text(),
-        "thoughts_title": win.thoughts._title.shown_text(),
+        "thoughts_title": win.thoughts.header.title.shown_text(),
         "list_viewport": vp.width(),
         "rows": rows,
     }
@@ -223,7 +223,7 @@ async def test_large_windows_share_the_space_out(win) -> None:  # noqa: ANN001
 async def test_long_titles_are_elided_with_a_tooltip(win) -> None:  # noqa: ANN001
     name = "Maximilian-Alexander von Hohenzollern-Sigmaringen"
     fill(win, agent=name)
-    title = win.thoughts._title
+    title = win.thoughts.header.title
     assert title.text() == f"Inner thoughts — {name}"
     assert title.is_elided() and title.toolTip() == title.text()
     assert title.shown_text().endswith("Sigmaringen"), "the end of the name stays in view"

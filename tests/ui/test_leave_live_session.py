@@ -168,7 +168,7 @@ async def test_a_new_session_asks_before_ending_the_live_one(window):
     room = await _session(win, controller, "Who plays an instrument?", 1)
     assert controller.control.paused and not room.ended
     before = _in_db(controller, room.session_id)
-    dlg = win.open_new_session()
+    dlg = win.dialogs.open_new_session()
     assert dlg is not None
     dlg.accept()
     q = await _question(win)
@@ -178,7 +178,7 @@ async def test_a_new_session_asks_before_ending_the_live_one(window):
     await asyncio.sleep(0.2)
     assert controller.room is room and not room.ended and not controller.setting_up
     assert _in_db(controller, room.session_id) == before  # nothing was written
-    dlg = win.open_new_session()
+    dlg = win.dialogs.open_new_session()
     assert dlg is not None
     dlg.accept()
     (await _question(win)).end_button.click()

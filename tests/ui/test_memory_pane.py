@@ -14,14 +14,9 @@ from playground import domain, events  # noqa: E402
 from ui import theme  # noqa: E402
 from ui.bridge import EngineBridge  # noqa: E402
 from ui.selection import SelectedParticipant  # noqa: E402
-from ui.widgets.memory_pane import (  # noqa: E402
-    COL_SALIENCY,
-    COL_TEXT,
-    HUMAN_PLACEHOLDER,
-    RETRIEVED_BG,
-    MemoryEditDialog,
-    MemoryPane,
-)
+from ui.widgets.memory_edit import MemoryEditDialog  # noqa: E402
+from ui.widgets.memory_pane import HUMAN_PLACEHOLDER, MemoryPane  # noqa: E402
+from ui.widgets.memory_table import COL_SALIENCY, COL_TEXT, RETRIEVED_BG  # noqa: E402
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ def test_edit_a_persona_and_reject_bad_values(qtbot, tmp_path):
     controller.personas_dir = str(lib)
     controller.closed = True  # no session to stop when the window closes
     qtbot.addWidget(win)
-    session = win.open_new_session()
+    session = win.dialogs.open_new_session()
     session.list.setCurrentRow(0)
-    editor = win.open_persona_editor(session)
+    editor = win.dialogs.open_persona_editor(session)
     name = editor.persona.name
     before = (lib / f"{editor.persona.id}.toml").read_text()
 

@@ -21,9 +21,9 @@ def test_an_undecodable_persona_file_is_named_in_the_banner(qtbot, tmp_path):
     controller.closed = True  # no session to stop when the window closes
     qtbot.addWidget(win)
 
-    assert win.open_new_session() is None
+    assert win.dialogs.open_new_session() is None
     assert f"{victim}: is UTF-16 text" in win.banner.text()
 
     win.hide_error()
-    win._fill_add_menu()  # the "Add participant" menu reads the library too
+    win.dialogs.fill_add_menu()  # the "Add participant" menu reads the library too
     assert f"{victim}: is UTF-16 text" in win.banner.text() and win.banner.isVisibleTo(win)

@@ -17,7 +17,7 @@ from playground.settings import load_settings
 from tests.ui.conftest import until
 from ui.app import build
 from ui.bridge import EngineBridge
-from ui.dialogs import NewSessionDialog
+from ui.dialogs.new_session import NewSessionDialog
 from ui.widgets.decision_strip import DecisionStrip
 
 
@@ -104,7 +104,7 @@ def test_the_new_session_dialog_gives_each_chosen_participant_a_policy(qtbot):  
 @pytest.mark.asyncio
 async def test_a_mixed_room_runs_offline_and_the_strip_shows_the_prediction(window, tmp_path):
     win, controller = window
-    dlg = win.open_new_session()
+    dlg = win.dialogs.open_new_session()
     assert dlg is not None
     people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe", "Dev")]
     dlg.prefill(people, icebreaker="What did you do last weekend?", seed=7)
@@ -212,7 +212,7 @@ async def test_a_policy_change_in_the_dialog_reaches_the_room_and_the_database(w
     assert _chips(win) == {"Ana": "IT", "Ben": "IT", "Chloe": "IT"}
 
     win.selection.select("Ben")
-    dlg = win.open_participant_settings()
+    dlg = win.dialogs.open_participant_settings()
     assert dlg is not None and dlg.policy_value() == "inner-thoughts"
     dlg.policy.setCurrentIndex(dlg.policy.findData("next-speaker"))
     assert "static persona" in dlg.policy_help.text()
@@ -229,7 +229,7 @@ async def test_a_policy_change_in_the_dialog_reaches_the_room_and_the_database(w
     await until(lambda: _chips(win)["Chloe"] == "R", what="the chip's tag")
 
     # Participants ▸ Add participant ▸ Dev ▸ as Reactive seats Dev with that policy.
-    win._fill_add_menu()
+    win.dialogs.fill_add_menu()
     dev = next(a.menu() for a in win.add_menu.actions() if a.text() == "Dev")
     assert [a.text() for a in dev.actions()] == [
         "as Inner Thoughts",

@@ -43,7 +43,7 @@ async def test_a_failed_write_stops_the_run_with_a_banner_and_the_window_stays_u
         assert "the run stopped" in text and "1 message was saved before" in text
         await until(lambda: controller.task is None or controller.task.done(), what="the run ends")
         assert room.status == "failed"
-        assert "could not save" in win.status_label.text()
+        assert "could not save" in win.messages.status_label.text()
         assert win.isVisible(), "the window stays up"
         assert not win.act_run.isEnabled() and not win.act_step.isEnabled()
         lock.execute("ROLLBACK")

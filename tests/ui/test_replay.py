@@ -47,7 +47,7 @@ def snapshot(win) -> dict:  # noqa: ANN001
         "messages": win.conversation.messages(),
         "memory": win.memory.rows(),
         "thoughts": bubbles,
-        "thought_count": win.thoughts._count.text(),
+        "thought_count": win.thoughts.header.count.text(),
         "decisions": win.decisions.rows(),
         "decision_title": win.decisions.title.text(),
         "chips": sorted(win.participants.chips),
@@ -249,6 +249,8 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
     from ui.bridge import EngineBridge
     from ui.selection import SelectedParticipant
     from ui.widgets import conversation_pane as cp
+    from ui.widgets.message_rows import MAX_MESSAGES
+    from ui.widgets.row_placement import JUMP_MESSAGES
 
     monkeypatch.setattr(deferred, "FILL_DELAY_MS", 60_000)  # rows out of view wait for settle()
     bridge = EngineBridge()
@@ -258,11 +260,11 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
     pane.show()
     bus = events.EventBus(strict=True)
     bridge.attach(bus)
-    for i in range(1, cp.MAX_MESSAGES + 11):
+    for i in range(1, MAX_MESSAGES + 11):
         bus.publish(events.MessagePosted(message=_message(i)))
-    assert sorted(pane.widgets) == list(range(11, cp.MAX_MESSAGES + 11))
-    assert pane.list.count() == cp.MAX_MESSAGES
-    assert f"the last {cp.MAX_MESSAGES} of {cp.MAX_MESSAGES + 10}" in pane.title.text()
+    assert sorted(pane.widgets) == list(range(11, MAX_MESSAGES + 11))
+    assert pane.list.count() == MAX_MESSAGES
+    assert f"the last {MAX_MESSAGES} of {MAX_MESSAGES + 10}" in pane.title.text()
 
     def jump(keep: int, upto: int) -> None:  # a replay rebuilding the moment after message upto
         pane.begin_rebuild(keep)
@@ -285,14 +287,14 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
         for mid, item in pane.items.items()
         if pane.list.visualItemRect(item).intersects(pane.list.viewport().rect())
     ]
-    assert 100 in in_view and len(in_view) < cp.JUMP_MESSAGES
+    assert 100 in in_view and len(in_view) < JUMP_MESSAGES
     assert all(pane._widgets[m].msg.id == m for m in in_view), "rows in view are up to date"
     assert pane._unbound and not set(pane._unbound) & set(in_view), "rows above wait"
-    assert sorted(pane.widgets) == list(range(101 - cp.JUMP_MESSAGES, 101))  # settles
+    assert sorted(pane.widgets) == list(range(101 - JUMP_MESSAGES, 101))  # settles
     assert not pane._unbound
     visible = visible_rows()
-    assert len(visible) == cp.JUMP_MESSAGES, "the rest are hidden, kept for the next jump"
-    assert visible == list(range(visible[0], visible[0] + cp.JUMP_MESSAGES)), "one run of rows"
+    assert len(visible) == JUMP_MESSAGES, "the rest are hidden, kept for the next jump"
+    assert visible == list(range(visible[0], visible[0] + JUMP_MESSAGES)), "one run of rows"
     assert visible[0] > 0, "hidden rows are left above, for stepping back"
     shown = [pane.list.itemWidget(pane.list.item(r)).msg.id for r in visible]
     assert shown == sorted(shown), "rows stay in message order"
@@ -302,16 +304,16 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
     before = dict(pane.widgets)
     rows = pane.list.count()
     jump(99, 99)
-    assert sorted(pane.widgets) == list(range(100 - cp.JUMP_MESSAGES, 100))
-    assert all(pane.widgets[m] is before[m] for m in range(101 - cp.JUMP_MESSAGES, 100))
+    assert sorted(pane.widgets) == list(range(100 - JUMP_MESSAGES, 100))
+    assert all(pane.widgets[m] is before[m] for m in range(101 - JUMP_MESSAGES, 100))
     assert pane.list.count() == rows and visible_rows() == [r - 1 for r in visible]
     jump(99, 100)
-    assert all(pane.widgets[m] is before[m] for m in range(101 - cp.JUMP_MESSAGES, 101))
+    assert all(pane.widgets[m] is before[m] for m in range(101 - JUMP_MESSAGES, 101))
     assert visible_rows() == visible
     # Jumping forward again keeps the earlier messages that are still in the window.
     jump(100, 110)
-    assert sorted(pane.widgets) == list(range(111 - cp.JUMP_MESSAGES, 111))
-    assert all(pane.widgets[m] is before[m] for m in range(111 - cp.JUMP_MESSAGES, 101))
+    assert sorted(pane.widgets) == list(range(111 - JUMP_MESSAGES, 111))
+    assert all(pane.widgets[m] is before[m] for m in range(111 - JUMP_MESSAGES, 101))
     assert all(pane.widgets[m].body.text() == f"message number {m}" for m in pane.widgets)
     # Back to message 5, then on again: hidden rows are reused, in order, with no new widgets.
     jump(5, 5)

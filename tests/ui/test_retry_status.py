@@ -26,9 +26,9 @@ async def test_retries_after_429_show_in_the_status_bar(qtbot, tmp_path, minilm)
             controller.library()[:2], icebreaker="What did you do last weekend?"
         )
         assert room is not None
-        assert "retr" not in win.usage_label.text()  # nothing retried yet: nothing said
+        assert "retr" not in win.messages.usage_label.text()  # nothing retried yet: nothing said
         srv.fail_next(429, count=3, retry_after=0.02)
         await room.step_once()
-        text = win.usage_label.text()
+        text = win.messages.usage_label.text()
         assert "3 retries, 3 after 429 (" in text and "LLM calls" in text
         await controller.shutdown()

@@ -95,7 +95,7 @@ async def test_run_the_instant_it_is_enabled_runs_the_whole_set_up_session(windo
 
     win.act_run.changed.connect(press_when_enabled)
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
-    dlg = win.open_new_session()
+    dlg = win.dialogs.open_new_session()
     assert dlg is not None
     dlg.accept()
     await until(lambda: pressed, what="Run to be enabled")
@@ -113,7 +113,7 @@ async def test_run_pressed_while_a_new_session_is_set_up_applies_to_the_new_one(
     await until(lambda: controller.run_state() == "paused" and old.step == 1, what="a step")
     assert win.act_run.isEnabled()
 
-    dlg = win.open_new_session()
+    dlg = win.dialogs.open_new_session()
     assert dlg is not None
     dlg.accept()  # asks first: the old session is live (paused)
     await until(lambda: win.leave_question is not None, what="the question")
@@ -146,7 +146,7 @@ async def test_the_model_loads_from_start_up_and_a_set_up_waiting_for_it_says_so
     start(win, controller)
     assert controller._embedder_task is not None, "loading starts with the app"
     loading = controller._embedder_task
-    dlg = win.open_new_session()
+    dlg = win.dialogs.open_new_session()
     assert dlg is not None
     dlg.accept()
     await until(lambda: busy, what="a busy state")

@@ -24,7 +24,7 @@ from tests.conftest import offline_settings  # noqa: E402
 from tests.support.rooms import build as build_room  # noqa: E402
 from tests.ui.conftest import until  # noqa: E402
 from ui.app import build, open_library_at_start  # noqa: E402
-from ui.dialogs import NewSessionDialog  # noqa: E402
+from ui.dialogs.new_session import NewSessionDialog  # noqa: E402
 from ui.widgets.session_library import EMPTY_TEXT, SessionLibraryDialog  # noqa: E402
 from ui.widgets.session_table import human_duration  # noqa: E402
 
@@ -261,7 +261,7 @@ def test_new_session_like_this_prefills_the_dialog_and_applies_the_engine(window
     assert session.seed.value() == 3 and session.preset.currentData() == "simulation"
     assert controller.settings.room.max_turns == 3  # the saved session's settings
     assert controller.settings.engine.engine == "offline"
-    assert "API key" not in win.status_label.text()
+    assert "API key" not in win.messages.status_label.text()
 
 
 def test_new_session_like_a_server_session_says_the_key_was_not_saved(window, saved, db_path):
@@ -280,8 +280,8 @@ def test_new_session_like_a_server_session_says_the_key_was_not_saved(window, sa
     assert session is not None and len(session.chosen()) == 3
     assert controller.settings.engine.engine == "openai"
     assert controller.settings.llm.model == "llama3.1"
-    assert "API keys are never saved" in win.status_label.text()
-    assert "http://127.0.0.1:9/v1" in win.status_label.text()
+    assert "API keys are never saved" in win.messages.status_label.text()
+    assert "http://127.0.0.1:9/v1" in win.messages.status_label.text()
 
 
 def test_a_corrupt_or_foreign_database_is_reported_and_the_previous_one_kept(

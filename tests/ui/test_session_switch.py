@@ -24,10 +24,10 @@ from playground.storage import SessionReader
 from playground.storm import profiles
 from tests.ui.conftest import app_window, run_experiment, step_session, until
 from ui import theme
-from ui.experiments.view import RUN_COLUMNS
+from ui.experiments.tables import RUN_COLUMNS
 from ui.storm.commands import SimulatedSeat
 from ui.widgets.decision_strip import AGENT, WHY
-from ui.widgets.memory_pane import COL_KIND, COL_TEXT
+from ui.widgets.memory_table import COL_KIND, COL_TEXT
 from ui.widgets.thought_page import MAX_BUBBLES
 
 pytestmark = pytest.mark.asyncio

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QToolBar
 from playground.embedding.cache import CachingEmbedder
 from tests.ui.conftest import until
 from ui.app import build
-from ui.dialogs import NewSessionDialog
+from ui.dialogs.new_session import NewSessionDialog
 from ui.shortcuts import ShortcutsDialog, menu_shortcuts
 
 pytestmark = pytest.mark.asyncio

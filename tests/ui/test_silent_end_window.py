@@ -52,7 +52,8 @@ async def test_the_window_shows_why_nobody_spoke_in_full(window):
     assert "against 5.00); try a more talkative preset (active-contributor)" in reason
     assert win.banner.text() == f"Session finished: {reason}"  # every word of it
     assert "⚠" not in win.banner.text()  # a notice, not an error
-    assert reason in win.status_label.toolTip() or reason in win.status_label.text()
+    status = win.messages.status_label
+    assert reason in status.toolTip() or reason in status.text()
     for w, h in ((1024, 700), (1440, 900)):  # wrapped, not clipped, at both sizes
         win.resize(w, h)
         await asyncio.sleep(0.05)

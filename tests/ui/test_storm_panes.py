@@ -93,7 +93,7 @@ def test_a_simulated_users_hidden_state_shows_as_marked_bubbles_with_a_growing_s
     assert "Clarity 0.20 — vague need" in first
     assert "Emotion confused (from keywords)" in first and "Intent ask" in first
     assert "(from keywords)" not in first.split("Intent")[1]
-    assert thoughts._title.text() == "Inner state — Mara (simulated user)"
+    assert thoughts.header.title.text() == "Inner state — Mara (simulated user)"
     selection.select("Ana")  # an agent: thoughts, no hidden state
     assert thoughts._stack.currentWidget() is not hidden
     assert thoughts.sort_combo.isVisible()

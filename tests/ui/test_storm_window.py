@@ -48,7 +48,7 @@ async def test_two_simulated_users_and_an_agent_show_hidden_state_only_for_the_u
     one = profiles.generate_profile(1, task="Buy a smartphone", difficulty=3, uncertainty=40)
     two = profiles.generate_profile(2, task="Refill my prescription", difficulty=2)
     controller.save_profile(one)  # a saved profile is listed; the other is generated in the box
-    dlg = win.open_new_session()
+    dlg = win.dialogs.open_new_session()
     assert dlg is not None
     box = dlg.simulated
     assert [box.list.item(i).text().split(" — ")[0] for i in range(box.list.count())] == [one.name]

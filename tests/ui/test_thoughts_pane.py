@@ -75,14 +75,14 @@ def test_shows_only_the_selected_agent_and_switches(setup) -> None:  # type: ign
     form(bridge, thought(3, "Ana", text="Budget first"))
     assert ids(pane) == [3, 1]  # newest first
     assert pane.bubbles()[0].text() == "Budget first"
-    assert "Ana" in pane._title.text()
+    assert "Ana" in pane.header.title.text()
 
     selection.select("Bo")
     assert ids(pane) == [2]
-    assert "Bo" in pane._title.text()
+    assert "Bo" in pane.header.title.text()
     selection.select("")
     assert pane.bubbles() == []
-    assert pane._title.text() == "Inner thoughts"
+    assert pane.header.title.text() == "Inner thoughts"
 
 
 def test_score_badge_updates_and_sort_by_score(setup) -> None:  # type: ignore[no-untyped-def]
@@ -147,7 +147,7 @@ def test_expressed_thought_is_highlighted_and_links_to_its_message(setup, qtbot)
     assert bubble.property("expressed") is True
     assert bubble.said_label.isVisibleTo(bubble)
     assert "said in #9" in bubble.said_label.text()
-    assert "1 said" in pane._count.text()
+    assert "1 said" in pane.header.count.text()
 
     with qtbot.waitSignal(pane.message_focus_requested, timeout=1000) as sig:
         bubble.said_label.linkActivated.emit("9")
@@ -251,7 +251,7 @@ def test_hidden_pages_stay_live_and_follow_the_sort_order(setup) -> None:  # typ
     selection.select("Ana")
     assert ids(pane) == [1, 3]
     assert pane.bubbles()[0].score_text() == "4.90"
-    assert pane._count.text() == "2 thoughts"
+    assert pane.header.count.text() == "2 thoughts"
 
 
 def _rebuild(pane: ThoughtsPane, thoughts: list[domain.Thought], evals=(), messages=()) -> None:  # type: ignore[no-untyped-def]

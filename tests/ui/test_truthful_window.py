@@ -11,14 +11,15 @@ import pytest
 
 from playground import domain, events
 from playground.embedding.cache import CachingEmbedder
-from playground.inner_thoughts import participation
+from playground.room import floor
 from tests.ui.conftest import until
 from ui.app import build
 from ui.bridge import EngineBridge
-from ui.dialogs import NewSessionDialog
+from ui.dialogs.new_session import NewSessionDialog
 from ui.selection import SelectedParticipant
 from ui.widgets.decision_strip import DecisionStrip
-from ui.widgets.memory_pane import COL_SALIENCY, COL_TEXT, MemoryPane
+from ui.widgets.memory_pane import MemoryPane
+from ui.widgets.memory_table import COL_SALIENCY, COL_TEXT
 
 pytestmark = pytest.mark.asyncio
 ENDED = r"has ended \(interrupted at \d\d:\d\d:\d\d\); it can no longer change"
@@ -123,15 +124,15 @@ async def test_a_forced_message_says_forced_by_you_and_others_do_not(window):
 async def test_the_status_bar_keeps_the_sessions_engine_when_the_engine_dialog_changes(window):
     win, controller = window
     await _started(win, controller)
-    assert win.engine_label.text() == "offline engine (no language model)"
-    dlg = win.open_engine_settings()
+    assert win.messages.engine_label.text() == "offline engine (no language model)"
+    dlg = win.dialogs.open_engine_settings()
     assert "next new session" in dlg.applies_note.text()
     dlg.engine.setCurrentIndex(dlg.engine.findData("openai"))
     dlg.base_url.setText("http://127.0.0.1:9/v1")
     dlg.model.setText("other-model")
     dlg.accept()
     assert controller.engine_label().startswith("other-model @ http://127.0.0.1:9")  # the next
-    assert win.engine_label.text() == "offline engine (no language model)", (
+    assert win.messages.engine_label.text() == "offline engine (no language model)", (
         "the status bar names the engine the session on screen runs"
     )
     assert controller.engine.cognition.name == "offline engine"
@@ -157,14 +158,12 @@ async def test_a_tie_as_shown_reads_tied_in_the_decision_strip(qtbot):  # noqa: 
         )
 
     hiro, grace = wants("Hiro", 4.0812), wants("Grace", 4.0779)  # both read 4.08
-    winner = participation.arbitrate([hiro, grace], random.Random("7:3:floor"))
+    winner = floor.arbitrate([hiro, grace], random.Random("7:3:floor"))
     assert winner is not None
     loser = grace if winner is hiro else hiro
     bridge.dispatch(events.TriggerFired(trigger="new_message", message_id=2, generation=1, step=3))
     for d in (hiro, grace):
-        bridge.dispatch(
-            events.DecisionMade(decision=participation.outcome(d, winner, None), step=3)
-        )
+        bridge.dispatch(events.DecisionMade(decision=floor.outcome(d, winner, None), step=3))
     text = " ".join(" ".join(r) for r in strip.rows())
     assert f"tied with {winner.agent} at 4.08; {winner.agent} won the seeded draw" in text
     assert "scored higher" not in text

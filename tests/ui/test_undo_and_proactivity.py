@@ -67,9 +67,10 @@ async def test_a_deleted_thought_is_back_after_undo_in_the_pane_the_database_and
     assert bubble is not None and text in bubble.text()
     assert tid in room.agent(name).reservoir
     assert _deleted(controller.db_path, room.session_id, tid) == 0
-    assert win.thoughts._evaluations_of(name, tid), "its evaluations are back with it"
+    evaluations = win.thoughts.ledger.evaluations.get(name, {})
+    assert evaluations.get(tid), "its evaluations are back with it"
     assert not win.act_undo.isEnabled() and not win.undo.button.isVisibleTo(win)
-    assert "Restored" in win.status_label.text()
+    assert "Restored" in win.messages.status_label.text()
 
     # Ctrl+Z (the action) undoes the latest of several deletions first.
     others = [b.thought_id for b in win.thoughts.bubbles() if b.thought_id != tid][:1] + [tid]
@@ -117,13 +118,14 @@ async def test_chips_show_preset_and_thresholds_and_a_change_applies_from_the_ne
 
     custom = PRESETS["active-contributor"].model_copy(update={"im_threshold": 4.37})
     win.selection.select(name)
-    dlg = win.open_participant_settings()
+    dlg = win.dialogs.open_participant_settings()
     assert dlg is not None
     dlg.value = lambda: custom  # type: ignore[method-assign] - what the sliders would give
     dlg.accept()
     await until(lambda: room.agent(name).proactivity == custom, what="the change")
-    await until(lambda: "imThreshold 4.37" in win.status_label.text(), what="confirmation")
-    assert "next trigger" in win.status_label.text() and name in win.status_label.text()
+    status = win.messages.status_label
+    await until(lambda: "imThreshold 4.37" in status.text(), what="confirmation")
+    assert "next trigger" in status.text() and name in status.text()
     assert chip.preset_label.text() == "custom" and "imThreshold 4.37" in chip.toolTip()
 
     win.act_step.trigger()

@@ -46,7 +46,7 @@ async def _start(
 async def test_a_four_agent_offline_simulation_fills_the_panes(window):
     win, controller = window
     room = await _start(win, controller)
-    assert "offline engine" in win.engine_label.text()
+    assert "offline engine" in win.messages.engine_label.text()
     win.act_run.trigger()
     await until(lambda: len(win.conversation.widgets) >= 4, what="messages")
     await until(lambda: win.thoughts.bubbles(), what="thought bubbles")
@@ -254,7 +254,7 @@ async def test_participants_can_be_added_removed_and_retuned_mid_session(window)
     await until(lambda: newcomer.name in win.participants.chips, what="the new chip")
     dlg = None
     win.selection.select(newcomer.name)
-    dlg = win.open_participant_settings()
+    dlg = win.dialogs.open_participant_settings()
     assert dlg is not None
     dlg.preset.setCurrentIndex(dlg.preset.findData("selective-participant"))
     dlg.accept()
@@ -262,7 +262,7 @@ async def test_participants_can_be_added_removed_and_retuned_mid_session(window)
         lambda: room.agent(newcomer.name).proactivity.system1_prob == 0.0, what="the preset applied"
     )
     assert room.agent(newcomer.name).proactivity.interrupt_threshold == 5.0
-    dlg = win.open_participant_settings()
+    dlg = win.dialogs.open_participant_settings()
     dlg.im_threshold.slider.setValue(350)  # the slider drives the value
     assert dlg.im_threshold.value() == 3.5
     dlg.accept()
@@ -298,7 +298,7 @@ async def test_hovering_a_stimulus_highlights_its_memory(window):
 async def test_bad_settings_and_unreachable_servers_are_reported_in_the_window(window):
     win, controller = window
     room = await _start(win, controller, n=2)  # an offline session is running…
-    dlg = win.open_engine_settings()
+    dlg = win.dialogs.open_engine_settings()
     dlg.engine.setCurrentIndex(dlg.engine.findData("openai"))
     dlg.base_url.setText("http://127.0.0.1:9/v1")
     dlg.test_requested.emit(dlg.overrides())

@@ -84,12 +84,12 @@ def describe(top: QWidget, label: str) -> dict[str, Any]:
 
 
 async def open_everything() -> dict[str, Any]:
-    from ui.dialogs import ParticipantSettingsDialog
+    from ui.dialogs.participant_settings import ParticipantSettingsDialog
     from ui.rating.questionnaire import JoinedSessionPicker, QuestionnaireDialog
     from ui.rating.rater_window import RaterWindow
     from ui.replay.fork_dialog import ForkDialog
     from ui.widgets.evaluation_popup import EvaluationPopup
-    from ui.widgets.memory_pane import MemoryEditDialog
+    from ui.widgets.memory_edit import MemoryEditDialog
 
     tmp = tempfile.mkdtemp()
     sid = write_session(Path(tmp) / "fit.db")
@@ -103,16 +103,16 @@ async def open_everything() -> dict[str, Any]:
         assert w is not None
         opened.append((w, label or type(w).__name__))
 
-    new_session = win.open_new_session()
+    new_session = win.dialogs.open_new_session()
     add(new_session)
     assert new_session is not None
-    add(win.open_persona_editor(new_session))
+    add(win.dialogs.open_persona_editor(new_session))
     add(new_session.simulated.open_generate())  # type: ignore[attr-defined]
-    add(win.open_engine_settings())
+    add(win.dialogs.open_engine_settings())
     settings = ParticipantSettingsDialog("Ana", ProactivitySettings(), win)
     settings.open()  # the menu opens it for the selected agent of a live session
     add(settings)
-    add(win.open_join())
+    add(win.dialogs.open_join())
     fork = ForkDialog("message #3", "offline engine", win)  # the replay's Fork from here…
     fork.open()
     add(fork)

@@ -1,8 +1,8 @@
 """Turning the window's options into an experiment, and running one on the GUI's asyncio loop.
 
 The protocol is built by the same function as ``playground experiment``'s
-(:func:`playground.cli.experiment.build_protocol`), so the same options in the window and on the
-command line give the same experiment id, and either one resumes the other's experiment.
+(:func:`playground.experiments.protocol.build_protocol`), so the same options in the window and on
+the command line give the same experiment id, and either one resumes the other's experiment.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from typing import Any, Literal
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from playground import domain, errors, factory
-from playground.cli.experiment import build_protocol
 from playground.embedding.cache import CachingEmbedder
+from playground.experiments import results
 from playground.experiments import runner as experiment
+from playground.experiments.protocol import ExperimentProtocol, build_protocol
 from playground.settings import Settings, load_settings
 from playground.urls import redact
 
@@ -47,7 +48,7 @@ class Options:
 class Plan:
     """An experiment ready to run: its protocol and the settings of its engine."""
 
-    protocol: experiment.Protocol
+    protocol: ExperimentProtocol
     settings: Settings
     concurrency: int
     name: str | None
@@ -117,24 +118,24 @@ def plan_new(options: Options, base: Settings, environ: Mapping[str, str]) -> Pl
     return Plan(protocol, settings, options.concurrency, options.name or None)
 
 
-def stored_protocol(db: Any, experiment_id: str) -> experiment.Protocol:
+def stored_protocol(db: Any, experiment_id: str) -> ExperimentProtocol:
     """The protocol an experiment was created with, read back from the database (its personas
     and icebreakers included, so it resumes even if the persona files changed since).
 
     Raises:
         PlaygroundError: no such experiment, or its stored protocol cannot be read.
     """
-    row = db.execute("SELECT config FROM experiments WHERE id = ?", [experiment_id]).fetchone()
-    if row is None:
+    stored = results.stored_config(db, experiment_id)
+    if stored is None:
         raise errors.PlaygroundError(f"no experiment {experiment_id!r} in this database")
     try:
-        config = json.loads(row[0] or "{}")
+        config = json.loads(stored or "{}")
         if isinstance(config, dict) and config.get("kind") == "storm":
             raise errors.PlaygroundError(
                 f"experiment {experiment_id} is a batch of STORM dialogues; resume it from the"
                 " command line by running the same `playground storm` command again"
             )
-        protocol = experiment.Protocol.model_validate(config["protocol"])
+        protocol = ExperimentProtocol.model_validate(config["protocol"])
     except (ValueError, KeyError, TypeError) as exc:
         raise errors.PlaygroundError(
             f"experiment {experiment_id}: its stored protocol cannot be read ({exc})"

@@ -8,11 +8,11 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QMainWindow
 
 from ui.experiments.dialog import NewExperimentDialog
 from ui.experiments.view import ExperimentsWindow
 from ui.tool_window import show_single
+from ui.window.host import WindowHost
 
 
 class ExperimentsMenu(QObject):
@@ -27,9 +27,9 @@ class ExperimentsMenu(QObject):
             embedding model, its ``open_replay(db_path, session_id)`` the replay.
     """
 
-    def __init__(self, window: QMainWindow) -> None:
-        super().__init__(window)
-        self.window: Any = window
+    def __init__(self, window: WindowHost) -> None:
+        super().__init__(window.window())
+        self.window = window
         self.view: ExperimentsWindow | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self.menu = menu = window.menuBar().addMenu("E&xperiments")
@@ -45,7 +45,7 @@ class ExperimentsMenu(QObject):
         """The Experiments window (one; an open one is refreshed and brought to the front)."""
         w = self.window
         self.view = show_single(
-            self.view, lambda: ExperimentsWindow(w.controller, w.open_replay, w)
+            self.view, lambda: ExperimentsWindow(w.controller, w.open_replay, w.window())
         )
         return self.view
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Any
 
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -17,35 +15,6 @@ from PySide6.QtWidgets import (
 )
 
 from playground.experiments import runner as experiment
-
-
-def stored_progress(db: Any, experiment_id: str) -> experiment.Progress:
-    """An experiment's progress as the database holds it (for one that is not running here):
-    per condition its planned, finished and failed conversations; LLM calls and tokens of its
-    sessions. Retries and errors are only counted while it runs."""
-    row = db.execute("SELECT config FROM experiments WHERE id = ?", [experiment_id]).fetchone()
-    protocol = json.loads((row[0] if row else None) or "{}").get("protocol", {})
-    total = int(protocol.get("conversations") or 0)
-    progress = experiment.Progress(experiment_id)
-    for cond in protocol.get("conditions") or []:
-        progress.conditions[cond] = experiment.ConditionProgress(total=total)
-    for cond, status, n in db.execute(
-        "SELECT condition, status, COUNT(*) FROM experiment_runs WHERE experiment_id = ?"
-        " GROUP BY condition, status",
-        [experiment_id],
-    ).fetchall():
-        c = progress.conditions.setdefault(cond, experiment.ConditionProgress(total=total))
-        if status == "finished":
-            c.done += n
-        elif status == "failed":
-            c.failed += n
-    calls, tokens = db.execute(
-        "SELECT COALESCE(SUM(calls), 0), COALESCE(SUM(prompt_tokens + completion_tokens), 0)"
-        " FROM sessions WHERE experiment_id = ?",
-        [experiment_id],
-    ).fetchone()
-    progress.calls, progress.tokens = int(calls), int(tokens)
-    return progress
 
 
 def duration(seconds: float) -> str:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QCloseEvent, QColor
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -32,32 +31,19 @@ from playground.experiments import results as experiment_report
 from playground.experiments import runner as experiment
 from ui.experiments.dialog import NewExperimentDialog
 from ui.experiments.launch import ExperimentRun, Options, Plan, plan_new, plan_resume
-from ui.experiments.progress import ProgressPanel, stored_progress
+from ui.experiments.progress import ProgressPanel
+from ui.experiments.tables import (
+    EXPERIMENT_COLUMNS,
+    RUN_COLUMNS,
+    fill_experiments,
+    fill_runs,
+    fill_summary,
+)
 from ui.tool_window import SessionsWindow, selected_data
-from ui.tool_window import fit_height as _fit_height
 from ui.tool_window import group_box as _group
-from ui.tool_window import read_only_item as _item
 from ui.tool_window import read_only_table as _table
 
 log = logging.getLogger(__name__)
-
-EXPERIMENT_COLUMNS = ["Experiment", "Name", "Conditions", "Design", "Engine", "Runs"]
-RUN_COLUMNS = [
-    "Draw",
-    "Condition",
-    "Status",
-    "Attempts",
-    "Messages",
-    "Participants",
-    "Session",
-    "Error",
-]
-STATUS_COLORS = {
-    "finished": "#2e7d32",
-    "failed": "#c62828",
-    "interrupted": "#ef6c00",
-    "running": "#1565c0",
-}
 
 
 class ExperimentsWindow(SessionsWindow):
@@ -191,37 +177,7 @@ class ExperimentsWindow(SessionsWindow):
         live = self.job.experiment_id if self.running and self.job else None
         keep = self.shown_id
         self.experiments.blockSignals(True)
-        self.experiments.setRowCount(len(found))
-        for i, e in enumerate(reversed(found)):  # newest first
-            design = (
-                f"{e['conversations']} conv. × {e['agents']} agents × {e['turns']} turns,"
-                f" seed {e['seed']}"
-            )
-            unfinished = e["interrupted"] + e["running"]
-            runs = f"{e['finished']}/{e['planned']} finished"
-            if e["failed"]:
-                runs += f" · {e['failed']} failed"
-            if unfinished and e["id"] != live:
-                runs += f" · {unfinished} unfinished"
-            if e["id"] == live:
-                runs = "▶ running · " + runs
-            created = f"created {(e['created_at'] or '')[:19].replace('T', ' ')}"
-            cells = [
-                _item(e["id"], e["id"]),
-                _item(e["name"] or ""),
-                _item(", ".join(e["conditions"])),
-                _item(design),
-                _item(e["model"] or e["engine"] or ""),
-                _item(runs),
-            ]
-            if e["id"] == live:
-                cells[-1].setForeground(QColor(STATUS_COLORS["running"]))
-            elif e["failed"]:
-                cells[-1].setForeground(QColor(STATUS_COLORS["failed"]))
-            for col, cell in enumerate(cells):
-                cell.setToolTip(created if col < 2 else cell.text())
-                self.experiments.setItem(i, col, cell)
-        ids = [e["id"] for e in reversed(found)]
+        ids = fill_experiments(self.experiments, found, live)
         if keep not in ids:
             keep = ids[0] if ids else None
         if keep is not None:
@@ -246,7 +202,9 @@ class ExperimentsWindow(SessionsWindow):
         if live is not None:
             self.progress.set_progress(live, live=True)
         else:
-            self.progress.set_progress(stored_progress(db, experiment_id), live=False)
+            self.progress.set_progress(
+                experiment_report.stored_progress(db, experiment_id), live=False
+            )
         self.progress.setTitle(f"Progress — {experiment_id}")
         self._fill_summary(db, experiment_id)
         self._fill_runs(db, experiment_id)
@@ -264,12 +222,7 @@ class ExperimentsWindow(SessionsWindow):
         except errors.PlaygroundError as exc:
             self.show_error(str(exc))
             rows = []
-        self.summary.setRowCount(len(rows))
-        for i, r in enumerate(rows):
-            for col, (key, _label) in enumerate(experiment_report.COLUMNS):
-                value = getattr(r, key)
-                self.summary.setItem(i, col, _item(experiment_report._cell(value), right=col > 0))
-        _fit_height(self.summary, max(len(rows), 1))
+        fill_summary(self.summary, rows)
         self.summary_box.setTitle(
             "Summary per condition (over finished conversations)"
             if rows
@@ -280,31 +233,7 @@ class ExperimentsWindow(SessionsWindow):
         keep = self.selected_session()
         rows = experiment_report.runs(db, experiment_id)
         self.runs.blockSignals(True)
-        self.runs.setRowCount(len(rows))
-        for i, r in enumerate(rows):
-            try:
-                people = ", ".join(json.loads(r["participants"] or "[]"))
-            except ValueError:
-                people = str(r["participants"] or "")
-            error = r["error"] if r["error"] and r["status"] != "finished" else ""
-            status = _item(r["status"])
-            status.setForeground(QColor(STATUS_COLORS.get(r["status"], "#333333")))
-            cells = [
-                _item(r["draw"], right=True),
-                _item(r["condition"]),
-                status,
-                _item(r["attempts"], right=True),
-                _item(r["messages"], right=True),
-                _item(people),
-                _item(r["session_id"] or "—", r["session_id"] or ""),
-                _item(error),
-            ]
-            if error:
-                cells[-1].setToolTip(error)
-            for col, cell in enumerate(cells):
-                self.runs.setItem(i, col, cell)
-            if keep and r["session_id"] == keep:
-                self.runs.selectRow(i)
+        fill_runs(self.runs, rows, keep)
         self.runs.blockSignals(False)
         self.runs_box.setTitle(
             f"Conversations ({len(rows)} started) — double-click one to open it in replay"

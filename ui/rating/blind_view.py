@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground.settings import RoomSettings
-from playground.storage import SessionReader
+from playground.storage import SessionReader, library
 from ui import theme
 from ui.typewriter import Typewriter
 
@@ -54,10 +54,10 @@ def load_blind_messages(db: Any, session_id: str) -> list[BlindMessage]:
         SessionNotFound: no such session.
     """
     sid = resolve_session(db, session_id)
-    rows = db.execute(
-        "SELECT id, speaker, text FROM messages WHERE session_id = ? ORDER BY id", [sid]
-    ).fetchall()
-    return [BlindMessage(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+    return [
+        BlindMessage(int(i), str(speaker), str(text))
+        for i, speaker, text in library.message_lines(db, sid)
+    ]
 
 
 def default_cps() -> int:

@@ -6,13 +6,14 @@ import contextlib
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QMainWindow, QWidget
+from PySide6.QtWidgets import QWidget
 
 from playground import errors
 from ui.rating.plans import RatingPlanDialog
 from ui.rating.questionnaire import JoinedSessionPicker, QuestionnaireDialog
 from ui.rating.rater_window import RaterWindow
 from ui.tool_window import bring_to_front
+from ui.window.host import WindowHost
 
 
 class RatingMenu(QObject):
@@ -24,10 +25,11 @@ class RatingMenu(QObject):
             says when a session ends.
     """
 
-    def __init__(self, window: QMainWindow) -> None:
-        super().__init__(window)
-        self.window: Any = window
-        self.controller = window.controller  # type: ignore[attr-defined]
+    def __init__(self, window: WindowHost) -> None:
+        super().__init__(window.window())
+        self.window = window
+        self._main = window.window()  # the parent of the windows this menu opens
+        self.controller = window.controller
         self.rater: RaterWindow | None = None
         self.plans: RatingPlanDialog | None = None
         self.report: QWidget | None = None
@@ -45,7 +47,7 @@ class RatingMenu(QObject):
         self.act_plans.triggered.connect(self.open_plans)
         self.act_report.triggered.connect(self.open_report)
         self.act_questionnaire.triggered.connect(self.open_questionnaire_picker)
-        window.bridge.session_finished.connect(self._session_finished)  # type: ignore[attr-defined]
+        window.bridge.session_finished.connect(self._session_finished)
         window.installEventFilter(self)
 
     # -- opening windows --------------------------------------------------------------------------------
@@ -73,7 +75,7 @@ class RatingMenu(QObject):
             db = self._db()
             if db is None:
                 return None
-            self.rater = RaterWindow(db, self.window)
+            self.rater = RaterWindow(db, self._main)
         assert self.rater is not None
         self._raise(self.rater)
         return self.rater
@@ -94,7 +96,7 @@ class RatingMenu(QObject):
             if self._alive(self.rater) and self.rater is not None and self.rater.db is not db:
                 self.rater.close()
             if not self._alive(self.rater):
-                self.rater = RaterWindow(db, self.window)
+                self.rater = RaterWindow(db, self._main)
         w = self.open_rater()
         if w is not None:
             w.rate_session(session_id)
@@ -105,7 +107,7 @@ class RatingMenu(QObject):
             db = self._db()
             if db is None:
                 return None
-            self.plans = RatingPlanDialog(db, self.window)
+            self.plans = RatingPlanDialog(db, self._main)
             self.plans.plan_created.connect(self._plan_created)
         assert self.plans is not None
         self._raise(self.plans)
@@ -123,7 +125,7 @@ class RatingMenu(QObject):
             db = self._db()
             if db is None:
                 return None
-            self.report = ReportView(db, self.window)
+            self.report = ReportView(db, self._main)
         else:
             self.report.refresh()  # type: ignore[union-attr]
         assert self.report is not None
@@ -134,7 +136,7 @@ class RatingMenu(QObject):
         db = self._db()
         if db is None:
             return None
-        self.picker = JoinedSessionPicker(db, self.window)
+        self.picker = JoinedSessionPicker(db, self._main)
         self.picker.accepted.connect(self._picked)
         self.picker.open()
         return self.picker
@@ -164,7 +166,7 @@ class RatingMenu(QObject):
         if db is None:
             return None
         self.offered.add(session_id)
-        self.questionnaire = QuestionnaireDialog(db, session_id, human, self.window)
+        self.questionnaire = QuestionnaireDialog(db, session_id, human, self._main)
         self.questionnaire.saved.connect(
             lambda sid, who: self.window.hint(f"Thank you, {who}: your answers are saved.")
         )

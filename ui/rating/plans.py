@@ -30,23 +30,13 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
+from playground.experiments import results
 from playground.rating.store import Plan, PlanKind, RatingStore
 from playground.report.format import count
+from playground.storage import library
 from ui.screen_fit import fit_window
 
 KINDS = {"conversation": "Conversation ratings (7 statements)", "pairwise": "Pairwise preference"}
-
-
-def session_rows(db: Any) -> list[dict[str, Any]]:
-    """Finished or interrupted sessions with messages, newest first, for a researcher to choose."""
-    rows = db.execute(
-        "SELECT s.id, s.created_at, s.condition, s.status, s.experiment_id,"
-        " (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n,"
-        " (SELECT group_concat(name, ', ') FROM participants p WHERE p.session_id = s.id)"
-        " FROM sessions s ORDER BY s.created_at DESC"
-    ).fetchall()
-    keys = ("id", "created_at", "condition", "status", "experiment", "messages", "participants")
-    return [dict(zip(keys, r, strict=True)) for r in rows if r[5]]
 
 
 class PlanProgress(QFrame):
@@ -151,14 +141,12 @@ class RatingPlanDialog(QDialog):
         lay.addLayout(src)
         self.experiment = QComboBox()
         self.experiment.setEditable(True)
-        for eid, name in self.db.execute(
-            "SELECT id, name FROM experiments ORDER BY created_at DESC"
-        ).fetchall():
+        for eid, name in results.experiment_names(self.db):
             self.experiment.addItem(f"{eid}" + (f" — {name}" if name else ""), eid)
         self.experiment.setEnabled(False)
         lay.addWidget(self.experiment)
         self.sessions = QListWidget()
-        for s in session_rows(self.db):
+        for s in library.sessions_with_messages(self.db):
             when = str(s["created_at"])[:16].replace("T", " ")
             item = QListWidgetItem(
                 f"{when} · {s['condition'] or '(no condition)'} · {s['messages']} messages · "

@@ -21,20 +21,9 @@ from PySide6.QtWidgets import (
 
 from playground import errors
 from playground.rating.store import PARTICIPANT_ITEMS, RatingStore
+from playground.storage import library
 from ui.rating.forms import LikertForm
 from ui.screen_fit import fit_window
-
-
-def human_sessions(db: Any) -> list[dict[str, Any]]:
-    """Sessions a person joined, newest first: ``{id, created_at, human, others}``."""
-    rows = db.execute(
-        "SELECT s.id, s.created_at, p.name,"
-        " (SELECT group_concat(o.name, ', ') FROM participants o"
-        "   WHERE o.session_id = s.id AND o.kind <> 'human') AS others"
-        " FROM sessions s JOIN participants p ON p.session_id = s.id AND p.kind = 'human'"
-        " ORDER BY s.created_at DESC, p.name"
-    ).fetchall()
-    return [{"id": r[0], "created_at": r[1], "human": r[2], "others": r[3] or ""} for r in rows]
 
 
 class QuestionnaireDialog(QDialog):
@@ -126,7 +115,7 @@ class JoinedSessionPicker(QDialog):
         lay = QVBoxLayout(self)
         lay.addWidget(QLabel("Sessions with a human participant:"))
         self.list = QListWidget()
-        for s in human_sessions(db):
+        for s in library.human_sessions(db):
             when = str(s["created_at"])[:16].replace("T", " ")
             item = QListWidgetItem(
                 f"{when} · {s['human']} with {s['others'] or 'nobody else'}  ({s['id']})"

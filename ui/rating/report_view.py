@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
+from playground.experiments import results
 from playground.report.format import count
 from playground.report.model import Report
 from playground.storage.database import database_path
@@ -148,9 +149,7 @@ class ReportView(ToolWindow):
         self.experiment.blockSignals(True)
         self.experiment.clear()
         self.experiment.addItem(ALL, None)
-        for eid, name in self.db.execute(
-            "SELECT id, name FROM experiments ORDER BY created_at DESC"
-        ).fetchall():
+        for eid, name in results.experiment_names(self.db):
             self.experiment.addItem(str(eid), eid)
             if name:
                 self.experiment.setItemData(

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.dialogs import ok_cancel, preset_combo
+from ui.dialogs.common import ok_cancel, preset_combo
 from ui.screen_fit import fit_window
 
 

@@ -16,7 +16,7 @@ from playground.settings import RoomSettings
 from ui.replay.controller import ReplayController
 from ui.replay.fork_dialog import ForkDialog
 from ui.replay.transport import TransportBar
-from ui.widgets.conversation_pane import RESERVED_ROWS
+from ui.widgets.row_placement import RESERVED_ROWS
 
 
 class ReplayPanel(QObject):
@@ -106,7 +106,7 @@ class ReplayPanel(QObject):
         self.transport.show()
         for sc in self.shortcuts:
             sc.setEnabled(True)
-        w.engine_label.setText(f"replay · {engine_text(s)}")
+        w.messages.engine_label.setText(f"replay · {engine_text(s)}")
         w._set_running(False)
         w.hint(
             f"Replaying session {s['id']} ({s['status']}): read-only. Space plays, ←/→ step, "
@@ -122,7 +122,7 @@ class ReplayPanel(QObject):
         for sc in self.shortcuts:
             sc.setEnabled(False)
         w.reset_views()
-        w.engine_label.setText(w.controller.engine_label())
+        w.messages.engine_label.setText(w.controller.engine_label())
         w.hint("Replay closed.")
 
     def _moved(self, seq: int) -> None:

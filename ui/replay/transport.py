@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground.history.recording import MARK_LABELS, Recording
+from playground.history.recording import Recording
+from playground.history.timeline import MARK_LABELS
 
 MARK_COLORS = {
     "interruption": "#c62828",

@@ -1,24 +1,26 @@
 """The controller's commands for STORM simulated users: their profiles and seating them.
 
 A part of :class:`ui.controller.SessionController` (it inherits them), as
-:class:`ui.room_commands.RoomCommands` is. Profiles live as TOML files in ``<personas>/users``
+:class:`ui.room_commands.RoomCommands` is; both are a :class:`ui.session.core.SessionCore`. Profiles live as TOML files in ``<personas>/users``
 (``playground.storm.profiles``); a simulated user joins the live room through
 ``Room.add_simulated_user`` with the simulator the session's engine provides
-(``factory.user_simulator``). Every command goes through the controller's ``guarded`` boundary.
+(``playground.storm.user.simulator_for``). Every command goes through the controller's
+``guarded`` boundary.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ui.session.core import SessionCore
+
 if TYPE_CHECKING:
     from playground.domain.simulated_user import UserProfile
     from playground.room.room import Room
-    from playground.settings import Settings
 
 #: The speak probability the window offers by default (the room's own default when None).
 DEFAULT_SPEAK_PROBABILITY = 0.3
@@ -38,18 +40,8 @@ class SimulatedSeat:
     speak_probability: float | None = None
 
 
-class SimulatedUserCommands:
+class SimulatedUserCommands(SessionCore):
     """Profiles (list, generate, save) and simulated users (seat at start, add mid-session)."""
-
-    if TYPE_CHECKING:  # provided by SessionController
-        personas_dir: str
-        engine: Any
-        settings: Settings
-        notice: Any
-
-        def _require_live_room(self) -> Room: ...
-
-        async def guarded(self, what: str, fn: Callable[[], Awaitable[Any]]) -> Any: ...
 
     _users_dir: Path | None = None
 
@@ -117,12 +109,13 @@ class SimulatedUserCommands:
         Raises:
             PlaygroundError: the room or the engine refused (the message says why).
         """
-        from playground import factory
+        from playground.storm.user import simulator_for
 
         seated: list[str] = []
         for seat in seats:
             name = _free_name(seat.profile.name, set(room.participants))
-            simulator = factory.user_simulator(
+            assert self.engine is not None  # the room's: the two are set and cleared together
+            simulator = simulator_for(
                 self.engine,
                 seed=self.settings.engine.seed,
                 short_messages=self.settings.room.simulated_short_messages,

@@ -7,12 +7,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QMainWindow
 
 from playground.domain.simulated_user import UserProfile
 from ui.storm.profile_editor import ProfileEditorDialog
 from ui.storm.seating import AddSimulatedUserDialog
 from ui.tool_window import show_single
+from ui.window.host import WindowHost
 
 
 class StormMenu(QObject):
@@ -26,10 +26,9 @@ class StormMenu(QObject):
         editor: the profile editor last opened.
     """
 
-    def __init__(self, window: QMainWindow) -> None:
-        super().__init__(window)
-        self.window: Any = window
-        w: Any = window
+    def __init__(self, window: WindowHost) -> None:
+        super().__init__(window.window())
+        self.window = w = window
         self.view: Any = None
         self.editor: ProfileEditorDialog | None = None
         self.add_dialog: AddSimulatedUserDialog | None = None
@@ -51,7 +50,7 @@ class StormMenu(QObject):
     def open_add(self) -> AddSimulatedUserDialog:
         """Participants ▸ Add simulated user…; OK seats the ticked profiles."""
         w = self.window
-        dlg = AddSimulatedUserDialog(w.controller, w)
+        dlg = AddSimulatedUserDialog(w.controller, w.window())
 
         def seat() -> None:
             for seat in dlg.seats():
@@ -69,7 +68,7 @@ class StormMenu(QObject):
     def open_editor(self, profile: UserProfile) -> ProfileEditorDialog:
         """The profile editor for ``profile``; Save writes its file in ``<personas>/users``."""
         w = self.window
-        dlg = ProfileEditorDialog(profile, w.controller.save_profile, w)
+        dlg = ProfileEditorDialog(profile, w.controller.save_profile, w.window())
         dlg.saved.connect(
             lambda p: w.hint(
                 f"Saved profile {p.id} to {w.controller.users_dir}; it applies to new sessions."
@@ -84,5 +83,7 @@ class StormMenu(QObject):
         from ui.storm.view import StormWindow
 
         w = self.window
-        self.view = show_single(self.view, lambda: StormWindow(w.controller, w.open_replay, w))
+        self.view = show_single(
+            self.view, lambda: StormWindow(w.controller, w.open_replay, w.window())
+        )
         return self.view

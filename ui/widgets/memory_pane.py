@@ -5,125 +5,32 @@ are tinted pale yellow, carry their saliency (a random pull: "random" and its ra
 first; the rest follow by id. A stimulus focused elsewhere in the UI ("memory:N") is highlighted
 more strongly and scrolled into view. The pane never changes memory itself: it emits
 ``add_requested`` / ``edit_requested`` / ``delete_requested`` for whoever owns the engine.
+The rows themselves are :class:`ui.widgets.memory_table.MemoryTable`'s.
 """
 
 from __future__ import annotations
 
-import bisect
-
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QDoubleSpinBox,
-    QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QStackedWidget,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from playground import domain
-from ui import theme
+from playground.domain.refs import ref_id
 from ui.bridge import EngineBridge
 from ui.selection import SelectedParticipant
 from ui.storm.profile_view import ProfileView
 from ui.widgets.elided_label import ElidedLabel
+from ui.widgets.memory_edit import MemoryEditDialog
+from ui.widgets.memory_table import Hit, MemoryTable
 
-EDITABLE_KINDS = ("fact", "objective", "interest", "knowledge", "experience")
-RETRIEVED_BG = "#fff3c4"
-COLUMNS = ("Kind", "Weight", "Saliency", "Memory")
-COL_KIND, COL_WEIGHT, COL_SALIENCY, COL_TEXT = range(4)
 HUMAN_PLACEHOLDER = "Humans have no memory in the engine."
 NONE_PLACEHOLDER = "Select a participant to see their long-term memory."
-_TOP = Qt.AlignmentFlag.AlignTop
-_ALIGN = {
-    COL_KIND: _TOP | Qt.AlignmentFlag.AlignLeft,
-    COL_WEIGHT: _TOP | Qt.AlignmentFlag.AlignRight,
-    COL_SALIENCY: _TOP | Qt.AlignmentFlag.AlignRight,
-    COL_TEXT: _TOP | Qt.AlignmentFlag.AlignLeft,
-}
-
-SortKey = tuple[int, float, int]
-#: Narrowest the memory text column may get before the Weight column is hidden (px).
-MIN_TEXT_WIDTH = 120
-
-
-class MemoryEditDialog(QDialog):
-    """Add or edit one memory: kind, text and weight. OK stays disabled while the text is blank."""
-
-    def __init__(
-        self,
-        title: str,
-        memory: domain.MemoryItem | None = None,
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self.setWindowTitle(title)
-        self.setMinimumWidth(360)
-
-        self.kind_combo = QComboBox()
-        self.kind_combo.addItems(EDITABLE_KINDS)
-        self.text_edit = QPlainTextEdit()
-        self.text_edit.setPlaceholderText("What the participant remembers…")
-        self.text_edit.setTabChangesFocus(True)
-        self.weight_spin = QDoubleSpinBox()
-        self.weight_spin.setRange(0.0, 1.0)
-        self.weight_spin.setSingleStep(0.05)
-        self.weight_spin.setDecimals(2)
-        self.weight_spin.setValue(1.0)
-
-        if memory is not None:
-            if self.kind_combo.findText(memory.kind) < 0:
-                # Engine-made kinds (utterance, thought) are kept as they are when editing.
-                self.kind_combo.addItem(memory.kind)
-            self.kind_combo.setCurrentText(memory.kind)
-            self.text_edit.setPlainText(memory.text)
-            self.weight_spin.setValue(memory.weight)
-
-        self.button_box = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.ok_button = self.button_box.button(QDialogButtonBox.StandardButton.Ok)
-        self.button_box.accepted.connect(self.accept)
-        self.button_box.rejected.connect(self.reject)
-
-        form = QFormLayout()
-        form.addRow("Kind", self.kind_combo)
-        form.addRow("Text", self.text_edit)
-        form.addRow("Weight", self.weight_spin)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.button_box)
-
-        self.text_edit.textChanged.connect(self._update_ok)
-        self._update_ok()
-
-    def kind(self) -> str:
-        return self.kind_combo.currentText()
-
-    def text(self) -> str:
-        return self.text_edit.toPlainText().strip()
-
-    def weight(self) -> float:
-        return round(self.weight_spin.value(), 2)
-
-    def accept(self) -> None:
-        if not self.text():
-            return
-        super().accept()
-
-    def _update_ok(self) -> None:
-        self.ok_button.setEnabled(bool(self.text()))
 
 
 class MemoryPane(QWidget):
@@ -143,19 +50,14 @@ class MemoryPane(QWidget):
         self._bridge = bridge
         self._selection = selection
         self._memories: dict[str, dict[int, domain.MemoryItem]] = {}
-        # agent -> memory id -> (saliency, random) at that agent's latest retrieval
-        # (saliency, pulled in at random, a random pull's raw cosine to the latest utterance)
-        self._retrieved: dict[str, dict[int, tuple[float, bool, float | None]]] = {}
+        # agent -> memory id -> its hit at that agent's latest retrieval
+        self._retrieved: dict[str, dict[int, Hit]] = {}
         self._retrieved_step: dict[str, int] = {}
         self._humans: set[str] = set()
         #: Simulated users' private profiles (shown instead of a memory), by name.
         self._profiles: dict[str, object] = {}
         self._agent = selection.name
-        self._focus_id: int | None = None
         self._rebuilding = False
-        # Shown rows, in table order, with their sort keys (kept in step with the table).
-        self._order: list[int] = []
-        self._keys: list[SortKey] = []
         self._dialog: MemoryEditDialog | None = None
         #: Memories can be changed (False in a replay or an ended session: see set_live).
         self._live = True
@@ -181,49 +83,7 @@ class MemoryPane(QWidget):
         self.count_label.setStyleSheet("color: #666666;")
         self.count_label.setWordWrap(True)
 
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setWordWrap(True)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideNone)
-        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.table.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.table.verticalHeader().setVisible(False)
-        # Row heights are computed per changed row (ResizeToContents would re-measure all rows on
-        # every change, and quadratically while filling); a width change re-measures them once.
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        header = self.table.horizontalHeader()
-        header.setHighlightSections(False)
-        header.setMinimumSectionSize(24)
-        metrics = self.table.fontMetrics()
-        pad = 12  # cell margins and the header's own padding
-        widest = {
-            COL_KIND: EDITABLE_KINDS + ("utterance", "thought", "Kind"),
-            COL_WEIGHT: ("Weight", "1.00"),
-            COL_SALIENCY: ("Saliency", "random", "cos -0.00", "0.00"),
-        }
-        #: The fixed columns' widths, also while one is hidden (its section size is 0 then).
-        self._fixed_widths = {
-            col: max(map(metrics.horizontalAdvance, texts)) + pad for col, texts in widest.items()
-        }
-        for col, width in self._fixed_widths.items():
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
-            header.resizeSection(col, width)
-        # The memory text takes every spare pixel; see _fit_columns for narrow panes.
-        header.setSectionResizeMode(COL_TEXT, QHeaderView.ResizeMode.Stretch)
-        for col, tip in (
-            (COL_WEIGHT, "How much the memory counts in retrieval (0–1)"),
-            (COL_SALIENCY, "Saliency at the participant's latest retrieval"),
-        ):
-            self.table.horizontalHeaderItem(col).setToolTip(tip)  # type: ignore[union-attr]
-        self.table.installEventFilter(self)
-        self._relayout_timer = QTimer(self)
-        self._relayout_timer.setSingleShot(True)
-        self._relayout_timer.setInterval(30)
-        self._relayout_timer.timeout.connect(self.table.resizeRowsToContents)
-        header.sectionResized.connect(self._on_section_resized)
+        self.table = MemoryTable(lambda: self._retrieved.get(self._agent, {}))
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.itemDoubleClicked.connect(lambda _item: self.open_edit_dialog())
 
@@ -262,27 +122,6 @@ class MemoryPane(QWidget):
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.buttons_row)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if watched is self.table and event.type() == QEvent.Type.Resize:
-            self._fit_columns()
-        return super().eventFilter(watched, event)
-
-    def _fit_columns(self) -> None:
-        """In a narrow pane the Weight column gives its width to the memory text (each row's
-        tooltip still says the weight), so the text never shrinks to a word per line."""
-        # The width the columns would take with Weight shown, whether it is shown now or not:
-        # the choice depends on the pane's width alone (measured with Weight hidden, its own
-        # width missing from the sum, it came back at once, and went again: it flickered).
-        fixed = sum(self._fixed_widths.values())
-        width = self.table.width() - 2 * self.table.frameWidth()
-        width -= self.table.verticalScrollBar().sizeHint().width()  # room for it, always
-        narrow = width - fixed < MIN_TEXT_WIDTH
-        if self.table.isColumnHidden(COL_WEIGHT) != narrow:
-            self.table.setColumnHidden(COL_WEIGHT, narrow)
-            self.table.horizontalHeaderItem(COL_TEXT).setToolTip(  # type: ignore[union-attr]
-                "The pane is narrow: each row's tooltip gives the memory's weight" if narrow else ""
-            )
-
     # ----------------------------------------------------------------------------------- public
 
     def reset(self) -> None:
@@ -292,7 +131,7 @@ class MemoryPane(QWidget):
         self._retrieved_step.clear()
         self._humans.clear()
         self._profiles.clear()
-        self._focus_id = None
+        self.table.focus_id = None
         self._close_dialog()
         self._repopulate()
 
@@ -316,7 +155,7 @@ class MemoryPane(QWidget):
         items = self._memories.get(self._agent, {})
         retrieved = self._retrieved.get(self._agent, {})
         out = []
-        for mid in self._order:
+        for mid in self.table.order:
             item = items[mid]
             hit = retrieved.get(mid)
             out.append(
@@ -339,16 +178,17 @@ class MemoryPane(QWidget):
     @property
     def focused_id(self) -> int | None:
         """The memory focused through ``selection.stimulus_focused``, if it is shown."""
-        return self._focus_id
+        return self.table.focus_id
 
     def selected_id(self) -> int | None:
         rows = self.table.selectionModel().selectedRows()
         if not rows:
             return None
         row = rows[0].row()
-        if self.table.rowCount() != len(self._order) or not 0 <= row < len(self._order):
-            return None  # mid-update: the table and ``_order`` are out of step
-        mid = self._order[row]
+        order = self.table.order
+        if self.table.rowCount() != len(order) or not 0 <= row < len(order):
+            return None  # mid-update: the table and its ``order`` are out of step
+        mid = order[row]
         return mid if mid in self._memories.get(self._agent, {}) else None
 
     def open_add_dialog(self) -> MemoryEditDialog:
@@ -408,16 +248,16 @@ class MemoryPane(QWidget):
         self.setUpdatesEnabled(False)
         try:
             if change == "deleted":
-                self._remove_row(memory.id)
+                self.table.remove(memory.id)
                 if was_selected:
                     # Qt would move the selection to a neighbour; Delete must not cascade.
                     self.table.clearSelection()
-                if self._focus_id == memory.id:
-                    self._focus_id = None
-            elif memory.id in self._order:
-                self._fill_row(self._order.index(memory.id), memory)
+                if self.table.focus_id == memory.id:
+                    self.table.focus_id = None
+            elif memory.id in self.table.order:
+                self.table.fill_row(self.table.order.index(memory.id), memory)
             else:
-                self._insert_row(memory)
+                self.table.insert(memory)
         finally:
             self.setUpdatesEnabled(True)
         self._update_labels()
@@ -425,14 +265,10 @@ class MemoryPane(QWidget):
 
     def _on_memories_retrieved(self, agent: str, stimuli: list, step: int) -> None:
         previous = self._retrieved.get(agent, {})
-        current: dict[int, tuple[float, bool, float | None]] = {}
+        current: dict[int, Hit] = {}
         for s in stimuli:
-            ref = getattr(s, "ref", "")
-            if not ref.startswith("memory:"):
-                continue
-            try:
-                mid = int(ref.removeprefix("memory:"))
-            except ValueError:
+            mid = ref_id(getattr(s, "ref", ""), "memory")
+            if mid is None:
                 continue
             if mid in current and current[mid][0] >= s.saliency:
                 continue
@@ -451,11 +287,11 @@ class MemoryPane(QWidget):
         self.setUpdatesEnabled(False)
         try:
             for mid in set(previous) | set(current):
-                if mid in self._order:
-                    self._remove_row(mid)
+                if mid in self.table.order:
+                    self.table.remove(mid)
                 if mid in items:
-                    self._insert_row(items[mid])
-            self._restore_selection(selected)
+                    self.table.insert(items[mid])
+            self.table.restore_selection(selected)
         finally:
             self.setUpdatesEnabled(True)
         self._update_labels()
@@ -466,28 +302,12 @@ class MemoryPane(QWidget):
         if name == self._agent:
             return
         self._agent = name
-        self._focus_id = None
+        self.table.focus_id = None
         self._repopulate()
 
     def _on_stimulus_focused(self, ref: str) -> None:
-        old = self._focus_id
-        new: int | None = None
-        if ref.startswith("memory:"):
-            try:
-                mid = int(ref.removeprefix("memory:"))
-            except ValueError:
-                mid = None
-            if mid is not None and mid in self._order:
-                new = mid
-        self._focus_id = new
-        for mid in {old, new} - {None}:
-            if mid in self._order:
-                self._paint_row(self._order.index(mid))
-        if new is not None:
-            row = self._order.index(new)
-            # Row heights are laid out lazily: scroll once they are known.
-            QTimer.singleShot(0, self, lambda: self._scroll_to(new))
-            self._scroll_to(new, row)
+        mid = ref_id(ref, "memory")
+        self.table.set_focus(mid if mid is not None and mid in self.table.order else None)
 
     # ----------------------------------------------------------------------------------- rows
 
@@ -501,27 +321,15 @@ class MemoryPane(QWidget):
             self._live = live
             self._update_buttons()
 
-    def _sort_key(self, mid: int) -> SortKey:
-        hit = self._retrieved.get(self._agent, {}).get(mid)
-        return (0, -hit[0], mid) if hit else (1, 0.0, mid)
-
     def _repopulate(self) -> None:
         """Rebuild the table for the selected participant (selection change, reset)."""
-        selected = self.selected_id() if self._order else None
+        selected = self.selected_id() if self.table.order else None
         items = self._memories.get(self._agent, {}) if self._editable() else {}
-        ordered = sorted(items.values(), key=lambda m: self._sort_key(m.id))
-        self._order = [m.id for m in ordered]
-        self._keys = [self._sort_key(m.id) for m in ordered]
-        if self._focus_id not in items:
-            self._focus_id = None
+        if self.table.focus_id not in items:
+            self.table.focus_id = None
         self.setUpdatesEnabled(False)
         try:
-            self.table.clearContents()
-            self.table.setRowCount(len(ordered))
-            for row, memory in enumerate(ordered):
-                self._fill_row(row, memory, resize=False, fresh=True)
-            self.table.resizeRowsToContents()
-            self._restore_selection(selected)
+            self.table.show_all(items.values(), selected)
         finally:
             self.setUpdatesEnabled(True)
         if not self._agent:
@@ -538,100 +346,6 @@ class MemoryPane(QWidget):
         self._update_labels()
         self._update_buttons()
 
-    def _insert_row(self, memory: domain.MemoryItem) -> None:
-        key = self._sort_key(memory.id)
-        row = bisect.bisect_left(self._keys, key)
-        self._keys.insert(row, key)
-        self._order.insert(row, memory.id)
-        self.table.insertRow(row)
-        self._fill_row(row, memory, fresh=True)
-
-    def _remove_row(self, mid: int) -> None:
-        if mid not in self._order:
-            return
-        row = self._order.index(mid)
-        del self._order[row]
-        del self._keys[row]
-        self.table.removeRow(row)
-
-    def _fill_row(
-        self, row: int, memory: domain.MemoryItem, resize: bool = True, fresh: bool = False
-    ) -> None:
-        """Show ``memory`` in ``row``; ``fresh`` rows (just inserted) get new items.
-
-        Kept to few calls into Qt per cell: this runs for every row of a 1000-memory agent.
-        """
-        hit = self._retrieved.get(self._agent, {}).get(memory.id)
-        if hit is None:
-            saliency = ""
-        elif hit[1]:  # not salient: pulled in at random; its saliency would read as a score
-            saliency = "random" if hit[2] is None else f"random\ncos {_cos(hit[2])}"
-        else:
-            saliency = f"{hit[0]:.2f}"
-        tip = f"memory:{memory.id} · {memory.kind} · weight {memory.weight:.2f}"
-        if hit is not None:
-            tip += (
-                " · pulled in at random, not by saliency"
-                + ("" if hit[2] is None else f" (cosine to the latest utterance {_cos(hit[2])})")
-                if hit[1]
-                else f" · saliency {hit[0]:.2f}"
-            )
-        tip += (
-            f"\ncreated at step {memory.created_step}, last accessed at step {memory.last_access}"
-        )
-        texts = (memory.kind, f"{memory.weight:.2f}", saliency, memory.text)
-        for col, text in enumerate(texts):
-            item = None if fresh else self.table.item(row, col)
-            if item is None:
-                item = QTableWidgetItem(text)
-                item.setTextAlignment(_ALIGN[col])
-                self.table.setItem(row, col, item)
-            else:
-                item.setText(text)
-            if col == COL_TEXT:
-                item.setToolTip(f"{tip}\n\n{memory.text}")
-        self._paint_row(row, fresh=fresh)
-        if resize:
-            self.table.resizeRowToContents(row)
-
-    def _paint_row(self, row: int, fresh: bool = False) -> None:
-        mid = self._order[row]
-        if mid == self._focus_id:
-            color = theme.HIGHLIGHT_BG
-        elif mid in self._retrieved.get(self._agent, {}):
-            color = RETRIEVED_BG
-        elif fresh:
-            return  # new items have no background to clear
-        else:
-            color = ""
-        bg = QBrush(QColor(color)) if color else QBrush()
-        # Pale backgrounds need dark text even under a dark palette.
-        fg = QBrush(QColor("#111111")) if color else QBrush()
-        for col in range(len(COLUMNS)):
-            item = self.table.item(row, col)
-            if item is not None:
-                item.setBackground(bg)  # an empty brush clears the role
-                item.setForeground(fg)
-
-    def _on_section_resized(self, col: int, _old: int, _new: int) -> None:
-        if col == COL_TEXT and self._order:
-            self._relayout_timer.start()
-
-    def _restore_selection(self, mid: int | None) -> None:
-        if mid is not None and mid in self._order:
-            self.table.selectRow(self._order.index(mid))
-        else:
-            self.table.clearSelection()
-
-    def _scroll_to(self, mid: int, row: int | None = None) -> None:
-        if mid != self._focus_id or mid not in self._order:
-            return
-        if row is None:
-            row = self._order.index(mid)
-        item = self.table.item(row, COL_TEXT)
-        if item is not None:
-            self.table.scrollToItem(item, QAbstractItemView.ScrollHint.PositionAtCenter)
-
     # -------------------------------------------------------------------------------- controls
 
     def _update_labels(self) -> None:
@@ -647,7 +361,7 @@ class MemoryPane(QWidget):
         if self._agent in self._humans:
             self.count_label.setText("")
             return
-        n = len(self._order)
+        n = len(self.table.order)
         text = f"{n} memor{'y' if n == 1 else 'ies'}"
         retrieved = self._retrieved.get(self._agent)
         if retrieved is not None and self._agent in self._retrieved_step:
@@ -681,8 +395,3 @@ class MemoryPane(QWidget):
             old, self._dialog = self._dialog, None
             old.close()
             old.deleteLater()
-
-
-def _cos(x: float) -> str:
-    """A cosine with 2 decimals; one that rounds to zero reads 0.00, never -0.00."""
-    return f"{round(x, 2) + 0.0:.2f}"

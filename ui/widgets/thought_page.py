@@ -4,23 +4,24 @@ A page keeps at most :data:`MAX_BUBBLES` bubbles in a scroll area, in the pane's
 Bubbles are widgets, so they are reused rather than made: a replay jump rebinds them
 (:meth:`AgentPage.place`), bubbles that leave the page wait hidden in a pool, and a replay that
 opens makes them ahead of need in idle time (:meth:`AgentPage.reserve`).
+
+The page reads the thoughts from the pane's :class:`ThoughtLedger` and reports what the user does
+to a bubble through its own signals, which the pane connects.
 """
 
 from __future__ import annotations
 
 import bisect
 import contextlib
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+import heapq
+from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from playground import domain
+from playground.history.ledger import ThoughtLedger
 from ui.widgets.thought_bubble import EMPTY_PLACEHOLDER, SortKey, ThoughtBubble
-
-if TYPE_CHECKING:
-    from ui.widgets.thoughts_pane import ThoughtsPane
 
 #: Most bubbles a page holds. Bubbles are widgets (a few ms each), so a participant with
 #: thousands of thoughts keeps its newest (or highest-scored, by the sort) ones on screen; the
@@ -33,12 +34,38 @@ class AgentPage(QScrollArea):
 
     A page is built the first time its participant is selected and then kept up to date, so
     switching back and forth is instant and each participant keeps its scroll position.
+
+    Args:
+        agent: The participant whose thoughts the page shows.
+        ledger: The thoughts to show, as the pane holds them now (a replay jump gives the pane
+            another ledger).
+        scored_step: The latest step at which a participant scored any thought (None before
+            any): what sorting by score puts first.
+        popup_parent: The widget the bubbles' evaluation popups are parented to (the pane).
+        deletable: Whether bubbles offer ✕ (see :meth:`set_deletable`).
     """
 
-    def __init__(self, pane: ThoughtsPane, agent: str) -> None:
+    force_requested = Signal(str, int)  # agent, thought id (a click on a thought not yet said)
+    delete_requested = Signal(str, int)  # agent, thought id
+    message_clicked = Signal(int)  # message id (a said thought's link)
+    stimulus_hovered = Signal(str)  # ref, "" when the mouse left a link
+    stimulus_clicked = Signal(str)  # ref
+
+    def __init__(
+        self,
+        agent: str,
+        ledger: Callable[[], ThoughtLedger],
+        scored_step: Callable[[str], int | None],
+        *,
+        popup_parent: QWidget,
+        deletable: bool,
+    ) -> None:
         super().__init__()
         self.agent = agent
-        self._pane = pane
+        self._ledger = ledger
+        self._scored_step = scored_step
+        self._popup_parent = popup_parent
+        self.deletable = deletable
         self.bubbles: dict[int, ThoughtBubble] = {}
         self.pool: list[ThoughtBubble] = []  # hidden bubbles a replay jump can rebind
         self.order: list[int] = []
@@ -63,7 +90,7 @@ class AgentPage(QScrollArea):
         self.list.addStretch(1)
         self.setWidget(self.content)
 
-    def place(self, wanted: list[int], pane: ThoughtsPane, *, in_view: bool) -> None:
+    def place(self, wanted: list[int], *, in_view: bool) -> None:
         """Show the thoughts ``wanted``, in that order.
 
         A thought that is still shown keeps its bubble, wherever it moves (a step through the
@@ -86,7 +113,7 @@ class AgentPage(QScrollArea):
                     if self.pool:
                         assigned[i] = self.pool.pop()
                     else:  # a new bubble, made up to date
-                        assigned[i] = self.add(pane._thoughts[self.agent][tid], place=False)
+                        assigned[i] = self.add(self._thoughts()[tid], place=False)
             shown: list[ThoughtBubble] = [b for b in assigned if b is not None]
             _arrange(self.list, layout_order, shown + rest)
             for tid, bubble in zip(wanted, shown, strict=True):
@@ -94,7 +121,7 @@ class AgentPage(QScrollArea):
                 if reached > bottom:
                     self.unbound.add(tid)
                     continue
-                self.bind(tid, pane)
+                self.bind(tid)
                 reached += bubble.heightForWidth(width) + self.list.spacing()
         self.parked = rest
         self.order = list(wanted)
@@ -118,24 +145,20 @@ class AgentPage(QScrollArea):
         free.reverse()
         return assigned, free
 
-    def bind(self, tid: int, pane: ThoughtsPane) -> None:
+    def bind(self, tid: int) -> None:
         bubble = self.bubbles[tid]
-        bubble.rebind(
-            pane._thoughts[self.agent][tid],
-            pane._evaluations_of(self.agent, tid),
-            pane._retained.get(self.agent, {}).get(tid, False),
-        )
+        bubble.rebind(self._thoughts()[tid], self._evaluations(tid), self._retained(tid))
         bubble.set_highlighted(tid == self.highlighted)
         if bubble.isHidden():  # from the pool: lay it out at the page's width straight away
             bubble.resize(self.viewport().width() - 8, bubble.height())
             bubble.show()
         self.unbound.discard(tid)
 
-    def fill(self, pane: ThoughtsPane) -> None:
+    def fill(self) -> None:
         """Finish a replay jump: bring the bubbles out of view up to date, hide unused ones."""
         with self.held():
             for tid in [t for t in self.order if t in self.unbound]:
-                self.bind(tid, pane)
+                self.bind(tid)
             for bubble in self.parked:
                 self.list.removeWidget(bubble)
                 bubble.hide()
@@ -157,9 +180,38 @@ class AgentPage(QScrollArea):
         if self.by_score:
             bubble = self.bubbles[tid]
             return score_key(
-                bubble.score(), bubble.scored_step(), self._pane.scored_step(self.agent), tid
+                bubble.score(), bubble.scored_step(), self._scored_step(self.agent), tid
             )
         return (-tid,)
+
+    def data_key(self, tid: int, by_score: bool) -> SortKey:
+        """A thought's place in the sort, from the ledger alone (as :meth:`sort_key`)."""
+        if by_score:
+            evs = self._ledger().evaluations.get(self.agent, {}).get(tid)
+            thought = self._thoughts().get(tid)
+            score = evs[-1].score if evs else (thought.score if thought else None)
+            step = evs[-1].step if evs else None
+            return score_key(score, step, self._scored_step(self.agent), tid)
+        return (-tid,)
+
+    def top(self) -> list[int]:
+        """The ids of the participant's first :data:`MAX_BUBBLES` thoughts in the page's sort,
+        in order."""
+        thoughts = self._thoughts()
+        if not self.by_score:  # newest first (as ``data_key``); ids come mostly in order: O(n)
+            return sorted(thoughts, reverse=True)[:MAX_BUBBLES]
+        return heapq.nsmallest(MAX_BUBBLES, thoughts, key=lambda t: self.data_key(t, True))
+
+    def _thoughts(self) -> dict[int, domain.Thought]:
+        return self._ledger().thoughts.get(self.agent, {})
+
+    def _evaluations(self, tid: int) -> list[domain.Evaluation]:
+        """The thought's evaluations: the ledger's own list, which later evaluations extend (a
+        bubble keeps it)."""
+        return self._ledger().evaluations.setdefault(self.agent, {}).setdefault(tid, [])
+
+    def _retained(self, tid: int) -> bool:
+        return self._ledger().retained.get(self.agent, {}).get(tid, False)
 
     def reorder(self) -> None:
         """Sort again after every key changed at once (the participant was scored at a new
@@ -170,10 +222,11 @@ class AgentPage(QScrollArea):
         with self.held():
             _arrange(self.list, before, [self.bubbles[t] for t in self.order])
 
-    def build(self, thoughts: list[domain.Thought], by_score: bool) -> None:
+    def build(self, by_score: bool) -> None:
         """Create every bubble at once (first selection of the participant)."""
         self.by_score = by_score
-        keep = sorted(thoughts, key=lambda t: self._pane._data_key(t.agent, t.id, by_score))
+        thoughts = sorted(self._thoughts().values(), key=lambda t: t.id)
+        keep = sorted(thoughts, key=lambda t: self.data_key(t.id, by_score))
         self.content.setUpdatesEnabled(False)
         try:
             for thought in keep[:MAX_BUBBLES]:
@@ -186,9 +239,8 @@ class AgentPage(QScrollArea):
         self.placeholder.setVisible(not self.bubbles)
 
     def add(self, thought: domain.Thought, *, place: bool = True) -> ThoughtBubble:
-        pane = self._pane
-        evaluations = pane._evaluations_of(thought.agent, thought.id)
-        retained = pane._retained.get(thought.agent, {}).get(thought.id, False)
+        evaluations = self._evaluations(thought.id)
+        retained = self._retained(thought.id)
         if self.pool:  # a bubble that left the screen earlier: rebinding it is much cheaper
             bubble = self.pool.pop()
             bubble.rebind(thought, evaluations, retained)
@@ -209,18 +261,35 @@ class AgentPage(QScrollArea):
     def _new_bubble(
         self, thought: domain.Thought, evaluations: list[domain.Evaluation], retained: bool
     ) -> ThoughtBubble:
-        pane = self._pane
         bubble = ThoughtBubble(
-            thought, evaluations, retained=retained, popup_parent=pane, parent=self.content
+            thought,
+            evaluations,
+            retained=retained,
+            popup_parent=self._popup_parent,
+            parent=self.content,
         )
-        if not pane.deletable:
+        if not self.deletable:
             bubble.set_deletable(False)
-        bubble.clicked.connect(lambda _id, b=bubble: pane._force(b))
-        bubble.delete_clicked.connect(lambda _id, b=bubble: pane._delete(b))
-        bubble.message_clicked.connect(pane.message_focus_requested.emit)
-        bubble.stimulus_hovered.connect(pane._on_stimulus_hovered)
-        bubble.stimulus_clicked.connect(pane._on_stimulus_clicked)
+        bubble.clicked.connect(lambda _id, b=bubble: self._force(b))
+        bubble.delete_clicked.connect(
+            lambda _id, b=bubble: self.delete_requested.emit(b.thought.agent, b.thought_id)
+        )
+        bubble.message_clicked.connect(self.message_clicked.emit)
+        bubble.stimulus_hovered.connect(self.stimulus_hovered.emit)
+        bubble.stimulus_clicked.connect(self.stimulus_clicked.emit)
         return bubble
+
+    def _force(self, bubble: ThoughtBubble) -> None:
+        if not bubble.is_expressed():
+            self.force_requested.emit(bubble.thought.agent, bubble.thought_id)
+
+    def set_deletable(self, deletable: bool) -> None:
+        """Whether the bubbles offer ✕ (only a live session's thoughts can be deleted)."""
+        self.deletable = deletable
+        for bubble in self.content.findChildren(
+            ThoughtBubble, options=Qt.FindChildOption.FindDirectChildrenOnly
+        ):
+            bubble.set_deletable(deletable)
 
     def reserve(self) -> bool:
         """Make one bubble ahead of need, hidden in the pool (a replay does so in idle time

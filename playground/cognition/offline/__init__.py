@@ -4,16 +4,16 @@ Retrieval and saliency use the real embeddings. Topic phrases come from KeyBERT 
 MiniLM model (``topics``); thoughts are formed from the retrieved memories and recent utterances
 with plain templates (``forming``); the eight heuristics are rated from measured signals
 (``heuristics``); utterances come from templates that never repeat what was said and name someone
-only when the thought is about them (``replies``). Everything it produces is labelled "offline
-engine". Deterministic for a given seed: every random choice comes from a generator keyed by
-seed, agent, step and purpose.
+only when the thought is about them (``replies``); the next speaker is predicted by a fixed rule
+(``next_speaker``). Everything it produces is labelled "offline engine". Deterministic for a
+given seed: every random choice comes from a generator keyed by seed, agent, step and purpose.
 """
 
 from __future__ import annotations
 
 from playground import domain
 from playground.cognition.base import Context, Rating, ThoughtDraft
-from playground.cognition.offline import forming, heuristics, replies
+from playground.cognition.offline import forming, heuristics, next_speaker, replies
 from playground.cognition.offline.mind import NAME, Mind
 
 __all__ = ["NAME", "OfflineCognition"]
@@ -37,8 +37,6 @@ class OfflineCognition(Mind):
     async def predict_next_speaker(
         self, recent: list[domain.Message], participants: list[str]
     ) -> domain.NextSpeakerPrediction:
-        from playground.cognition import next_speaker
-
         return next_speaker.predict_offline(recent, participants)
 
     async def respond(self, ctx: Context) -> str:

@@ -16,6 +16,7 @@ from playground import domain
 from playground.cognition.base import Context, ThoughtDraft
 from playground.cognition.offline.mind import Mind, is_greeting, is_question
 from playground.cognition.offline.repeats import SHARED_RUN, shared_run, words
+from playground.domain.refs import parse_ref, ref_kind
 
 PREFIX = "Still on my mind:"
 ORDER = {"memory": 0, "thought": 1, "message": 2}
@@ -95,10 +96,10 @@ async def _deliberate(
     said = [words(m.text, mind.people) for m in mind.transcript.messages]
     # A memory that a retained thought already draws on is developed through that thought
     # (evolution) rather than thought afresh.
-    developed = {mind.topics.source_of(s.text) for s in stimuli if s.ref.startswith("thought:")}
+    developed = {mind.topics.source_of(s.text) for s in stimuli if ref_kind(s.ref) == "thought"}
     usable: list[tuple[int, domain.Stimulus]] = []
     for s in stimuli:
-        kind = s.ref.split(":")[0]
+        kind, _ = parse_ref(s.ref)
         if kind == "memory" and s.text in developed:
             continue
         if kind == "message":
@@ -201,7 +202,7 @@ async def _system1(mind: Mind, ctx: Context, rng: random.Random) -> tuple[Though
 async def _system2(
     mind: Mind, ctx: Context, st: domain.Stimulus, rng: random.Random
 ) -> tuple[ThoughtDraft, str]:
-    kind = st.ref.split(":")[0]
+    kind, _ = parse_ref(st.ref)
     latest = [ctx.latest.ref] if ctx.latest else []
     if kind == "thought":
         text = short(f"{PREFIX} {st.text}")

@@ -20,9 +20,9 @@ import math
 import numpy as np
 
 from playground import domain
+from playground.cognition import scoring
 from playground.cognition.base import Context, Rating
 from playground.cognition.offline.mind import Mind, is_question
-from playground.inner_thoughts import scoring
 
 CONTEXT = 4
 SPREAD = 0.55

@@ -23,6 +23,7 @@ from playground.cognition.base import Context
 from playground.cognition.offline.forming import addressee, fact_of
 from playground.cognition.offline.mind import NAME, Mind, is_greeting, is_question, named_in
 from playground.cognition.offline.spoken import say_thought
+from playground.domain.refs import ref, ref_id, ref_kind
 
 #: The issue's bound: at most a quarter of the offline engine's messages name someone.
 MAX_ADDRESSING_SHARE = 0.25
@@ -177,9 +178,9 @@ async def _candidates(
     by_id = {m.id: m for m in mind.transcript.messages}
     latest = ctx.latest.id if ctx.latest else None
     earlier = [
-        by_id[int(s.ref.split(":")[1])]
-        for s in stimuli
-        if s.ref.startswith("message:") and int(s.ref.split(":")[1]) in by_id
+        by_id[n]
+        for n in (ref_id(s.ref, "message") for s in stimuli)
+        if n is not None and n in by_id
     ]
     # Follow up only on someone the thought names ("Ask Ben more about..."), never on a message
     # that merely lies among an evolved thought's roots.
@@ -188,7 +189,7 @@ async def _candidates(
         for m in earlier
         if m.speaker != ctx.agent and m.id != latest and named_in(thought.text, [m.speaker])
     ]
-    memories = [s.text for s in stimuli if s.ref.startswith("memory:")]
+    memories = [s.text for s in stimuli if ref_kind(s.ref) == "memory"]
     if thought.system == 2 and not memories and (fact := fact_of(thought.text, ctx.persona)):
         memories = [fact]  # a thought from the persona itself
     families: list[list[Reply]] = []
@@ -256,7 +257,7 @@ async def respond(mind: Mind, ctx: Context) -> str:
         fact = fresh[int(sims.argmax())]
     elif fresh:
         fact = fresh[0]
-    stimuli = [domain.Stimulus(ref="memory:0", text=fact, saliency=1.0)] if fact else []
+    stimuli = [domain.Stimulus(ref=ref("memory", 0), text=fact, saliency=1.0)] if fact else []
     thought = domain.Thought(
         id=0,
         agent=ctx.agent,

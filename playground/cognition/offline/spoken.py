@@ -20,6 +20,7 @@ from playground import domain
 from playground.cognition.base import Context
 from playground.cognition.offline.forming import PREFIX
 from playground.cognition.offline.mind import Mind
+from playground.domain.refs import ref_kind
 
 #: A cut thought is completed from a stimulus only when at least this many characters match.
 MIN_COMPLETION = 12
@@ -88,7 +89,7 @@ def completed(text: str, stimuli: Sequence[domain.Stimulus]) -> str:
     for st in stimuli:
         full = (
             " ".join(st.text.split()).partition(": ")[2]
-            if st.ref.startswith("message:")
+            if ref_kind(st.ref) == "message"
             else st.text
         )
         full = " ".join(full.split())

@@ -1,5 +1,10 @@
 """Pure formulas of the Inner Thoughts framework (docs/spec.md §1.2, §1.4). No I/O, no hidden
-randomness."""
+randomness.
+
+They sit in the cognition layer because both sides use them: the minds turn a rating into a
+distribution here, and the agent (:mod:`playground.inner_thoughts`) scores retrieval and
+motivation with them.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,120 @@
+"""``playground sessions`` and ``playground show``: the saved sessions of a database, and one of
+them in full (as text, or everything as JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+from typing import Any, TextIO
+
+from playground import domain
+from playground.history.timeline import FORK_BEGINS
+from playground.llm.capabilities import server_profile, summary_of
+from playground.storage import SessionReader
+from playground.storage.database import open_for_reading
+from playground.terminal_text import visible
+
+
+def add_parsers(sub: Any, default_db: str) -> None:
+    """Add ``sessions`` and ``show`` to the subcommands ``sub``."""
+    ls = sub.add_parser("sessions", help="list saved sessions")
+    ls.add_argument("--db", default=default_db)
+
+    show = sub.add_parser("show", help="print one saved session")
+    show.add_argument("id", help="session id (or a unique prefix)")
+    show.add_argument("--db", default=default_db)
+    show.add_argument("--json", action="store_true", help="everything as JSON")
+
+
+def list_sessions(args: argparse.Namespace, out: TextIO) -> int:
+    db = open_for_reading(args.db)  # never created; read-only where it cannot be written
+    rows = SessionReader(db).list_sessions()
+    if not rows:
+        print(f"No sessions in {args.db}.", file=out)
+        return 0
+    print(
+        f"{'id':<22} {'created (UTC)':<20} {'status':<12} {'msgs':>4}  {'engine':<18} participants",
+        file=out,
+    )
+    for r in rows:
+        engine = "offline" if r["engine"] == "offline engine" else r["model"]
+        sid, status, engine, people = (
+            visible(str(v or ""), one_line=True)
+            for v in (r["id"], r["status"], engine, r["participants"])
+        )
+        print(
+            f"{sid:<22} {r['created_at'][:19]:<20} {status:<12} {r['messages']:>4}  {engine[:18]:<18} {people}",
+            file=out,
+        )
+    return 0
+
+
+def show(args: argparse.Namespace, out: TextIO) -> int:
+    db = open_for_reading(args.db)  # never created; read-only where it cannot be written
+    data = SessionReader(db).load(args.id)
+    profile = server_profile(data["session"].get("server_profile"))
+    if args.json:
+        if profile is not None:
+            data["session"]["server_profile"] = profile
+        json.dump(data, out, indent=2, ensure_ascii=False)
+        print(file=out)
+        return 0
+    s = data["session"]
+    print(
+        f"Session {s['id']} · {s['status']} ({s['end_reason'] or ''}) · engine {s['engine']} · model {s['model']} · seed {s['seed']}",
+        file=out,
+    )
+    people = [
+        p["name"]
+        + (f" ({p['policy']})" if p.get("policy", "inner-thoughts") != "inner-thoughts" else "")
+        for p in data["participants"]
+    ]
+    print(f"Participants: {', '.join(people)} · condition {s['condition']}", file=out)
+    carried = s.get("fork_messages")
+    if s.get("fork_seq") is not None:
+        print(
+            f"Fork of {s.get('parent_id') or 'a deleted session'} at its message"
+            f" #{s.get('fork_message')} (event {s['fork_seq']}): messages 1-{carried or 0} are"
+            " carried over from it, with their original times",
+            file=out,
+        )
+    if profile is not None:
+        print(f"Server: {summary_of(profile)}", file=out)
+        for why in profile.get("learned") or []:
+            print(f"  learned: {why}", file=out)
+    thoughts = {t["id"]: t for t in data["thoughts"]}
+    turns = {(p["message_id"], p["chosen"]): p for p in data["predictions"] if p["chosen"]}
+    for m in data["messages"]:
+        tt = f" → {m['addressee']}" if m["turn_type"] == "allocated" else ""
+        tt += " [forced by the user]" if m.get("forced") else ""  # the user clicked the thought
+        print(f"\n[{m['id']:>2}] {m['speaker']}{tt}: {m['text']}", file=out)
+        if m["interpretation"]:
+            print(
+                textwrap.indent(textwrap.fill(f"(read as: {m['interpretation']})", 96), "      "),
+                file=out,
+            )
+        pred = turns.get((m["id"] - 1, m["speaker"]))
+        if pred:
+            print(
+                textwrap.indent(textwrap.fill(f"(next-speaker: {pred['rule']})", 96), "      "),
+                file=out,
+            )
+        t = thoughts.get(m["thought_id"])
+        if t:
+            method = t["method"] or ""
+            if method == "sampled" and t.get("samples"):
+                method += f" ×{t['samples']}"
+            print(
+                f"      thought #{t['id']} (System {t['system']}, score {t['score'] or 0:.2f}, {method}): {t['text']}",
+                file=out,
+            )
+        if carried and m["id"] == carried and s.get("fork_seq") is not None:
+            print(f"\n{FORK_BEGINS}", file=out)
+    usage = domain.Usage(**{k: s[k] for k in domain.Usage.model_fields if s.get(k) is not None})
+    print(
+        f"\n{len(data['thoughts'])} thoughts, {len(data['decisions'])} decisions, {s['calls']} LLM calls"
+        f" ({usage.retry_text() or 'no retries'}{usage.loss_text(', ')})",
+        file=out,
+    )
+    return 0

@@ -1,0 +1,338 @@
+"""The room's state and what every part of it shares: events, the session's status, the
+embeddings, the transcript (posting a message), the participants, an agent's view of the
+conversation.
+
+:class:`RoomState` is the base of the room's parts: seating (:mod:`playground.room.seating`), the
+user's edits (:mod:`playground.room.edits`), understanding an utterance
+(:mod:`playground.room.understanding`), each agent's Inner Thoughts
+(:mod:`playground.room.thinking`) and one trigger's turn-taking (:class:`playground.room.room.Room`,
+which is all of them). A simulated user speaks through it (:mod:`playground.room.simulated`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import numpy as np
+
+from playground import domain, errors, events
+from playground.clock import Clock, SystemClock
+from playground.cognition.base import Cognition, Context, placeholder_reason
+from playground.embedding.cache import CachingEmbedder
+from playground.inner_thoughts import participation
+from playground.inner_thoughts.agent import Agent
+from playground.room.participants import Participant, SimulatedUser
+from playground.room.silence import SilentRun
+from playground.settings import Settings
+
+#: Messages an agent's context shows (and understanding an utterance reads before it).
+RECENT = 8
+#: The statuses of a session that has ended: nothing is posted or recorded after them.
+ENDED = ("finished", "interrupted", "failed")
+#: Errors that stop the run; any other PlaygroundError only makes one participant sit a step out.
+FATAL = (
+    errors.LLMUnreachable,
+    errors.LLMAuthError,
+    errors.LLMRateLimited,
+    errors.LLMServerGone,  # a single call's timeout only skips its agent for the step
+    errors.LLMServerError,
+    errors.RecordingError,  # the database cannot be written: the run stops, not just one agent
+)
+
+
+class RoomState:
+    """Agents (and humans) sharing one conversation: the state every part of the room reads.
+
+    Args:
+        cognition: the mind every agent uses (offline engine or an LLM).
+        embedder: cached embedder for retrieval and saliency.
+        settings: room, engine and proactivity settings.
+        bus: where every event is published.
+        session_id: stamped on every event.
+        clock: timestamps and sleeps.
+    """
+
+    def __init__(
+        self,
+        *,
+        cognition: Cognition,
+        embedder: CachingEmbedder,
+        settings: Settings,
+        bus: events.EventBus,
+        session_id: str,
+        clock: Clock | None = None,
+    ) -> None:
+        self.cognition = cognition
+        self.embedder = embedder
+        self.settings = settings
+        self.bus = bus
+        self.session_id = session_id
+        self.clock = clock or SystemClock()
+        self.seed = settings.engine.seed
+        self.participants: dict[str, Participant] = {}
+        self.messages: list[domain.Message] = []
+        self.step = 0
+        self.generation = 0
+        self.status = "created"
+        self._seq = itertools.count(1)
+        self._memory_ids = itertools.count(1)
+        self._thought_ids = itertools.count(1)
+        self._understood: dict[int, tuple[str, domain.TurnType]] = {}
+        self._turn_types: dict[int, domain.TurnType] = {}
+        self._predictions: dict[int, domain.NextSpeakerPrediction] = {}
+        self._msg_vec: dict[int, np.ndarray] = {}
+        # Embeddings still being computed: a message's vector, the agents' persona memories. They are
+        # awaited when retrieval needs them, so the first interpretation overlaps the model's load.
+        self._msg_vec_pending: dict[int, asyncio.Future[np.ndarray]] = {}
+        self._memories_loading: asyncio.Future[None] | None = None
+        self._unprocessed = False
+        # An allocation an interrupter took the floor from: the addressee may still answer.
+        self._pending: domain.TurnType | None = None
+        #: Set when a message is posted or a stop is asked (what the real-time loop waits on).
+        self.arrived = asyncio.Event()
+        self._sem = asyncio.Semaphore(settings.room.agent_concurrency)
+        self._states: dict[str, str] = {}
+        self._stopped = False
+        self._colors = itertools.count()
+        #: When the session ended (the SessionFinished event's time), or "" while it is open.
+        self.ended_at = ""
+        #: Why nobody has spoken since the last message (the end reason after silent steps).
+        self.silence = SilentRun()
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def emit(self, event: events.BaseEvent) -> None:
+        """Stamp an event with session, sequence, step and time, then publish it."""
+        self.bus.publish(self._stamp(event))
+
+    def _stamp(self, event: events.BaseEvent) -> events.BaseEvent:
+        return event.model_copy(
+            update={
+                "session_id": self.session_id,
+                "seq": next(self._seq),
+                "step": self.step,
+                "at": self.clock.now_iso(),
+            }
+        )
+
+    @property
+    def ended(self) -> bool:
+        """True once the session has finished, been interrupted or failed."""
+        return self.status in ENDED
+
+    def require_open(self) -> None:
+        """Refuse a change to a session that has ended.
+
+        Raises:
+            SessionEnded: the session has ended; the message says how and when.
+        """
+        if self.ended:
+            raise errors.SessionEnded(self.status, self.ended_at)
+
+    def reserve_ids(self, *, memories: int = 0, thoughts: int = 0) -> None:
+        """Make the next memory and thought ids greater than these (a fork carries ids over)."""
+        for counter, past in ((self._memory_ids, memories), (self._thought_ids, thoughts)):
+            while past and next(counter) < past:
+                pass
+
+    def record_usage(self, usage: domain.Usage) -> None:
+        self.emit(events.UsageRecorded(usage=usage))
+
+    @property
+    def states(self) -> dict[str, str]:
+        """Each participant's live state (idle, thinking, wants_to_speak, speaking)."""
+        return dict(self._states)
+
+    def _set_state(self, name: str, state: str) -> None:
+        if self._states.get(name) != state:
+            self._states[name] = state
+            self.emit(events.ParticipantStateChanged(name=name, state=state))  # type: ignore[arg-type]
+
+    # -- the session's start and end ------------------------------------------------------------
+
+    def start(
+        self,
+        *,
+        engine: str,
+        model: str,
+        condition: str = "inner-thoughts",
+        logprobs_supported: bool | None = None,
+        experiment_id: str | None = None,
+        draw: int | None = None,
+    ) -> None:
+        """Open the session (``running``) and publish how it runs: engine, model, seed, settings."""
+        self.status = "running"
+        self.emit(
+            events.SessionStarted(
+                engine=engine,
+                model=model,
+                seed=self.seed,
+                condition=condition,
+                settings=self.settings.snapshot(),
+                logprobs_supported=logprobs_supported,
+                experiment_id=experiment_id,
+                draw=draw,
+            )
+        )
+
+    def finish(self, status: str, reason: str) -> None:
+        """End the session (finished, interrupted or failed) once; a later end is ignored."""
+        if self.status in ENDED:
+            return
+        self.status = status
+        ended = self._stamp(events.SessionFinished(status=status, reason=reason))  # type: ignore[arg-type]
+        self.ended_at = ended.at  # what a refusal names ("interrupted at 11:39:26")
+        self.bus.publish(ended)
+
+    def stop(self) -> None:
+        """Ask the running loop to end; the next run starts afresh."""
+        self._stopped = True
+        self.arrived.set()
+
+    @property
+    def stop_requested(self) -> bool:
+        """True once :meth:`stop` was asked and no loop has started since."""
+        return self._stopped
+
+    def rearm(self) -> None:
+        """Forget a stop asked of an earlier loop (a simulation handing over to real time)."""
+        self._stopped = False
+
+    # -- embeddings ----------------------------------------------------------------------------
+
+    async def embeddings_ready(self) -> None:
+        """Wait for the embeddings still being computed: messages' and deferred persona memories'.
+
+        Raises:
+            PlaygroundError: an embedding failed (e.g. a remote embedding server is unreachable).
+        """
+        # Shielded: a cancelled step (a newer trigger) must not cancel the embedding itself.
+        if self._memories_loading is not None:
+            await asyncio.shield(self._memories_loading)
+            self._memories_loading = None
+        while self._msg_vec_pending:
+            mid, pending = next(iter(self._msg_vec_pending.items()))
+            vec = await asyncio.shield(pending)
+            self._msg_vec[mid] = vec
+            self._msg_vec_pending.pop(mid, None)
+            if not self.ended:  # kept by the recorder for the conversation's geometry
+                raw = np.asarray(vec, dtype="<f4")
+                self.emit(
+                    events.MessageEmbedded(
+                        message_id=mid, model=self.embedder.name, dim=raw.size, vector=raw.tobytes()
+                    )
+                )
+
+    async def keep_last_vectors(self) -> None:
+        """Before a session ends well: wait for the message vectors still being computed, so
+        that the recorder keeps every message's vector for the conversation's geometry. A
+        failure here only means that vector is not kept (it is embedded again when needed)."""
+        try:
+            await self.embeddings_ready()
+        except errors.PlaygroundError:
+            self._msg_vec_pending.clear()
+
+    # -- messages --------------------------------------------------------------------------------
+
+    async def post(
+        self,
+        speaker: str,
+        text: str,
+        *,
+        thought: domain.Thought | None = None,
+        interruption: bool = False,
+        origin: str = "",
+        notify: bool = True,
+        forced: bool = False,
+    ) -> domain.Message:
+        """Append a message to the transcript and publish it.
+
+        Raises:
+            SessionEnded: the session has ended (also when it ended while this message was being
+                worded: a reply that was in flight at Stop is dropped).
+            PlaygroundError: the speaker is not in the room, or the text is empty.
+        """
+        self.require_open()
+        p = self.participants.get(speaker)
+        if p is None:
+            raise errors.PlaygroundError(f"{speaker!r} is not in the room")
+        text = text.strip()
+        if not text:
+            raise errors.PlaygroundError("cannot post an empty message")
+        msg = domain.Message(
+            id=len(self.messages) + 1,
+            speaker=speaker,
+            text=text,
+            step=self.step,
+            at=self.clock.now_iso(),
+            kind=p.kind,
+            thought_id=thought.id if thought else None,
+            system=thought.system if thought else None,
+            interruption=interruption,
+            origin=origin or ("human" if p.kind == "human" else self.cognition.name),
+            forced=forced,
+        )
+        self.messages.append(msg)
+        self.silence = SilentRun()  # someone spoke: a new silent run may start
+        # Embedded in the background (the model may still be loading); retrieval awaits it.
+        self._msg_vec_pending[msg.id] = asyncio.ensure_future(self.embedder.embed_one(text))
+        p.last_spoke = self.step
+        p.turns += 1
+        if participation.relation(self._pending, speaker) == "allocated-self":
+            self._pending = None  # the addressee has answered
+        self._unprocessed = True
+        self.emit(events.MessagePosted(message=msg))
+        if notify:
+            self.arrived.set()
+        return msg
+
+    # -- participants ----------------------------------------------------------------------------
+
+    @property
+    def agents(self) -> list[Agent]:
+        return [p for p in self.participants.values() if isinstance(p, Agent)]
+
+    def agent(self, name: str) -> Agent:
+        p = self.participants.get(name)
+        if not isinstance(p, Agent):
+            raise KeyError(f"no AI participant named {name!r}")
+        return p
+
+    @property
+    def simulated_users(self) -> list[SimulatedUser]:
+        return [p for p in self.participants.values() if isinstance(p, SimulatedUser)]
+
+    def _context(
+        self,
+        agent: Agent,
+        latest: domain.Message | None,
+        trigger: domain.TriggerKind,
+        understood: tuple[str, domain.TurnType] | None,
+        silent_steps: int = 0,
+    ) -> Context:
+        return Context(
+            agent=agent.name,
+            persona=agent.persona,
+            participants=list(self.participants),
+            recent=self.messages[-RECENT:],
+            latest=latest,
+            trigger=trigger,
+            step=self.step,
+            interpretation=understood[0] if understood else "",
+            turn_type=understood[1] if understood else None,
+            own_turns=agent.turns,
+            total_turns=len(self.messages),
+            silent_steps=silent_steps,
+        )
+
+    def _usable_utterance(self, agent: str, text: str) -> bool:
+        """False (published as ThoughtRefused, counted for the silent run) when the mind's
+        utterance says nothing: empty, ``...``, a slot copied from the prompt. A short message
+        ("Yes!") is a fine chat message."""
+        why = placeholder_reason(text, short_ok=True)
+        if why is None:
+            return True
+        self.silence.unspoken += 1
+        self.emit(events.ThoughtRefused(agent=agent, text=text, reason=why, stage="utterance"))
+        return False

@@ -1,0 +1,86 @@
+"""Understanding an utterance, once per message and shared by every agent: its interpretation
+and turn type (what Inner Thoughts agents need; reactive agents and simulated users need the turn
+type), and the next-speaker baseline's prediction.
+
+A part of the room (:class:`playground.room.room.Room` inherits it); each result is asked of the
+mind once per message and published once, whichever trigger asked first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from playground import domain, errors, events
+from playground.room import simulated
+from playground.room.state import FATAL, RECENT, RoomState
+
+#: Messages the next-speaker predictor reads (docs/spec.md §1.9.1: the last 5).
+PREDICTOR_WINDOW = 5
+
+
+class Understanding(RoomState):
+    """The interpretation, turn type and next-speaker prediction of a message, each asked once."""
+
+    async def _understand(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
+        """Interpretation and turn type (what Inner Thoughts agents need), once per message."""
+        if msg.id not in self._understood:
+            names = list(self.participants)
+            recent = self.messages[max(0, msg.id - RECENT) : msg.id - 1]
+            interp, turn = await asyncio.gather(
+                self.cognition.interpret(msg, recent, names), self._turn_type(msg)
+            )
+            if msg.id not in self._understood:
+                self._understood[msg.id] = (interp, turn)
+                await self.embedder.embed_one(interp)
+                self.emit(
+                    events.MessageInterpreted(
+                        interpretation=domain.Interpretation(
+                            message_id=msg.id, text=interp, origin=self.cognition.name
+                        )
+                    )
+                )
+        return self._understood[msg.id]
+
+    async def _turn_type(self, msg: domain.Message) -> domain.TurnType:
+        """Open, or allocated to a named participant (Inner Thoughts and reactive agents need it)."""
+        if msg.id not in self._turn_types:
+            names = list(self.participants)
+            recent = self.messages[max(0, msg.id - RECENT) : msg.id - 1]
+            dyad = simulated.dyad_turn(msg, names) if self.simulated_users else None
+            turn = dyad or await self.cognition.predict_turn_type(msg, recent, names)
+            if msg.id not in self._turn_types:
+                self._turn_types[msg.id] = turn
+                self.emit(events.TurnTypePredicted(turn_type=turn))
+        return self._turn_types[msg.id]
+
+    async def _predict(self, msg: domain.Message) -> domain.NextSpeakerPrediction:
+        """The next-speaker baseline's prediction after ``msg``: from the last 5 messages and the
+        participants' names only (docs/spec.md §1.9.1), once per message."""
+        if msg.id not in self._predictions:
+            recent = self.messages[max(0, msg.id - PREDICTOR_WINDOW) : msg.id]
+            self._predictions[msg.id] = await self.cognition.predict_next_speaker(
+                recent, list(self.participants)
+            )
+        return self._predictions[msg.id]
+
+    async def _turn_type_only(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
+        """The turn type only (reactive agents and simulated users: who is addressed)."""
+        return "", await self._turn_type(msg)
+
+    async def _open_turn(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
+        """No Inner Thoughts or reactive listener: nobody needs the turn type, so none is asked for."""
+        return "", domain.TurnType(message_id=msg.id, kind="open", origin="not predicted")
+
+    async def _predict_safely(self, msg: domain.Message) -> domain.NextSpeakerPrediction | None:
+        """The prediction, or None (reported) when the predictor's answer could not be used."""
+        try:
+            return await self._predict(msg)
+        except FATAL:
+            raise
+        except errors.PlaygroundError as exc:
+            self.emit(
+                events.ErrorOccurred(
+                    where="next-speaker predictor", message=str(exc), error_type=type(exc).__name__
+                )
+            )
+            return None

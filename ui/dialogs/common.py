@@ -1,0 +1,33 @@
+"""What the dialogs share: OK / Cancel buttons and the proactivity preset picker."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox
+
+PRESET_LABELS = {
+    "simulation": "Simulation default (paper)",
+    "non-stop-chatter": "Non-stop chatter",
+    "active-contributor": "Active contributor",
+    "selective-participant": "Selective participant",
+}
+
+
+def ok_cancel(dialog: QDialog) -> QDialogButtonBox:
+    """OK / Cancel wired to the dialog's accept / reject."""
+    buttons = QDialogButtonBox(
+        QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+    )
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    return buttons
+
+
+def preset_combo(current: str = "simulation", *, custom: bool = False) -> QComboBox:
+    """The proactivity presets (and "Custom" when ``custom``), ``current`` chosen."""
+    combo = QComboBox()
+    for key, label in PRESET_LABELS.items():
+        combo.addItem(label, key)
+    if custom:
+        combo.addItem("Custom", "custom")
+    combo.setCurrentIndex(max(0, combo.findData(current)))
+    return combo

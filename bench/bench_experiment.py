@@ -7,7 +7,7 @@ included (imports, the MiniLM load, the server probe), into a fresh database:
    ``--concurrency`` 1, 2 and 8. The offline engine is CPU-bound (MiniLM in a worker thread,
    KeyBERT), so on 2 cores more conversations in flight buy little; the best is printed.
 2. LLM: the same against the loopback OpenAI-compatible server in a process of its own, adding
-   300 ms per call (``tests.support.llm_server_async --latency 0.3 --faithful``: the test
+   300 ms per call (``testbed.llm_server_async --latency 0.3 --faithful``: the test
    server's answers from one asyncio thread; ``--server threaded`` uses the thread-per-connection
    test server, whose threads queue for the interpreter lock under load), at ``--concurrency``
    1, 4 and 16 with ``--llm-concurrency 64`` (so that the LLM limiter is not the bottleneck).
@@ -189,7 +189,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-SERVERS = {"async": "tests.support.llm_server_async", "threaded": "tests.support.llm_server"}
+SERVERS = {"async": "testbed.llm_server_async", "threaded": "testbed.llm_server"}
 
 
 @contextlib.contextmanager

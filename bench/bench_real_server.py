@@ -22,7 +22,7 @@ Prompt tokens come in two kinds. ``usage.prompt_tokens`` is the *whole* prompt: 
 reports ``len(prompt_tokens)`` whether or not a prefix was reused. The tokens the server actually
 *evaluated* (after reusing a cached prefix) are in its own log, one ``llama_perf_context_print:
 prompt eval time = … / N tokens`` line per request, written only with ``--verbose True``. So
-this bench starts the server itself, with ``tests/support/real_server.py``'s command line (copied
+this bench starts the server itself, with ``testbed/real_server.py``'s command line (copied
 here: the fixture hard-codes ``--verbose False``) plus ``--verbose True``; ``--server-cache``
 chooses whether the RAM prompt cache (``--cache True``, which the fixture and
 ``scripts/local-model.sh`` pass) is on (the default), off, or both: then the runs in
@@ -77,12 +77,7 @@ import aiohttp
 from aiohttp import web
 
 from playground.cognition import next_speaker, prompts
-from tests.support.real_server import (
-    MODEL_ALIAS,
-    RealServerMissing,
-    installation,
-    llama_cpp_server,
-)
+from testbed.real_server import MODEL_ALIAS, RealServerMissing, installation, llama_cpp_server
 
 AGENTS = 3
 SEED = 3
@@ -103,7 +98,7 @@ PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d
 
 @contextlib.contextmanager
 def llama_server(*, cache: bool, threads: int, log: Path) -> Iterator[str]:
-    """The tests' real server (tests/support/real_server.py), verbose (each request's evaluated
+    """The tests' real server (testbed/real_server.py), verbose (each request's evaluated
     tokens are logged) and with the RAM prompt cache only when ``cache``; yields its root URL
     (``http://127.0.0.1:P``)."""
     with llama_cpp_server(cache=cache, threads=threads, log=log, verbose=True) as base:

@@ -43,7 +43,7 @@ CRITICAL_PATH_CALLS = 4
 def server(latency: float) -> Iterator[str]:
     """The loopback server in its own process; yields its base URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.llm_server", "--latency", str(latency), "--faithful"],
+        [sys.executable, "-m", "testbed.llm_server", "--latency", str(latency), "--faithful"],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playground.rating.store import CONVERSATION_METRICS  # noqa: E402
 from playground.storage import open_database  # noqa: E402
-from tests.support import agreement_data as data  # noqa: E402
+from testbed import agreement_data as data  # noqa: E402
 from ui.rating.report_view import ReportView  # noqa: E402
 
 JUDGE = "judge:gpt-4o-mini"

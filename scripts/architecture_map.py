@@ -1,7 +1,7 @@
 """Write the package map in docs/architecture.md from the code's own module docstrings.
 
 Every module of ``playground/`` and ``ui/`` is listed under its package with the first sentence of
-its docstring, so the map cannot drift from the code: tests/test_architecture_map.py fails when
+its docstring, so the map cannot drift from the code: tests/project/test_architecture_map.py fails when
 the page is stale.
 
     .venv/bin/python scripts/architecture_map.py          # rewrite the map in the page

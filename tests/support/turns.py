@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tests.support.responders import faithful_responder
+from testbed.responders import faithful_responder
 
 _LINE = re.compile(r"^\[message:\d+\] [^:]+: (.*)$", flags=re.M)
 

@@ -16,7 +16,7 @@ from playground import errors
 from playground.report import agreement
 from playground.report.stats import build_report, render_table
 from playground.storage import open_database
-from tests.support import agreement_data as data
+from testbed import agreement_data as data
 from tests.ui.conftest import until
 from ui.rating.report_view import ReportView
 

@@ -14,7 +14,7 @@ import pytest
 
 from playground.embedding.cache import CachingEmbedder
 from playground.experiments import runner as experiment
-from tests.support.llm_server import FakeLLMServer
+from testbed.llm_server import FakeLLMServer
 from tests.ui.conftest import until
 from ui.app import build
 from ui.experiments.dialog import NewExperimentDialog

@@ -330,7 +330,7 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
 
 async def test_a_replayed_human_session_shows_the_persons_notes_and_no_composer(window, embedder):
     from playground.storage import open_database
-    from tests.test_recording import _session_with_everything
+    from tests.history.test_recording import _session_with_everything
 
     win, controller = window
     db = open_database(controller.db_path)
@@ -374,7 +374,7 @@ async def test_a_damaged_event_stops_the_replay_with_a_message(window):
 
 async def test_a_fork_of_a_session_in_another_database_is_saved_there(window, tmp_path, embedder):
     from playground.storage import open_database
-    from tests.test_recording import _session_with_everything
+    from tests.history.test_recording import _session_with_everything
 
     win, controller = window
     other = tmp_path / "other.db"

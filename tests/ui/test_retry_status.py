@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from playground.embedding.cache import CachingEmbedder
-from tests.support.llm_server import FakeLLMServer
+from testbed.llm_server import FakeLLMServer
 from ui.app import build
 
 pytestmark = pytest.mark.asyncio

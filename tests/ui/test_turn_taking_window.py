@@ -10,7 +10,7 @@ import pytest
 
 from playground import events
 from playground.embedding.cache import CachingEmbedder
-from tests.support.llm_server import FakeLLMServer
+from testbed.llm_server import FakeLLMServer
 from tests.support.turns import scripted
 from ui.app import build
 

@@ -9,8 +9,8 @@ import sqlite3
 import pytest
 
 from playground.storage import SessionReader, open_database
-from tests.support.llm_server import FakeLLMServer
-from tests.support.responders import faithful_responder
+from testbed.llm_server import FakeLLMServer
+from testbed.responders import faithful_responder
 from tests.ui.conftest import until
 from ui.app import build
 

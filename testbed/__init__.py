@@ -1,0 +1,1 @@
+"""Servers and data for tests, benchmarks and screenshots: the stand-in OpenAI-compatible server (answers and faults on demand) and its asyncio variant, the responders that make it answer like an instruction-following model, the launcher of the real llama.cpp server, and generated agreement data. Not part of the app."""

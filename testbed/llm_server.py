@@ -59,7 +59,7 @@ import re
 import socket
 import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -736,7 +736,7 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     server: _HTTPServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         """Silence the default per-request logging."""
 
     def setup(self) -> None:
@@ -798,7 +798,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- verbs ----------------------------------------------------------
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/v1/models":
             self.send_json(
@@ -815,7 +815,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self.send_json(404, _error_body(404, f"Unknown path: GET {self.path}"))
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         raw = self._read_body()
         path = self.path.split("?", 1)[0].rstrip("/")
         self.server.fake._handle_post(self, path, raw)
@@ -825,7 +825,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._read_body()
         self.send_json(404, _error_body(404, f"Unknown path: {self.command} {self.path}"))
 
-    do_PUT = do_DELETE = do_PATCH = _not_found  # noqa: N815
+    do_PUT = do_DELETE = do_PATCH = _not_found
 
 
 # --------------------------------------------------------------------------
@@ -865,6 +865,10 @@ class FakeLLMServer:
         #: ``(status, case key in server_bodies.json)`` of every capability rejection sent.
         self.rejections: list[tuple[int, str]] = []
         self._lock = threading.Lock()
+        #: Chat calls waiting out their latency right now, and the most there ever were at once:
+        #: concurrency shown by the server itself, not by a wall clock.
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._failures: list[tuple[int, float | None]] = []
         self._hangs: list[float] = []
         self._garbles: list[str] = []
@@ -1076,8 +1080,21 @@ class FakeLLMServer:
             handler.send_json(200, self._embeddings(body))
             return
         if self.latency > 0:
-            self._stopping.wait(self.latency)
+            with self.waiting():
+                self._stopping.wait(self.latency)
         handler.send_json(200, self._chat(body, call_no), {"x-request-id": f"req_{call_no}"})
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Count one chat call as in flight while it waits out the server's latency."""
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.in_flight -= 1
 
     # -- embeddings -------------------------------------------------------
 

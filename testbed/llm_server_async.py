@@ -79,7 +79,8 @@ async def serve(fake: FakeLLMServer, latency: float, host: str = "127.0.0.1") ->
                 answer = _Answer(headers)
                 if method == "POST":
                     if path == "/v1/chat/completions" and latency > 0:
-                        await asyncio.sleep(latency)
+                        with fake.waiting():
+                            await asyncio.sleep(latency)
                     fake._handle_post(answer, path, body)  # type: ignore[arg-type]
                 else:
                     answer.send_json(404, _error_body(404, f"Unknown path: {method} {path}"))

@@ -4,19 +4,18 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 # Tests for MemoryPane: per-participant memory rows, retrieval highlights, focus, add/edit/delete.
 
-import time  # noqa: E402
 
-import pytest  # noqa: E402
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtGui import QColor  # noqa: E402
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 
-from playground import domain, events  # noqa: E402
-from ui import theme  # noqa: E402
-from ui.bridge import EngineBridge  # noqa: E402
-from ui.selection import SelectedParticipant  # noqa: E402
-from ui.widgets.memory_edit import MemoryEditDialog  # noqa: E402
-from ui.widgets.memory_pane import HUMAN_PLACEHOLDER, MemoryPane  # noqa: E402
-from ui.widgets.memory_table import COL_SALIENCY, COL_TEXT, RETRIEVED_BG  # noqa: E402
+from playground import domain, events
+from ui import theme
+from ui.bridge import EngineBridge
+from ui.selection import SelectedParticipant
+from ui.widgets.memory_edit import MemoryEditDialog
+from ui.widgets.memory_pane import HUMAN_PLACEHOLDER, MemoryPane
+from ui.widgets.memory_table import COL_SALIENCY, COL_TEXT, RETRIEVED_BG
 
 
 @pytest.fixture
@@ -360,14 +359,14 @@ def test_reset_forgets_everything(setup):
     assert ids(pane) == [2]
 
 
-def test_a_thousand_memories_stay_fast(setup, qtbot):
+def test_a_thousand_memories_show_and_re_sort_by_retrieval(setup, qtbot):
+    """How fast: bench/bench_memory_pane.py (target under 3 s)."""
     bridge, selection, pane = setup
     pane.resize(360, 700)
     pane.show()
     qtbot.waitExposed(pane)
     for mid in range(1, 1001):
         add(bridge, "Ana", mid, f"Memory {mid}: a sentence long enough to wrap in a narrow pane.")
-    start = time.perf_counter()
     selection.select("Ana")
     qtbot.wait(1)
     assert pane.table.rowCount() == 1000
@@ -377,7 +376,6 @@ def test_a_thousand_memories_stay_fast(setup, qtbot):
     retrieve(bridge, "Ana", [(f"memory:{m}", m / 1000, False) for m in (20, 600)])
     qtbot.wait(1)
     assert ids(pane)[:3] == [600, 20, 1]
-    assert time.perf_counter() - start < 3.0
 
 
 def test_rows_are_re_measured_when_the_memory_column_changes_width(setup, qtbot):

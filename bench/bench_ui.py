@@ -12,20 +12,20 @@ import time
 
 T_START = time.perf_counter()
 
-import asyncio  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
+import asyncio
+import statistics
+import sys
+import tempfile
 
-from _common import REPO  # noqa: E402,F401
+from _common import REPO  # noqa: F401
 
-import PySide6  # noqa: E402,F401
-import qasync  # noqa: E402
-from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import PySide6  # noqa: F401
+import qasync
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
 
-from ui.app import build  # noqa: E402
-from ui.collector import MainThreadCollector  # noqa: E402
+from ui.app import build
+from ui.collector import MainThreadCollector
 
 
 class FirstPaint(QObject):
@@ -33,7 +33,7 @@ class FirstPaint(QObject):
         super().__init__()
         self.at: float | None = None
 
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802, ANN001
+    def eventFilter(self, obj, event) -> bool:
         if event.type() == QEvent.Type.Paint and self.at is None:
             self.at = time.perf_counter()
         return False

@@ -104,7 +104,7 @@ def _coalesce(emb: CachingEmbedder, on: bool) -> None:
     The model is shared by the sessions of one window, so the engine built last decides.
     """
     if hasattr(emb.inner, "coalesce"):
-        emb.inner.coalesce = on  # type: ignore[attr-defined]
+        emb.inner.coalesce = on
 
 
 def http_library(choice: str = "auto") -> str:

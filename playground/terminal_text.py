@@ -45,7 +45,7 @@ def visible(text: str, *, one_line: bool = False) -> str:
     return (_UNSAFE_ONE_LINE if one_line else _UNSAFE).sub(_escape, text)
 
 
-class TerminalStream(io.TextIOBase, TextIO):  # type: ignore[misc]
+class TerminalStream(io.TextIOBase, TextIO):
     """A text stream that writes through :func:`visible` to the stream it wraps; everything
     else (flush, isatty, fileno, encoding) is the wrapped stream's.
 

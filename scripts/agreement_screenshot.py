@@ -18,10 +18,10 @@ from PySide6.QtWidgets import QApplication
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground.rating.store import CONVERSATION_METRICS  # noqa: E402
-from playground.storage import open_database  # noqa: E402
-from testbed import agreement_data as data  # noqa: E402
-from ui.rating.report_view import ReportView  # noqa: E402
+from playground.rating.store import CONVERSATION_METRICS
+from playground.storage import open_database
+from testbed import agreement_data as data
+from ui.rating.report_view import ReportView
 
 JUDGE = "judge:gpt-4o-mini"
 

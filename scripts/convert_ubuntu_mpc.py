@@ -90,7 +90,9 @@ def convert_window(where: str, window: Any, conversation: str) -> tuple[list[dic
     for field, value in (("context", texts), ("ctx_spk", speakers), ("ctx_adr", addressees)):
         if not isinstance(value, list):
             raise ConversionError(f"{where}: {field}: missing or not a list")
-    assert isinstance(texts, list) and isinstance(speakers, list) and isinstance(addressees, list)
+    assert isinstance(texts, list)
+    assert isinstance(speakers, list)
+    assert isinstance(addressees, list)
     if not len(texts) == len(speakers) == len(addressees):
         raise ConversionError(
             f"{where}: ctx_spk/ctx_adr: {len(speakers)} speakers and {len(addressees)} addressees"

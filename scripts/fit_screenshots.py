@@ -33,8 +33,16 @@ def serve_and_run() -> int:
     """Start Xvfb and Openbox, run this script on that display, stop them again."""
     read, write = os.pipe()
     xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", f"{SCREEN[0]}x{SCREEN[1]}x24"]
-        + ["-nolisten", "tcp"],
+        [
+            "Xvfb",
+            "-displayfd",
+            str(write),
+            "-screen",
+            "0",
+            f"{SCREEN[0]}x{SCREEN[1]}x24",
+            "-nolisten",
+            "tcp",
+        ],
         pass_fds=(write,),
         stderr=subprocess.DEVNULL,
     )

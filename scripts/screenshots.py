@@ -17,13 +17,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import PySide6  # noqa: E402,F401
-import qasync  # noqa: E402
-from PySide6.QtGui import QColor, QPainter  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import PySide6  # noqa: F401
+import qasync
+from PySide6.QtGui import QColor, QPainter
+from PySide6.QtWidgets import QApplication
 
-from ui.app import build, use_app_font  # noqa: E402
-from ui.collector import MainThreadCollector  # noqa: E402
+from ui.app import build, use_app_font
+from ui.collector import MainThreadCollector
 
 DOCS = ROOT / "docs"
 
@@ -63,10 +63,8 @@ async def main() -> None:
         controller.control.step()
         controller._ensure_simulation_task(room)
         while (
-            room._states
-            and any(s != "idle" for s in room._states.values())
-            or controller.control._steps
-        ):
+            room._states and any(s != "idle" for s in room._states.values())
+        ) or controller.control._steps:
             await asyncio.sleep(0.05)
         await settle(0.2)
     win.thoughts.sort_combo.setCurrentIndex(1)

@@ -8,17 +8,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from collections.abc import Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
+from collections.abc import Iterator
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
-from playground import events  # noqa: E402
-from playground.embedding.cache import CachingEmbedder  # noqa: E402
-from playground.embedding.minilm import MiniLMEmbedder  # noqa: E402
-from playground.settings import load_settings  # noqa: E402
-from playground.storage import open_database  # noqa: E402
-from testbed.llm_server import FakeLLMServer  # noqa: E402
+from playground import events
+from playground.embedding.cache import CachingEmbedder
+from playground.embedding.minilm import MiniLMEmbedder
+from playground.settings import load_settings
+from playground.storage import open_database
+from testbed.llm_server import FakeLLMServer
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -13,20 +13,20 @@ from typing import Any, cast
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
-import PySide6  # noqa: E402,F401 - imported before qasync so qasync binds to PySide6
-import qasync  # noqa: E402
-from PySide6.QtCore import QSettings, QTimer  # noqa: E402
-from PySide6.QtGui import QFont  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import PySide6  # noqa: F401 - imported before qasync so qasync binds to PySide6
+import qasync
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QApplication
 
-from playground import errors  # noqa: E402
-from playground.storage import library, open_database  # noqa: E402
-from ui.bridge import EngineBridge  # noqa: E402
-from ui.collector import MainThreadCollector  # noqa: E402
-from ui.controller import SessionController  # noqa: E402
-from ui.main_window import MainWindow  # noqa: E402
-from ui.screen_fit import keep_geometry  # noqa: E402
-from ui.widgets.session_library import SessionLibraryDialog  # noqa: E402
+from playground import errors
+from playground.storage import library, open_database
+from ui.bridge import EngineBridge
+from ui.collector import MainThreadCollector
+from ui.controller import SessionController
+from ui.main_window import MainWindow
+from ui.screen_fit import keep_geometry
+from ui.widgets.session_library import SessionLibraryDialog
 
 #: Where the window geometry is kept (QSettings: ~/.config/thought-playground/ on Linux).
 ORGANIZATION = "thought-playground"

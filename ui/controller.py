@@ -238,11 +238,20 @@ class SessionController(RoomCommands, SimulatedUserCommands):
     async def run(self) -> None:
         await self.guarded("Run", self._run)
 
-    async def _run(self) -> None:
+    async def _simulated_room(self) -> Room:
+        """The live session, ready to be run or stepped by the simulation loop.
+
+        Raises:
+            PlaygroundError: no live session, or a human has joined (it runs in real time).
+        """
         await self._after_setup()
         room = self._require_live_room()
         if self.mode == "realtime":
             raise errors.PlaygroundError("a human has joined: the conversation runs in real time")
+        return room
+
+    async def _run(self) -> None:
+        room = await self._simulated_room()
         self.control.play()
         self._ensure_simulation_task(room)
 
@@ -250,10 +259,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
         await self.guarded("Step", self._step)
 
     async def _step(self) -> None:
-        await self._after_setup()
-        room = self._require_live_room()
-        if self.mode == "realtime":
-            raise errors.PlaygroundError("a human has joined: the conversation runs in real time")
+        room = await self._simulated_room()
         if self.run_state() in ("stepping", "running", "pausing"):
             return  # a step is in flight: Run and Step wait for it (the buttons are disabled)
         self.stepping = True

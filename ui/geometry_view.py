@@ -279,7 +279,7 @@ class GeometryView(QObject):
             except errors.PlaygroundError as exc:
                 self.panel.status.setText(f"cannot embed the messages: {exc}")
                 return
-            except Exception:  # noqa: BLE001 - a view must never take the window down
+            except Exception:  # a view must never take the window down (logged)
                 log.exception("geometry view: live update failed")
                 self.panel.status.setText("the geometry could not be computed (see the log)")
                 return
@@ -328,7 +328,7 @@ class GeometryView(QObject):
             if generation == self._generation:
                 self.panel.status.setText(f"no geometry: {exc}")
             return
-        except Exception:  # noqa: BLE001 - a view must never take the window down
+        except Exception:  # a view must never take the window down (logged)
             log.exception("geometry view: replay data failed")
             if generation == self._generation:
                 self.panel.status.setText("the geometry could not be computed (see the log)")

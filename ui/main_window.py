@@ -421,7 +421,7 @@ class MainWindow(QMainWindow):
 
     # -- closing -----------------------------------------------------------------------------------
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self._closing or self.controller.closed:
             event.accept()
             return

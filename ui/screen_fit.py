@@ -216,7 +216,7 @@ class _Fit(QObject):
 
     # -- events ----------------------------------------------------------------------------------
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.parent():
             kind = event.type()
             if kind == QEvent.Type.Show:
@@ -294,11 +294,11 @@ class _ScrollingBody(QScrollArea):
         bar = self.verticalScrollBar().sizeHint().width()
         return QSize(2 * self.frameWidth() + bar, 2 * self.frameWidth())
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def sizeHint(self) -> QSize:
         inner = self.widget()
         return super().sizeHint() if inner is None else inner.sizeHint() + self._extra()
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def minimumSizeHint(self) -> QSize:
         inner = self.widget()
         if inner is None:
             return super().minimumSizeHint()

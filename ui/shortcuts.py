@@ -236,7 +236,7 @@ class WindowKeys(QObject):
 
     # -- keys ------------------------------------------------------------------------------------
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Give Space to the focused widget when it uses it (typing, pressing a button): a
         ShortcutOverride the focused widget left unclaimed reaches the window, and claiming it
         here sends the key to that widget instead of to Run/Pause."""

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QLabel
+
 PALETTE = [
     "#1f77b4",
     "#d62728",
@@ -20,7 +25,20 @@ BADGE_SALIENCY = "#ffffff"
 BADGE_SCORE = "#c62828"
 EXPRESSED_BG = "#fff7d6"
 HIGHLIGHT_BG = "#d8ecff"
+#: A status line's colour when something went wrong.
+WARNING_COLOR = "#c62828"
 
 
 def color_for(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
+
+
+def show_status(label: QLabel, text: str, color: str) -> None:
+    """Say ``text`` on a window's status line, in ``color``."""
+    label.setStyleSheet(f"color:{color};")
+    label.setText(text)
+
+
+def show_warning(label: QLabel, text: str) -> None:
+    """Say what went wrong on a window's status line: ``⚠ text``, in red."""
+    show_status(label, f"⚠ {text}", WARNING_COLOR)

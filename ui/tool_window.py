@@ -1,5 +1,6 @@
 """What the separate windows (Experiments, STORM dialogues, the rating windows) share: the window
-itself, opening one at a time and bringing it to the front, and their read-only tables."""
+itself, opening one at a time and bringing it to the front, their read-only tables, buttons and
+scrolling white pages."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QGroupBox,
     QHeaderView,
+    QPushButton,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -150,3 +153,23 @@ def group_box(title: str, *widgets: QWidget) -> QGroupBox:
     for w in widgets:
         lay.addWidget(w)
     return box
+
+
+def button(text: str, tip: str, on_click: Callable[[], object]) -> QPushButton:
+    """A push button with a tooltip that calls ``on_click`` when clicked."""
+    b = QPushButton(text)
+    b.setToolTip(tip)
+    b.clicked.connect(on_click)
+    return b
+
+
+def white_page(name: str) -> tuple[QScrollArea, QWidget]:
+    """A scroll area that scrolls vertically only, and its page: a white widget named ``name``,
+    to be laid out and then set as the area's widget."""
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    page = QWidget()
+    page.setObjectName(name)
+    page.setStyleSheet(f"#{name} {{ background:white; }}")
+    return area, page

@@ -176,7 +176,7 @@ class ConversationFirst(QObject):
             self.chosen = self.split.sizes()[1]
             self._show_table(self.chosen)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.LayoutRequest and watched is self.conversation:
             self._again.start(0)
         elif event.type() == QEvent.Type.Resize and watched is self.split:
@@ -217,7 +217,7 @@ class CompactWindow(QObject):
         root = w.centralWidget().layout()
         root.setContentsMargins(*(COMPACT_MARGINS if compact else ROOT_MARGINS))
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and watched is self.window:
             self.apply()
         return False

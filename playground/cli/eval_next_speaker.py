@@ -130,11 +130,7 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 0
     notes = score_notes(scores)
     if usage is not None:
-        retried = f", {usage.retry_text()}" if usage.retries else ", no retries"
-        notes.append(
-            f"LLM use: {usage.calls} chat calls, {usage.prompt_tokens + usage.completion_tokens}"
-            f" tokens{retried}."
-        )
+        notes.append(f"LLM use: {usage.calls_text()}.")
     print(
         render_table(
             scores,

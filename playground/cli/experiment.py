@@ -104,7 +104,7 @@ def parse_conditions(text: str) -> tuple[domain.Policy, ...]:
                 f"--conditions: unknown condition {c!r}; choose from {', '.join(domain.POLICIES)}"
             )
         if c not in out:
-            out.append(c)  # type: ignore[arg-type]
+            out.append(c)
     if not out:
         raise errors.SettingsError("--conditions: give at least one condition")
     return tuple(out)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from playground import errors
 from playground.cli.flag_ranges import (
     BUSY_TIMEOUT,
+    LLM_CALLS,
     LLM_CONCURRENCY,
     MAX_RETRIES,
     RATING_SAMPLES,
@@ -100,15 +101,18 @@ def add_llm_flags(
     add_server_flags(parser)
 
 
-def add_db_flags(parser: Any, default_db: str, busy_timeout: float) -> None:
-    """``--db`` and ``--busy-timeout``, as every command that writes sessions has them."""
+def add_db_flags(
+    parser: Any, default_db: str, busy_timeout: float, *, busy_help_end: str = ""
+) -> None:
+    """``--db`` and ``--busy-timeout``, as every command that writes sessions has them
+    (``busy_help_end`` ends the latter's help)."""
     parser.add_argument("--db", default=default_db, help=f"session database (default {default_db})")
     parser.add_argument(
         "--busy-timeout",
         type=BUSY_TIMEOUT,
         default=busy_timeout,
         metavar="SECONDS",
-        help="how long a write waits for another program's lock on the database",
+        help="how long a write waits for another program's lock on the database" + busy_help_end,
     )
 
 
@@ -163,6 +167,13 @@ def settings_from(
 
 #: The flags of a command that asks a judge model (``judge``, ``storm-judge``).
 JUDGE_FLAGS = {**LLM_FLAGS, "concurrency": "--concurrency"}
+
+
+def add_judge_flags(parser: Any, *, engine_choices: bool = True) -> None:
+    """Add the flags of :data:`JUDGE_FLAGS` (read back by :func:`judge_settings`) to a command:
+    the judge model's server (see :func:`add_llm_flags`) and its calls in flight."""
+    add_llm_flags(parser, model_help="the judge model", engine_choices=engine_choices)
+    parser.add_argument("--concurrency", type=LLM_CALLS, help="most judge calls in flight at once")
 
 
 def judge_settings(args: argparse.Namespace) -> Settings:

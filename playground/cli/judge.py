@@ -11,8 +11,8 @@ import sqlite_utils
 
 from playground import errors
 from playground.cli import signals as interrupts
-from playground.cli.flag_ranges import LLM_CALLS, ROW_ID
-from playground.cli.flags import add_db_flags, add_llm_flags, judge_settings
+from playground.cli.flag_ranges import ROW_ID
+from playground.cli.flags import add_db_flags, add_judge_flags, judge_settings
 from playground.llm import rating
 from playground.settings import Settings
 from playground.workers import run_workers
@@ -38,8 +38,7 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     p.add_argument("ids", nargs="*", metavar="ID", help="sessions (ids or unique prefixes)")
     p.add_argument("--experiment", help="every finished session of this experiment")
     p.add_argument("--plan", type=ROW_ID, metavar="ID", help="a rating plan: its pairs or sessions")
-    add_llm_flags(p, model_help="the judge model", engine_choices=False)
-    p.add_argument("--concurrency", type=LLM_CALLS, help="most judge calls in flight at once")
+    add_judge_flags(p, engine_choices=False)
     p.add_argument(
         "--mode",
         choices=["per-metric", "all-at-once"],
@@ -169,12 +168,7 @@ async def run(args: argparse.Namespace, settings: Settings, out: TextIO, err: Te
             if plan_id is not None:
                 await _pairs(db, plan_id, client, args, tally, out)
             _summary(tally, client, ids, plan_id, out)
-            u = client.usage
-            print(
-                f"LLM use: {u.calls} chat calls, {u.prompt_tokens + u.completion_tokens} tokens"
-                f"{', ' + u.retry_text() if u.retries else ', no retries'}",
-                file=err,
-            )
+            print(f"LLM use: {client.usage.calls_text()}", file=err)
         finally:
             await client.close()
     finally:

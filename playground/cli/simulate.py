@@ -9,7 +9,6 @@ from playground import errors, events, personas
 from playground.cli import transcript
 from playground.cli.flag_ranges import (
     AGENTS,
-    BUSY_TIMEOUT,
     LLM_CALLS,
     MAX_RETRIES,
     MAX_SILENT_STEPS,
@@ -17,7 +16,12 @@ from playground.cli.flag_ranges import (
     TIMEOUT,
     TURNS,
 )
-from playground.cli.flags import add_server_flags, settings_from, start_local_embedder
+from playground.cli.flags import (
+    add_db_flags,
+    add_server_flags,
+    settings_from,
+    start_local_embedder,
+)
 from playground.room import loops
 from playground.settings import PRESETS, Settings
 from playground.storage import open_database
@@ -82,14 +86,11 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
         "--personas", default=str(personas.DEFAULT_DIR), help="directory of persona files"
     )
     sim.add_argument("--icebreaker", help="first message (default: a random icebreaker)")
-    sim.add_argument("--db", default=default_db, help=f"session database (default {default_db})")
-    sim.add_argument(
-        "--busy-timeout",
-        type=BUSY_TIMEOUT,
-        default=busy_timeout,
-        metavar="SECONDS",
-        help="how long a write waits for another program's lock on the database before the run"
-        f" fails (default {busy_timeout:g})",
+    add_db_flags(
+        sim,
+        default_db,
+        busy_timeout,
+        busy_help_end=f" before the run fails (default {busy_timeout:g})",
     )
     sim.add_argument("--quiet", action="store_true", help="print only the session id")
 

@@ -8,8 +8,7 @@ from typing import Any, TextIO
 
 from playground import errors
 from playground.cli import signals as interrupts
-from playground.cli.flag_ranges import LLM_CALLS
-from playground.cli.flags import add_db_flags, add_llm_flags, judge_settings
+from playground.cli.flags import add_db_flags, add_judge_flags, judge_settings
 from playground.settings import Settings
 from playground.workers import run_workers
 
@@ -34,8 +33,7 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="sessions (default: every STORM dialogue)")
     p.add_argument("--experiment", help="the STORM dialogues of this experiment")
-    add_llm_flags(p, model_help="the judge model")
-    p.add_argument("--concurrency", type=LLM_CALLS, help="most judge calls in flight at once")
+    add_judge_flags(p)
     p.add_argument("--judge", help="the name stored with the labels (default judge:<model>)")
     p.add_argument("--force", action="store_true", help="judge already judged pairs again")
     add_db_flags(p, default_db, busy_timeout)
@@ -114,13 +112,7 @@ async def run(args: argparse.Namespace, settings: Settings, out: TextIO, err: Te
 
             # the first failure stops the others
             await run_workers(worker, min(settings.llm.concurrency, len(ids)))
-            u = client.usage
-            print(
-                f"LLM use: {u.calls} chat calls,"
-                f" {u.prompt_tokens + u.completion_tokens} tokens"
-                f"{', ' + u.retry_text() if u.retries else ', no retries'}",
-                file=err,
-            )
+            print(f"LLM use: {client.usage.calls_text()}", file=err)
         finally:
             await client.close()
     finally:

@@ -50,7 +50,8 @@ def saliency_matrix(
     sims = vectors @ u
     if u_interp is not None:
         sims = np.maximum(sims, vectors @ u_interp)
-    return sims * weights * np.power(decay, np.maximum(0, t - taus))
+    scores: np.ndarray = sims * weights * np.power(decay, np.maximum(0, t - taus))
+    return scores
 
 
 def silence_factor(t: int, tau_p: int, base: float = 1.02) -> float:

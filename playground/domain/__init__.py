@@ -242,3 +242,9 @@ class Usage(Record):
         if self.rate_limit_waits:
             text += f", {self.rate_limit_waits} after 429 ({self.rate_limit_seconds:.1f} s)"
         return text
+
+    def calls_text(self) -> str:
+        """``"12 chat calls, 3456 tokens, 3 retries"`` (see :meth:`retry_text`), or ``…, no
+        retries``."""
+        tokens = self.prompt_tokens + self.completion_tokens
+        return f"{self.calls} chat calls, {tokens} tokens, {self.retry_text() or 'no retries'}"

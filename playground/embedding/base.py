@@ -26,4 +26,5 @@ class Embedder(Protocol):
 def normalise_rows(m: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (m / norms).astype(np.float32)
+    rows: np.ndarray = (m / norms).astype(np.float32)  # numpy types m / norms as Any
+    return rows

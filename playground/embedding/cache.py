@@ -76,4 +76,5 @@ class CachingEmbedder:
                 self._inflight.pop(k, None)
 
     async def embed_one(self, text: str) -> np.ndarray:
-        return (await self.embed([text]))[0]
+        row: np.ndarray = (await self.embed([text]))[0]  # numpy types a row as Any
+        return row

@@ -198,7 +198,7 @@ class MiniLMEmbedder:
                 flat = [t for texts, _ in batch for t in texts]
                 try:
                     vecs = await loop.run_in_executor(self._executor, self.embed_sync, flat)
-                except Exception as exc:  # every request of the batch gets the error
+                except Exception as exc:  # noqa: BLE001 - handed on: every request of the batch gets it
                     for _, fut in batch:
                         if not fut.done():
                             fut.set_exception(exc)

@@ -18,10 +18,12 @@ that is undefined (one turn, no response, no goal, a zero denominator) is ``None
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 #: Bumped whenever a definition changes: stored features of another version are recomputed.
 FEATURES_VERSION = 1
@@ -82,12 +84,12 @@ _EPS = 1e-12
 
 def _unit(m: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (a zero row stays zero)."""
-    m = np.asarray(m, dtype=np.float64)
-    if m.ndim == 1:
-        m = m[None, :]
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    rows = np.asarray(m, dtype=np.float64)
+    if rows.ndim == 1:
+        rows = rows[None, :]
+    norms: npt.NDArray[np.float64] = np.linalg.norm(rows, axis=1, keepdims=True)
     norms[norms < _EPS] = 1.0
-    return m / norms
+    return rows / norms
 
 
 def _d(a: np.ndarray, b: np.ndarray) -> float:
@@ -190,7 +192,7 @@ class _Turns:
 
     def consistency(self, speaker: str) -> list[float]:
         idx = self.own[speaker]
-        return [self.d(b, a) for a, b in zip(idx, idx[1:], strict=False)]
+        return [self.d(b, a) for a, b in itertools.pairwise(idx)]
 
 
 def _gaps(times: Sequence[float | None] | None, n: int) -> list[float | None]:
@@ -230,7 +232,8 @@ def _goal_vector(goal: np.ndarray | None) -> np.ndarray | None:
     g = np.asarray(goal, dtype=np.float64).reshape(-1)
     if g.size == 0 or float(np.linalg.norm(g)) < _EPS:
         return None
-    return _unit(g)[0]
+    unit: np.ndarray = _unit(g)[0]  # numpy types a row of an array as Any
+    return unit
 
 
 def trace_features(

@@ -13,7 +13,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,16 +47,7 @@ class SessionFeatures:
 
     def as_dict(self) -> dict[str, Any]:
         """Everything, for JSON output."""
-        return {
-            "session_id": self.session_id,
-            "model": self.model,
-            "version": self.version,
-            "computed_at": self.computed_at,
-            "message_count": self.message_count,
-            "goal": self.goal,
-            "features": self.features,
-            "per_speaker": self.per_speaker,
-        }
+        return asdict(self)
 
 
 @dataclass
@@ -115,7 +106,7 @@ def _compute(
         message_count=len(s.messages),
         goal=goal_text,
         features=feat.clean(values),
-        per_speaker=feat.clean(per),  # type: ignore[arg-type]
+        per_speaker=feat.clean(per),
     )
 
 

@@ -315,7 +315,7 @@ class SessionHistory:
 
     def origin(self, message_id: int) -> Origin:
         """How ``message_id`` came about."""
-        speaker, kind, origin = self._messages.get(message_id, ("", "", ""))
+        _speaker, kind, origin = self._messages.get(message_id, ("", "", ""))
         if origin == "icebreaker":
             return "icebreaker"
         if kind == "human":

@@ -155,10 +155,11 @@ def _naming_text(body: Any) -> str:
     if isinstance(body, (bytes, bytearray)):
         body = body.decode("utf-8", "replace")
     if isinstance(body, str):
+        text = body
         try:
-            body = json.loads(body)
+            body = json.loads(text)
         except ValueError:
-            return body[:2000]
+            return text[:2000]
     out: list[str] = []
 
     def walk(node: Any, depth: int = 0) -> None:

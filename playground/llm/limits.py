@@ -25,6 +25,8 @@ class AdaptiveLimit:
         self.active = 0
         self._fastest: dict[str, float] = {}
         self._cond: asyncio.Condition | None = None
+        # The notifications in flight: the loop keeps only a weak reference to a task.
+        self._notifying: set[asyncio.Future[None]] = set()
 
     def _condition(self) -> asyncio.Condition:
         if self._cond is None:
@@ -56,7 +58,9 @@ class AdaptiveLimit:
             self.limit += 1
             cond = self._cond
             if cond is not None:  # calls waiting for a slot may go now
-                asyncio.ensure_future(self._notify(cond))
+                task = asyncio.ensure_future(self._notify(cond))
+                self._notifying.add(task)
+                task.add_done_callback(self._notifying.discard)
         elif per > 4 * best and self.limit > 1:
             self.limit = max(1, self.limit // 2)
 

@@ -36,7 +36,8 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
             return [fix(v) for v in node]
         return node
 
-    return fix(model.model_json_schema())
+    schema: dict[str, Any] = fix(model.model_json_schema())  # a dict comes back a dict
+    return schema
 
 
 #: Longest string a schema allows, in characters, where the model states no other bound: a

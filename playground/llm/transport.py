@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
@@ -61,9 +60,9 @@ def profile_for(where: str, model: str, pins: Mapping[str, str] | None = None) -
 
 
 def say_learned(where: str, model: str, why: str) -> None:
-    """What the client learned about a server, once, on stderr (never a secret: the URL is
-    redacted and the model name is the user's)."""
-    print(visible(f"{where} ({model}): {why}"), file=sys.stderr, flush=True)
+    """What the client learned about a server, once, as a logged warning: on stderr in the command
+    line and the window (never a secret: the URL is redacted and the model name is the user's)."""
+    log.warning("%s", visible(f"{where} ({model}): {why}"))
 
 
 class Transport:

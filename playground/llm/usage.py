@@ -9,40 +9,26 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from pydantic import ConfigDict, Field
 
 from playground import domain
 
 
-@dataclass
-class Counts:
-    """Running totals of one client, or of one task's calls through it."""
+class Counts(domain.Usage):
+    """Running totals of one client, or of one task's calls through it: the fields of
+    :class:`~playground.domain.Usage`, counted up in place, and the calls per label."""
 
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    embedding_calls: int = 0
-    retries: int = 0
-    rate_limit_waits: int = 0
-    rate_limit_seconds: float = 0.0
-    dropped: int = 0
-    cut: int = 0
-    by_label: dict[str, int] = field(default_factory=dict)
+    model_config = ConfigDict(frozen=False)
+
+    by_label: dict[str, int] = Field(default_factory=dict)
 
     def usage(self, profile: str = "") -> domain.Usage:
         """The totals as a usage record; ``profile`` is the server profile as JSON."""
-        return domain.Usage(
-            calls=self.calls,
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            embedding_calls=self.embedding_calls,
-            retries=self.retries,
-            rate_limit_waits=self.rate_limit_waits,
-            rate_limit_seconds=round(self.rate_limit_seconds, 3),
-            dropped=self.dropped,
-            cut=self.cut,
-            server_profile=profile,
-        )
+        totals = self.model_dump(exclude={"by_label"})
+        totals.update(rate_limit_seconds=round(self.rate_limit_seconds, 3), server_profile=profile)
+        return domain.Usage(**totals)
 
 
 @dataclass

@@ -335,7 +335,7 @@ def _preferences(
                 shares=shares,
                 p=float(test.pvalue),
                 chose_first=sum(1 for *_, first in rows if first),
-            )  # fmt: skip
+            )
         )
         by_condition = Counter((r, chose_a) for r, chose_a, _ in rows)
         by_screen = Counter((r, shown_first) for r, _, shown_first in rows)
@@ -349,7 +349,7 @@ def _preferences(
                     chose_condition_b=by_condition[(r, False)],
                     chose_shown_a=by_screen[(r, True)],
                     chose_shown_b=by_screen[(r, False)],
-                )  # fmt: skip
+                )
             )
     return summaries, per_rater, choices
 
@@ -374,7 +374,7 @@ def _marks(
             marks=counts[sid],
             per_message=counts[sid] / n if n else None,
             rated=sid in rated,
-        )  # fmt: skip
+        )
         for sid, (c, n) in sorted(scope.items())
     ]
     per_cond = []
@@ -390,7 +390,7 @@ def _marks(
                 total=total,
                 mean_per_conversation=total / len(rows) if rows else None,
                 mean_per_rated_conversation=sum(on_rated) / len(on_rated) if on_rated else None,
-            )  # fmt: skip
+            )
         )
     return per_conv, per_cond, sum(counts.values())
 

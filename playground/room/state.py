@@ -147,7 +147,7 @@ class RoomState:
     def _set_state(self, name: str, state: str) -> None:
         if self._states.get(name) != state:
             self._states[name] = state
-            self.emit(events.ParticipantStateChanged(name=name, state=state))  # type: ignore[arg-type]
+            self.emit(events.ParticipantStateChanged(name=name, state=state))
 
     # -- the session's start and end ------------------------------------------------------------
 
@@ -181,7 +181,7 @@ class RoomState:
         if self.status in ENDED:
             return
         self.status = status
-        ended = self._stamp(events.SessionFinished(status=status, reason=reason))  # type: ignore[arg-type]
+        ended = self._stamp(events.SessionFinished(status=status, reason=reason))
         self.ended_at = ended.at  # what a refusal names ("interrupted at 11:39:26")
         self.bus.publish(ended)
 

@@ -49,6 +49,7 @@ than two rated turns no Improved value (nor trend), and the group says how many 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -206,7 +207,7 @@ def turn_metrics(
                 goal_share=share,
                 goal_progress=g,
                 score=score,
-            )  # fmt: skip
+            )
         )
         last_s = s if s is not None else last_s
         last_c = c if c is not None else last_c
@@ -252,7 +253,7 @@ def self_labels(clarities: Sequence[float | None], tolerance: float = 0.0) -> li
     between consecutive rated turns (None, not rated, is skipped)."""
     rated = [c for c in clarities if c is not None]
     out: list[Change] = []
-    for before, after in zip(rated, rated[1:], strict=False):
+    for before, after in itertools.pairwise(rated):
         d = after - before
         out.append("improve" if d > tolerance else "decrease" if d < -tolerance else "not change")
     return out

@@ -87,7 +87,7 @@ def check_uncertainty(uncertainty: object) -> int:
             field="uncertainty",
             reason=f"must be one of {allowed}",
         )
-    return int(uncertainty)  # type: ignore[call-overload]
+    return int(uncertainty)
 
 
 def _difficulty(value: int | model.Difficulty | None, rng: random.Random) -> model.Difficulty:

@@ -219,7 +219,7 @@ def build_storm_report(
                 satisfaction=[h.rated_satisfaction for h in d.states],
                 clarity=[h.rated_clarity for h in d.states],
                 problems=list(d.problems),
-            )  # fmt: skip
+            )
         )
     by_group: dict[tuple[str, str, int], dict[bool, list[DialogueRow]]] = defaultdict(
         lambda: {True: [], False: []}
@@ -247,7 +247,7 @@ def build_storm_report(
                     for name, access in (("with", True), ("without", False))
                     if split[access]
                 },
-            )  # fmt: skip
+            )
         )
     goal = f"MiniLM cosine ≥ {o.goal_threshold:g}" if embed is not None else ""
     return StormReport(

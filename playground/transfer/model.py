@@ -7,7 +7,7 @@ a number too large for SQLite, a message pointing at a thought the file does not
 refused with its line and field named, instead of breaking ``show`` or replay later.
 
 The model is the format's single source: the field reference in ``docs/export-format.md`` is
-generated from it (``python -m playground.transfer.reference --write docs/export-format.md``), and
+generated from it (``scripts/export_reference.py --write docs/export-format.md``), and
 a test checks that every column of the database has its field here. A line is parsed by
 :mod:`playground.transfer.record_text` and checked against this model, its references and its
 event log by :mod:`playground.transfer.validation`.

@@ -1,12 +1,12 @@
 """The field reference of ``docs/export-format.md``, generated from the export model.
 
-``python -m playground.transfer.reference`` prints it; ``--write docs/export-format.md`` replaces
-it in the document, between its two marks. A test fails when the document and the model differ.
+``scripts/export_reference.py`` prints it, or with ``--write docs/export-format.md`` replaces it in
+the document, between its two marks (:func:`write_reference`). A test fails when the document and
+the model differ.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,23 +120,8 @@ def reference_markdown() -> str:
     return "\n".join(lines)
 
 
-def _write_reference(path: Path) -> None:
+def write_reference(path: Path) -> None:
+    """Replace the field reference in the document at ``path``, between its two marks."""
     text = path.read_text(encoding="utf-8")
     start, end = text.index(BEGIN_MARK), text.index(END_MARK) + len(END_MARK)
     path.write_text(text[:start] + reference_markdown() + text[end:], encoding="utf-8")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Print the field reference, or write it into the document given with ``--write``."""
-    parser = argparse.ArgumentParser(prog="python -m playground.transfer.reference")
-    parser.add_argument("--write", metavar="FILE", help="replace the reference in this file")
-    args = parser.parse_args(argv)
-    if args.write:
-        _write_reference(Path(args.write))
-    else:
-        print(reference_markdown())
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -25,14 +25,15 @@ def simulated(tmp_path_factory):
 
 
 def test_simulate_prints_transcript_thoughts_scores_and_ends_with_the_session_id(simulated):
-    db, code, out, err = simulated
+    _db, code, out, err = simulated
     assert code == 0, err
     lines = out.strip().splitlines()
     assert "offline engine" in lines[0]
     assert sum(1 for line in lines if line.startswith("[")) == 5
     assert any("thought #" in line and "score" in line for line in lines)
     session_id = lines[-1]
-    assert len(session_id) == 20 and session_id.count("-") == 2
+    assert len(session_id) == 20
+    assert session_id.count("-") == 2
     assert "step 1" in err  # progress goes to stderr
 
 
@@ -40,7 +41,8 @@ def test_sessions_lists_it(simulated):
     db, _, out, _ = simulated
     code, listing, _ = run("sessions", "--db", str(db))
     assert code == 0
-    assert out.strip().splitlines()[-1] in listing and "finished" in listing
+    assert out.strip().splitlines()[-1] in listing
+    assert "finished" in listing
 
 
 def test_show_json_has_all_parts_with_scores(simulated):
@@ -51,13 +53,16 @@ def test_show_json_has_all_parts_with_scores(simulated):
     assert {"session", "participants", "messages", "thoughts", "decisions"} <= set(data)
     assert len(data["messages"]) == 5
     scored = [t for t in data["thoughts"] if t["score"] is not None]
-    assert scored and all(t["distribution"] and t["method"] == "offline-heuristic" for t in scored)
+    assert scored
+    assert all(t["distribution"] and t["method"] == "offline-heuristic" for t in scored)
 
 
 def test_show_text(simulated):
     db, _, out, _ = simulated
     code, text, _ = run("show", out.strip().splitlines()[-1], "--db", str(db))
-    assert code == 0 and "read as:" in text and "thought #" in text
+    assert code == 0
+    assert "read as:" in text
+    assert "thought #" in text
 
 
 @pytest.mark.parametrize(
@@ -85,10 +90,12 @@ def test_errors_are_one_clear_line(tmp_path, argv, fragment):
     open_database(tmp_path / "e.db").close()  # an existing, empty session database
     code, _, err = run(*argv, "--db", str(tmp_path / "e.db"))
     assert code == (2 if "out of range" in fragment else 1)  # a usage error: argparse's 2
-    assert fragment in err and "Traceback" not in err
+    assert fragment in err
+    assert "Traceback" not in err
 
 
 def test_corrupt_persona_directory_is_named(tmp_path):
     (tmp_path / "x.toml").write_text('name = "X"\n')
     code, _, err = run("simulate", "--personas", str(tmp_path), "--db", str(tmp_path / "e.db"))
-    assert code == 1 and "x.toml: facts: missing" in err
+    assert code == 1
+    assert "x.toml: facts: missing" in err

@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -66,16 +67,31 @@ class Run:
         self.agents = agents
         with self.out.open("wb") as out, self.err.open("wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "playground", "simulate", "--engine", "offline"]
-                + ["--agents", str(agents), "--turns", "500", "--max-silent-steps", "100"]
-                + ["--seed", "1", "--db", str(self.db)],
+                [
+                    sys.executable,
+                    "-m",
+                    "playground",
+                    "simulate",
+                    "--engine",
+                    "offline",
+                    "--agents",
+                    str(agents),
+                    "--turns",
+                    "500",
+                    "--max-silent-steps",
+                    "100",
+                    "--seed",
+                    "1",
+                    "--db",
+                    str(self.db),
+                ],
                 cwd=REPO,
                 env=ENV,
                 stdout=out,
                 stderr=err,
             )
 
-    def wait_until(self, what: str, ready) -> None:  # noqa: ANN001
+    def wait_until(self, what: str, ready) -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, f"exited before {what}: {self.err.read_text()}"
@@ -133,10 +149,12 @@ def test_a_signal_at_any_moment_exits_128_plus_it_quietly_and_never_leaves_a_run
         run.kill()
     out, err = run.out.read_text(), run.err.read_text()
     assert code == 128 + signum, err
-    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert "Traceback" not in err, err
+    assert "Exception ignored" not in err, err
     assert took < 15, f"took {took:.1f} s to stop"
     if moment == "imports":
-        assert err == "" and out == ""
+        assert err == ""
+        assert out == ""
         assert not run.db.exists()  # stopped before anything was opened
         return
     [(sid, status, reason)] = _read(run.db, "SELECT id, status, end_reason FROM sessions")
@@ -161,7 +179,8 @@ def test_a_double_press_still_stops_cleanly(tmp_path):
         run.kill()
     assert code == 130
     [(sid, status)] = _read(run.db, "SELECT id, status FROM sessions")
-    assert status == "interrupted" and run.out.read_text().strip().splitlines()[-1] == sid
+    assert status == "interrupted"
+    assert run.out.read_text().strip().splitlines()[-1] == sid
 
 
 def test_a_closed_pipe_ends_show_quietly(tmp_path):
@@ -186,7 +205,8 @@ def test_a_closed_pipe_ends_show_quietly(tmp_path):
     # closed, as `| head -c 10` does
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 128 + signal.SIGPIPE
-    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert "Traceback" not in err, err
+    assert "Exception ignored" not in err, err
 
 
 # -- secrets --------------------------------------------------------------------------------------
@@ -203,7 +223,8 @@ def _assert_secret_nowhere(tmp_path: Path, *texts: str) -> None:
         assert SECRET.encode() not in p.read_bytes(), p.name
         assert b"alice" not in p.read_bytes(), p.name
     for text in texts:
-        assert SECRET not in text and "alice" not in text
+        assert SECRET not in text
+        assert "alice" not in text
 
 
 def test_credentials_in_the_base_url_reach_no_byte_of_the_database_or_the_output(tmp_path):
@@ -217,7 +238,7 @@ def test_credentials_in_the_base_url_reach_no_byte_of_the_database_or_the_output
     assert proc.returncode == 0, proc.stderr
     assert f"OpenAI-compatible ({url})" in proc.stdout  # the server, named without them
     _assert_secret_nowhere(tmp_path, proc.stdout, proc.stderr)
-    [(engine, config)] = _read(tmp_path / "secret.db", "SELECT engine, config FROM sessions")
+    [(_engine, config)] = _read(tmp_path / "secret.db", "SELECT engine, config FROM sessions")
     assert json.loads(config)["llm"]["base_url"] == url
 
 
@@ -227,7 +248,8 @@ def test_credentials_in_an_unreachable_base_url_are_not_in_the_error(tmp_path):
         "--embeddings", "remote", "--turns", "2", "--db", str(tmp_path / "down.db"),
     )  # fmt: skip
     assert proc.returncode == 1
-    assert "cannot reach http://127.0.0.1:9/v1" in proc.stderr and "Traceback" not in proc.stderr
+    assert "cannot reach http://127.0.0.1:9/v1" in proc.stderr
+    assert "Traceback" not in proc.stderr
     _assert_secret_nowhere(tmp_path, proc.stdout, proc.stderr)
 
 
@@ -245,15 +267,16 @@ def test_an_unusable_base_url_is_one_line_without_its_credentials(tmp_path, url,
         "simulate", "--engine", "openai", "--base-url", url, "--embeddings", "remote",
         "--turns", "2", "--db", str(tmp_path / "bad.db"),
     )  # fmt: skip
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
     assert f"error: {message}" in proc.stderr
     assert SECRET not in proc.stderr + proc.stdout
 
 
 class _HeaderEcho(BaseHTTPRequestHandler):
-    seen: list[str | None] = []
+    seen: ClassVar[list[str | None]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - the http.server API
+    def do_POST(self) -> None:
         self.seen.append(self.headers.get("Authorization"))
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         body = json.dumps(
@@ -314,7 +337,7 @@ def test_credentials_in_the_url_and_an_api_key_are_refused_without_repeating_the
         engine="openai", base_url=_with_secret("http://127.0.0.1:9/v1"), api_key="sk-other"
     )
     with pytest.raises(
-        errors.SettingsError, match="base URL: http://127.0.0.1:9/v1 has a user"
+        errors.SettingsError, match=r"base URL: http://127\.0\.0\.1:9/v1 has a user"
     ) as info:
         factory.make_chat_client(settings)
     assert SECRET not in str(info.value)
@@ -398,13 +421,14 @@ def test_the_rating_window_matches_a_literal_prefix_too(six_sessions):
 
 def test_an_ambiguous_prefix_lists_a_few_candidates_with_date_and_participants(six_sessions):
     db_path, ids = six_sessions
-    common = os.path.commonprefix(ids)
+    common = os.path.commonprefix(ids)  # noqa: RUF071 - session ids, not paths
     proc = _cli("show", common, "--db", str(db_path))
     assert proc.returncode == 1
     err = proc.stderr
     assert err.startswith(f"error: ambiguous prefix {common!r}: 6 session ids start with it;")
     listed = sorted((sid for sid in ids if sid in err), key=err.index)
-    assert listed == ids[:1:-1] and err.rstrip().endswith("; and 2 more")  # the newest four
+    assert listed == ids[:1:-1]  # the newest four
+    assert err.rstrip().endswith("; and 2 more")
     rows = _read(db_path, "SELECT id, substr(created_at, 1, 10) FROM sessions")
     for sid, day in rows:
         if sid in listed:
@@ -412,4 +436,5 @@ def test_an_ambiguous_prefix_lists_a_few_candidates_with_date_and_participants(s
                 r[0]
                 for r in _read(db_path, f"SELECT name FROM participants WHERE session_id = '{sid}'")
             ]
-            assert f"{sid} ({day} " in err and ", ".join(names) in err
+            assert f"{sid} ({day} " in err
+            assert ", ".join(names) in err

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 import sqlite_utils
@@ -270,7 +271,7 @@ def _reads_in_read_only_folder(tmp: Path) -> Outcome:
     db = folder / "done.db"
     _run(_simulate_argv(db, "--engine", "offline", "--agents", "2", "--turns", "2"))
     with read_only(folder) as prefix:
-        listed = _run(prefix + [sys.executable, "-m", "playground", "sessions", "--db", str(db)])
+        listed = _run([*prefix, sys.executable, "-m", "playground", "sessions", "--db", str(db)])
     verdict = _judge(listed, db, codes={0})
     if "finished" not in listed.stdout:
         verdict.survived, verdict.detail = False, f"`sessions` said: {listed.stdout}{listed.stderr}"
@@ -360,10 +361,12 @@ def test_fault_trial(trial: Trial, tmp_path: Path) -> None:
     assert outcome.rows_lost == 0, f"{outcome.rows_lost} printed messages are not in the database"
 
 
-def main() -> None:
-    """Run every trial and print the README's table: trials run, survived, rows lost, per family."""
+def main(out: TextIO | None = None) -> None:
+    """Run every trial and write the README's table to ``out`` (standard output): trials run,
+    survived, rows lost, per family."""
     import tempfile
 
+    out = out or sys.stdout
     rows: dict[str, list[Outcome]] = {}
     for t in TRIALS:
         with tempfile.TemporaryDirectory() as d:
@@ -371,16 +374,17 @@ def main() -> None:
             outcome = t.run(Path(d))
         rows.setdefault(t.family, []).append(outcome)
         mark = "survived" if outcome.survived else f"FAILED ({outcome.detail})"
-        print(f"{t.family:16} {t.name:48} {mark}, {outcome.rows_lost} rows lost, "
-              f"{time.perf_counter() - started:.1f} s", flush=True)  # fmt: skip
-    print("\n| family | trials | survived | rows lost |\n|---|---|---|---|")
+        out.write(f"{t.family:16} {t.name:48} {mark}, {outcome.rows_lost} rows lost, "
+                  f"{time.perf_counter() - started:.1f} s\n")  # fmt: skip
+        out.flush()
+    out.write("\n| family | trials | survived | rows lost |\n|---|---|---|---|\n")
     for family, outs in rows.items():
-        print(
-            f"| {family} | {len(outs)} | {sum(o.survived for o in outs)} | {sum(o.rows_lost for o in outs)} |"
+        out.write(
+            f"| {family} | {len(outs)} | {sum(o.survived for o in outs)} | {sum(o.rows_lost for o in outs)} |\n"
         )
     total = [o for outs in rows.values() for o in outs]
-    print(
-        f"| all | {len(total)} | {sum(o.survived for o in total)} | {sum(o.rows_lost for o in total)} |"
+    out.write(
+        f"| all | {len(total)} | {sum(o.survived for o in total)} | {sum(o.rows_lost for o in total)} |\n"
     )
 
 

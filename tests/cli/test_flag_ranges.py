@@ -117,7 +117,8 @@ def test_a_value_out_of_range_is_one_line_naming_the_flag_and_exit_2(tmp_path, p
         code, out, err = run_cli(*argv)
         lines = err.strip().splitlines()
         assert (code, out) == (2, ""), (argv, err)
-        assert len(lines) == 1 and lines[0].startswith(f"error: {flag}: "), (argv, lines)
+        assert len(lines) == 1, (argv, lines)
+        assert lines[0].startswith(f"error: {flag}: "), (argv, lines)
         assert value in lines[0], lines[0]
         assert "Traceback" not in err
     assert not db.exists()

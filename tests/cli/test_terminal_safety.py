@@ -79,7 +79,8 @@ def _safe(code: int, out: str, err: str) -> tuple[int, str, str]:
 def test_visible_escapes_every_control_and_keeps_text_and_layout():
     from playground.terminal_text import visible
 
-    assert visible(HOSTILE) == SHOWN and _unsafe(SHOWN) == []
+    assert visible(HOSTILE) == SHOWN
+    assert _unsafe(SHOWN) == []
     kept = "line one\n\tline two\r\nשלום עולם 👩‍👩‍👧 café\u00a0ok"
     assert visible(kept) == kept
     assert visible("a\ud800b") == "a\\ud800b"
@@ -125,7 +126,7 @@ def hostile(tmp_path_factory) -> tuple[Path, Path, list[tuple[int, str, str]]]:
             str(db),
             "--seed",
             str(seed),
-        )  # fmt: skip
+        )
         for seed in (1, 2)
     ]
     return folder, db, runs
@@ -138,7 +139,8 @@ def test_simulate_prints_a_hostile_persona_and_icebreaker_visibly_and_stores_the
     for run in runs:
         code, out, _ = _safe(*run)
         assert code == 0
-        assert SHOWN in out and f"{SHOWN_NAME}:" in out
+        assert SHOWN in out
+        assert f"{SHOWN_NAME}:" in out
     conn = sqlite3.connect(db)
     try:
         assert (NAME,) in conn.execute("SELECT name FROM participants").fetchall()
@@ -150,10 +152,13 @@ def test_simulate_prints_a_hostile_persona_and_icebreaker_visibly_and_stores_the
 def test_sessions_and_show_print_hostile_text_visibly(hostile):
     _, db, _ = hostile
     code, listing, _ = _safe(*_cli("sessions", "--db", str(db)))
-    assert code == 0 and SHOWN_NAME in listing
+    assert code == 0
+    assert SHOWN_NAME in listing
     sid = listing.splitlines()[-1].split()[0]
     code, shown, _ = _safe(*_cli("show", sid, "--db", str(db)))
-    assert code == 0 and SHOWN in shown and "[bold]x[/bold]" in shown
+    assert code == 0
+    assert SHOWN in shown
+    assert "[bold]x[/bold]" in shown
 
 
 def test_show_json_stays_valid_json_with_the_text_unchanged(hostile):
@@ -169,13 +174,17 @@ def test_show_json_stays_valid_json_with_the_text_unchanged(hostile):
 def test_an_error_that_lists_sessions_prints_their_participants_visibly(hostile):
     _, db, _ = hostile
     code, out, err = _safe(*_cli("show", "2", "--db", str(db)))  # both ids start with the year
-    assert code == 1 and out == "" and err.startswith("error: ") and SHOWN_NAME in err
+    assert code == 1
+    assert out == ""
+    assert err.startswith("error: ")
+    assert SHOWN_NAME in err
 
 
 def test_export_writes_the_data_unchanged_to_a_file_and_to_a_pipe(hostile, tmp_path):
     _, db, _ = hostile
     code, piped, err = _cli("export", "--all", "--db", str(db))
-    assert code == 0 and err == ""
+    assert code == 0
+    assert err == ""
     target = tmp_path / "all.jsonl"
     _safe(*_cli("export", "--all", "--db", str(db), "--output", str(target)))
     assert piped == target.read_text(encoding="utf-8")
@@ -206,9 +215,11 @@ def test_export_shown_on_a_terminal_is_escaped(hostile):
         shown += chunk
     os.close(master)
     assert proc.wait(timeout=300) == 0
-    assert proc.stderr is not None and proc.stderr.read() == b""
+    assert proc.stderr is not None
+    assert proc.stderr.read() == b""
     text = shown.decode("utf-8")
-    assert _unsafe(text) == [] and "\\u202eevil" in text
+    assert _unsafe(text) == []
+    assert "\\u202eevil" in text
     records = [json.loads(line) for line in text.splitlines()]
     assert [r["messages"][0]["text"] for r in records] == [HOSTILE] * 2  # still the data
 
@@ -230,7 +241,7 @@ def test_import_of_a_hostile_file_prints_what_it_says_visibly(hostile, tmp_path)
 def test_experiment_and_experiments_print_hostile_text_visibly(hostile, tmp_path):
     folder, _, _ = hostile
     db = tmp_path / "x.db"
-    code, out, _ = _safe(
+    code, _out, _ = _safe(
         *_cli(
             "experiment",
             "--conditions",
@@ -248,7 +259,7 @@ def test_experiment_and_experiments_print_hostile_text_visibly(hostile, tmp_path
             "--engine",
             "offline",
             "--no-progress",
-        )  # fmt: skip
+        )
     )
     assert code == 0
     conn = sqlite3.connect(db)
@@ -256,7 +267,8 @@ def test_experiment_and_experiments_print_hostile_text_visibly(hostile, tmp_path
         conn.execute("UPDATE experiments SET name = ?", [HOSTILE])
     conn.close()
     code, listing, _ = _safe(*_cli("experiments", "--db", str(db)))
-    assert code == 0 and SHOWN in listing
+    assert code == 0
+    assert SHOWN in listing
 
 
 def test_profiles_storm_and_the_storm_report_print_a_hostile_profile_visibly(tmp_path):
@@ -268,7 +280,8 @@ def test_profiles_storm_and_the_storm_report_print_a_hostile_profile_visibly(tmp
     text = text.replace('task = "Rent an apartment"', f"task = {json.dumps(HOSTILE)}")
     (users / "someone.toml").write_text(text, encoding="utf-8")
     code, table, _ = _safe(*_cli("profiles", "list", str(users)))
-    assert code == 0 and SHOWN_NAME in table
+    assert code == 0
+    assert SHOWN_NAME in table
     db = tmp_path / "s.db"
     code, _, _ = _safe(
         *_cli(
@@ -282,7 +295,7 @@ def test_profiles_storm_and_the_storm_report_print_a_hostile_profile_visibly(tmp
             "--db",
             str(db),
             "--no-progress",
-        )  # fmt: skip
+        )
     )
     assert code == 0
     code, _, _ = _safe(*_cli("report", "--storm", "--db", str(db), "--dialogues", "--no-goal"))

@@ -29,7 +29,8 @@ async def test_simulation_with_logprobs_scores_every_thought_from_the_distributi
     room, engine, seen = await _simulate(llm_server, embedder, db)
     assert room.status == "finished"
     evaluated = of(events.ThoughtEvaluated, seen)
-    assert evaluated and all(e.evaluation.method == "logprobs" for e in evaluated)
+    assert evaluated
+    assert all(e.evaluation.method == "logprobs" for e in evaluated)
     assert any(
         max(e.evaluation.distribution.values()) < 1.0 for e in evaluated
     )  # a real distribution, not a point
@@ -49,7 +50,8 @@ async def test_simulation_with_logprobs_scores_every_thought_from_the_distributi
         if r["_path"].endswith("/chat/completions") and r.get("max_tokens") != 1
     ]
     structured = [r for r in chats if "response_format" in r]
-    assert structured and all(r["response_format"]["type"] == "json_schema" for r in structured)
+    assert structured
+    assert all(r["response_format"]["type"] == "json_schema" for r in structured)
     assert any(r.get("top_logprobs") == 20 for r in structured)  # the final rating calls
 
 
@@ -101,10 +103,13 @@ async def test_system1_thoughts_come_from_the_conversation_alone_and_schemas_sta
         return [r for r in chats if f"System-{system} thought(s):" in _user_prompt(r)]
 
     quick, deliberate = forming(1), forming(2)
-    assert quick and deliberate and not set(map(id, quick)) & set(map(id, deliberate))
+    assert quick
+    assert deliberate
+    assert not set(map(id, quick)) & set(map(id, deliberate))
     for r in quick:
         block = _user_prompt(r).split("What comes to mind")[1]
-        assert "[memory:" not in block and "[thought:" not in block
+        assert "[memory:" not in block
+        assert "[thought:" not in block
     assert any("[memory:" in _user_prompt(r).split("What comes to mind")[1] for r in deliberate)
     for requests, n in ((quick, 1), (deliberate, 2)):  # the default counts per trigger
         for r in requests:
@@ -123,7 +128,8 @@ async def test_system1_thoughts_come_from_the_conversation_alone_and_schemas_sta
         assert schema["properties"]["reasons_against"]["maxItems"] == 2
         assert "logprobs" not in r  # the reasons are not scored: only the final rating call is
     finals = [r for r in chats if r.get("top_logprobs") == 20]
-    assert finals and all(
+    assert finals
+    assert all(
         set(r["response_format"]["json_schema"]["schema"]["properties"]) == {"rating"}
         for r in finals
     )
@@ -131,12 +137,14 @@ async def test_system1_thoughts_come_from_the_conversation_alone_and_schemas_sta
 
 async def test_inline_rating_call_scores_the_whole_evaluation_answer(embedder, db):
     with FakeLLMServer() as srv:
-        room, _, seen = await _simulate(srv, embedder, db, rating_call="inline")
+        _room, _, seen = await _simulate(srv, embedder, db, rating_call="inline")
         chats = [r for r in srv.requests if r["_path"].endswith("/chat/completions")]
     evaluated = of(events.ThoughtEvaluated, seen)
-    assert evaluated and all(e.evaluation.method == "logprobs" for e in evaluated)
+    assert evaluated
+    assert all(e.evaluation.method == "logprobs" for e in evaluated)
     rated = [r for r in chats if r.get("top_logprobs") == 5 and r.get("max_tokens") != 1]
-    assert rated and all(
+    assert rated
+    assert all(
         "reasons_for" in r["response_format"]["json_schema"]["schema"]["properties"] for r in rated
     )
 
@@ -145,7 +153,8 @@ async def test_server_without_logprobs_samples_the_rating_by_default(embedder, d
     with FakeLLMServer(logprobs=False) as srv:
         room, _, seen = await _simulate(srv, embedder, db, rating_samples=5)
     evaluated = of(events.ThoughtEvaluated, seen)
-    assert evaluated and all(e.evaluation.method == "sampled" for e in evaluated)
+    assert evaluated
+    assert all(e.evaluation.method == "sampled" for e in evaluated)
     assert all(e.evaluation.samples and 1 <= e.evaluation.samples <= 5 for e in evaluated)
     for e in evaluated:  # an empirical distribution over the samples that were read
         assert abs(sum(e.evaluation.distribution.values()) - 1) < 1e-6
@@ -161,7 +170,8 @@ async def test_parsed_rating_method_makes_no_rating_call(embedder, db):
     with FakeLLMServer(logprobs=False, response_format_mode="ignore") as srv:
         room, _, seen = await _simulate(srv, embedder, db, rating_method="parsed")
     evaluated = of(events.ThoughtEvaluated, seen)
-    assert evaluated and all(e.evaluation.method == "parsed" for e in evaluated)
+    assert evaluated
+    assert all(e.evaluation.method == "parsed" for e in evaluated)
     assert all(max(e.evaluation.distribution.values()) == 1.0 for e in evaluated)
     assert SessionReader(db).load(room.session_id)["session"]["logprobs_supported"] == 0
 
@@ -196,12 +206,13 @@ async def test_api_key_never_reaches_the_database_or_logs(embedder, db, db_path,
     assert secret.encode() not in blob
     assert secret not in caplog.text
     config = SessionReader(db).load(room.session_id)["session"]["config"]
-    assert "api_key" not in config["llm"] and config["llm"]["base_url"] == base_url
+    assert "api_key" not in config["llm"]
+    assert config["llm"]["base_url"] == base_url
 
 
 async def test_thoughts_a_model_skipped_are_asked_for_once_more(llm_server, embedder, db):
     # The generic server answers every batch with two evaluations, however many thoughts were listed.
-    room, engine, seen = await _simulate(llm_server, embedder, db)
+    _room, engine, seen = await _simulate(llm_server, embedder, db)
     counts = engine.client.counts.by_label
     listeners = listener_count(seen)
     assert counts["evaluation"] > listeners  # follow-up calls for the skipped thoughts

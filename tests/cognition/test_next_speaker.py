@@ -187,15 +187,19 @@ async def test_llm_prediction_reads_its_probabilities_from_the_answer_logprobs()
         {"Alice": 0.125 / 0.95, "Bob": 0.6 / 0.95, "Alan": 0.125 / 0.95, "anyone": 0.1 / 0.95},
         abs=1e-6,
     )
-    assert pred.message_id == 7 and pred.origin == "fake-model"
+    assert pred.message_id == 7
+    assert pred.origin == "fake-model"
     # The request: top-5 logprobs, the labels as the schema's enum, the last 5 messages only.
-    assert request["logprobs"] is True and request["top_logprobs"] == 5
+    assert request["logprobs"] is True
+    assert request["top_logprobs"] == 5
     schema = request["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["next_speaker"]["enum"] == ["Alice", "Bob", "Alan", "anyone"]
     prompt = request["messages"][-1]["content"]
     assert "3 participants: Alice, Bob, Alan" in prompt
-    assert "Third." in prompt and "Bob, what did the mechanic say?" in prompt
-    assert "Second, also old." not in prompt and "First, an old message." not in prompt
+    assert "Third." in prompt
+    assert "Bob, what did the mechanic say?" in prompt
+    assert "Second, also old." not in prompt
+    assert "First, an old message." not in prompt
 
 
 @pytest.mark.asyncio
@@ -288,7 +292,8 @@ def test_offline_accuracy_on_the_hand_made_corpus(tiny: Path):
     code, out, err = run("eval-next-speaker", str(tiny), "--engine", "offline", "--format", "json")
     assert code == 0, err
     got = json.loads(out)
-    assert got["predictions"] == 7 and got["conversations"] == 2
+    assert got["predictions"] == 7
+    assert got["conversations"] == 2
     assert (got["overall"]["correct"], got["overall"]["total"]) == (5, 7)
     assert (got["self"]["correct"], got["self"]["total"]) == (3, 3)
     assert (got["allocated"]["correct"], got["allocated"]["total"]) == (2, 4)
@@ -334,9 +339,11 @@ def test_limit_caps_the_predictions(tiny: Path):
     assert code == 0
     got = json.loads(out)
     assert (got["overall"]["correct"], got["overall"]["total"]) == (5, 5)
-    assert got["self"]["total"] == 3 and got["allocated"]["total"] == 2
+    assert got["self"]["total"] == 3
+    assert got["allocated"]["total"] == 2
     code, _, err = run("eval-next-speaker", str(tiny), "--engine", "offline", "--limit", "0")
-    assert code == 2 and "--limit: 0 is out of range (1 … 1000000)" in err
+    assert code == 2
+    assert "--limit: 0 is out of range (1 … 1000000)" in err
 
 
 def _answer_partner(body: dict) -> str | None:
@@ -380,17 +387,18 @@ def test_llm_accuracy_on_the_hand_made_corpus_with_concurrent_calls(tiny: Path):
     assert (got["self"]["correct"], got["self"]["total"]) == (2, 3)
     assert (got["allocated"]["correct"], got["allocated"]["total"]) == (4, 4)
     assert (got["overall"]["correct"], got["overall"]["total"]) == (6, 7)
-    assert got["methods"] == {"logprobs": 7} and got["model"] == "fake-model"
-    assert (
-        chat_calls == 8 and got["usage"]["calls"] == 8
-    )  # the logprobs probe, then one per prediction
+    assert got["methods"] == {"logprobs": 7}
+    assert got["model"] == "fake-model"
+    assert chat_calls == 8
+    assert got["usage"]["calls"] == 8  # the logprobs probe, then one per prediction
     assert together == [True, True]
 
 
 def test_shipped_corpus_reads_and_mixes_both_turn_types():
     convs = read_corpus(SHIPPED_CORPUS)
     todo = items(convs)
-    assert 4 <= len(convs) <= 6 and 60 <= sum(len(c.messages) for c in convs) <= 120
+    assert 4 <= len(convs) <= 6
+    assert 60 <= sum(len(c.messages) for c in convs) <= 120
     assert all(3 <= len(c.participants) <= 5 for c in convs)
     kinds = {i.kind for i in todo}
     assert kinds == {"self", "allocated"}
@@ -452,15 +460,18 @@ def test_a_bad_corpus_line_is_named_by_file_line_and_field(
 
 def test_missing_or_empty_corpus_files_are_clear_errors(tmp_path: Path):
     code, _, err = run("eval-next-speaker", str(tmp_path / "nope.jsonl"), "--engine", "offline")
-    assert code == 1 and "nope.jsonl: cannot read it" in err
+    assert code == 1
+    assert "nope.jsonl: cannot read it" in err
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     code, _, err = run("eval-next-speaker", str(empty), "--engine", "offline")
-    assert code == 1 and "empty.jsonl: holds no messages" in err
+    assert code == 1
+    assert "empty.jsonl: holds no messages" in err
     single = tmp_path / "single.jsonl"
     single.write_text(GOOD + "\n")
     code, _, err = run("eval-next-speaker", str(single), "--engine", "offline")
-    assert code == 1 and "nothing to predict" in err
+    assert code == 1
+    assert "nothing to predict" in err
 
 
 def test_unreachable_server_and_refused_key_are_one_clear_line(tiny: Path):
@@ -478,7 +489,10 @@ def test_unreachable_server_and_refused_key_are_one_clear_line(tiny: Path):
         "--max-retries",
         "0",
     )
-    assert code == 1 and "error: cannot reach" in err and "Traceback" not in err and out == ""
+    assert code == 1
+    assert "error: cannot reach" in err
+    assert "Traceback" not in err
+    assert out == ""
     with FakeLLMServer(api_key="right") as srv:
         code, _, err = run(
             "eval-next-speaker",
@@ -491,7 +505,8 @@ def test_unreachable_server_and_refused_key_are_one_clear_line(tiny: Path):
             "wrong",
         )
         assert srv.chat_calls == 1  # the probe failed: no prediction was attempted
-    assert code == 1 and "refused the API key (401)" in err
+    assert code == 1
+    assert "refused the API key (401)" in err
 
 
 # -- the Ubuntu IRC converter ------------------------------------------------------------------
@@ -607,7 +622,8 @@ def test_converter_names_the_bad_window_and_leaves_no_output(tmp_path: Path):
         "ubuntu_sample.json, line 2: ctx_spk/ctx_adr: 3 speakers and 2 addressees for 3 utterances"
         in done.stderr
     )
-    assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "out.jsonl.part").exists()
+    assert not (tmp_path / "out.jsonl").exists()
+    assert not (tmp_path / "out.jsonl.part").exists()
 
 
 def test_converter_reads_a_json_array_file_too(tmp_path: Path):

@@ -48,7 +48,8 @@ async def test_every_output_says_it_came_from_the_offline_engine(minilm):
     agent_msgs = [
         e.message for e in of(events.MessagePosted, seen) if e.message.thought_id is not None
     ]
-    assert agent_msgs and all(m.origin == "offline engine" for m in agent_msgs)
+    assert agent_msgs
+    assert all(m.origin == "offline engine" for m in agent_msgs)
     assert all(e.thought.origin == "offline engine" for e in of(events.ThoughtFormed, seen))
     assert all(
         e.interpretation.origin == "offline engine" for e in of(events.MessageInterpreted, seen)
@@ -75,7 +76,8 @@ async def test_thoughts_are_short_traceable_and_rated_on_all_eight_heuristics(mi
             "balance",
             "dynamics",
         }
-        assert len(ev.reasons_for) == 2 and len(ev.reasons_against) == 2
+        assert len(ev.reasons_for) == 2
+        assert len(ev.reasons_against) == 2
         assert sum(ev.distribution.values()) == pytest.approx(1.0, abs=1e-4)
         assert ev.score == pytest.approx(ev.expected * ev.silence_factor, abs=1e-3)
 
@@ -90,4 +92,5 @@ async def test_a_question_to_a_named_participant_is_allocated_to_them(minilm):
     msg = await room.step_once()
     turn = of(events.TurnTypePredicted, seen)[-1].turn_type
     assert (turn.kind, turn.addressee) == ("allocated", names[1])
-    assert msg is not None and msg.speaker == names[1]  # allocated agent always takes its turn
+    assert msg is not None
+    assert msg.speaker == names[1]  # allocated agent always takes its turn

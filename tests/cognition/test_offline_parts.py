@@ -232,7 +232,8 @@ async def test_heuristics_follow_measured_signals(embedder: CachingEmbedder) -> 
     assert h_echo["originality"] < h_answer["originality"]  # Chloe already said it
     quiet = await _rate(mind, _ctx(said, trigger="pause", silent_steps=2), [aside])
     (h_busy,) = await _rate(mind, _ctx(said), [aside])
-    assert quiet[0]["dynamics"] > h_busy["dynamics"] and quiet[0]["urgency"] > h_busy["urgency"]
+    assert quiet[0]["dynamics"] > h_busy["dynamics"]
+    assert quiet[0]["urgency"] > h_busy["urgency"]
     talkative = [*said, *(_msg(3 + i, "Ana", f"Point {i}.", thought=i) for i in range(4))]
     mind = await _mind(embedder, talkative)
     (h_talk,) = await _rate(mind, _ctx(talkative), [aside])

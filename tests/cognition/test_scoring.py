@@ -74,5 +74,5 @@ def test_distribution_is_none_without_rating_tokens():
 
 def test_point_distribution_puts_all_mass_on_the_parsed_rating():
     assert scoring.point_distribution(3) == {1: 0.0, 2: 0.0, 3: 1.0, 4: 0.0, 5: 0.0}
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"rating 6 outside 1\.\.5"):
         scoring.point_distribution(6)

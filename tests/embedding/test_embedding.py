@@ -39,7 +39,8 @@ async def test_a_text_asked_for_while_it_is_being_embedded_is_embedded_once(mini
         "jazz in New Orleans",
         "the weekend hike",
     ]
-    assert np.array_equal(a[0], b[0]) and np.array_equal(a[0], c)
+    assert np.array_equal(a[0], b[0])
+    assert np.array_equal(a[0], c)
     assert b.shape == (2, 384)
 
 
@@ -53,7 +54,8 @@ async def test_a_cancelled_caller_does_not_cancel_the_encode_others_wait_for(min
     first.cancel()
     v = await second
     assert first.cancelled()
-    assert v.shape == (1, 384) and len(inner.calls) == 1
+    assert v.shape == (1, 384)
+    assert len(inner.calls) == 1
     assert emb.cached("sailing boats") is not None
 
 
@@ -62,7 +64,9 @@ async def test_the_local_models_dimension_comes_from_its_configuration_without_l
 
     fresh = MiniLMEmbedder()
     empty = await CachingEmbedder(fresh).embed([])
-    assert fresh.dim == 384 and empty.shape == (0, 384) and empty.dtype == np.float32
+    assert fresh.dim == 384
+    assert empty.shape == (0, 384)
+    assert empty.dtype == np.float32
     assert fresh._model is None  # nothing was loaded for it
 
 
@@ -79,7 +83,8 @@ async def test_a_failed_encode_reaches_every_waiter_and_the_next_call_tries_agai
     emb = CachingEmbedder(Broken())
     got = await asyncio.gather(emb.embed(["x"]), emb.embed(["x"]), return_exceptions=True)
     assert [type(e) for e in got] == [RuntimeError, RuntimeError]
-    assert Broken.calls == 1 and emb.cached("x") is None
+    assert Broken.calls == 1
+    assert emb.cached("x") is None
     with pytest.raises(RuntimeError, match="model gone"):
         await emb.embed(["x"])
     assert Broken.calls == 2

@@ -85,5 +85,5 @@ def test_a_broken_config_is_named(tmp_path: Path) -> None:
         Path(gt.get_model_path()), copy, ignore=shutil.ignore_patterns("model.safetensors")
     )
     (copy / "config.json").write_text("{not json")
-    with pytest.raises(errors.PlaygroundError, match="config.json"):
+    with pytest.raises(errors.PlaygroundError, match=r"config\.json"):
         MiniLMTorch(copy)

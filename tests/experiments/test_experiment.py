@@ -76,12 +76,14 @@ def test_enrichment_borrows_two_facts_from_others_and_is_reproducible_by_seed():
         experiment_design.enrich(lib, 1),
         experiment_design.enrich(lib, 2),
     )
-    assert a == b and a != c
+    assert a == b
+    assert a != c
     own = {p.name: set(p.facts) for p in lib}
     for before, after in zip(lib, a, strict=True):
         assert after.facts[: len(before.facts)] == before.facts
         borrowed = after.facts[len(before.facts) :]
-        assert len(borrowed) == 2 and len(set(borrowed)) == 2
+        assert len(borrowed) == 2
+        assert len(set(borrowed)) == 2
         assert all(f not in own[before.name] for f in borrowed)
         assert all(any(f in own[q.name] for q in lib if q.name != before.name) for f in borrowed)
 
@@ -98,7 +100,8 @@ def test_draws_follow_the_protocol_and_depend_only_on_the_seed():
     assert len(d) == 50
     assert all(len(set(x.participants)) == 4 and set(x.participants) <= names for x in d)
     assert all(x.initiator in x.participants and x.icebreaker in p.icebreakers for x in d)
-    assert len({x.icebreaker for x in d}) > 5 and len({x.initiator for x in d}) > 4
+    assert len({x.icebreaker for x in d}) > 5
+    assert len({x.initiator for x in d}) > 4
 
 
 def test_shard_parsing():
@@ -123,11 +126,13 @@ async def test_every_condition_runs_on_the_same_draws_and_the_pairs_are_stored(d
         for d in experiment_design.draws(proto)
     ] == [(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in stored]
     sessions = rows(db, "SELECT id, condition, draw, seed, experiment_id, status FROM sessions")
-    assert len(sessions) == 9 and {s[5] for s in sessions} == {"finished"}
+    assert len(sessions) == 9
+    assert {s[5] for s in sessions} == {"finished"}
     for draw in experiment_design.draws(proto):
         pair = [s for s in sessions if s[2] == draw.index]
         assert sorted(s[1] for s in pair) == sorted(proto.conditions)
-        assert {s[3] for s in pair} == {draw.seed} and {s[4] for s in pair} == {xid}
+        assert {s[3] for s in pair} == {draw.seed}
+        assert {s[4] for s in pair} == {xid}
         for s in pair:
             people = rows(
                 db,
@@ -144,13 +149,15 @@ async def test_every_condition_runs_on_the_same_draws_and_the_pairs_are_stored(d
     config = json.loads(
         rows(db, "SELECT config FROM sessions WHERE condition = 'inner-thoughts'")[0][0]
     )
-    assert config["preset"] == "simulation" and config["engine"]["evaluation_mode"] == "per-thought"
+    assert config["preset"] == "simulation"
+    assert config["engine"]["evaluation_mode"] == "per-thought"
     # Next-speaker predictions are stored with probabilities; decisions name the policy.
     preds = rows(
         db,
         "SELECT p.predicted, p.probabilities, p.method FROM predictions p JOIN sessions s ON s.id = p.session_id WHERE s.condition = 'next-speaker'",
     )
-    assert preds and all(abs(sum(json.loads(p[1]).values()) - 1) < 1e-4 for p in preds)
+    assert preds
+    assert all(abs(sum(json.loads(p[1]).values()) - 1) < 1e-4 for p in preds)
     assert {p[2] for p in preds} == {"offline-heuristic"}
     assert rows(
         db,
@@ -164,17 +171,24 @@ async def test_summary_per_condition(db, embedder):
     summary = {r.condition: r for r in experiment_report.summarise(db, runner.id)}
     assert set(summary) == {"inner-thoughts", "next-speaker", "reactive"}
     it, ns = summary["inner-thoughts"], summary["next-speaker"]
-    assert it.conversations == ns.conversations == 2 and it.failed == 0
-    assert it.motivation is not None and 1 <= it.motivation <= 5.2
-    assert ns.motivation is None and ns.system1_replies == 0
+    assert it.conversations == ns.conversations == 2
+    assert it.failed == 0
+    assert it.motivation is not None
+    assert 1 <= it.motivation <= 5.2
+    assert ns.motivation is None
+    assert ns.system1_replies == 0
     # A next-speaker room always has someone to speak: it never goes silent.
-    assert ns.messages == 5 and ns.silent_steps == 0
+    assert ns.messages == 5
+    assert ns.silent_steps == 0
     for r in summary.values():
-        assert r.gini is not None and 0 <= r.gini < 1
+        assert r.gini is not None
+        assert 0 <= r.gini < 1
         assert r.turns_per_agent == pytest.approx(r.messages / 3)
         assert r.calls_per_message == 0  # the offline engine makes no LLM calls
     text = experiment_report.format_summary(list(summary.values()))
-    assert "Gini" in text and "inner-thoughts" in text and "—" in text
+    assert "Gini" in text
+    assert "inner-thoughts" in text
+    assert "—" in text
 
 
 def test_gini():
@@ -222,8 +236,10 @@ def test_a_conversation_without_agents_is_left_out_of_turns_per_agent_and_gini(t
     db.conn.commit()
     (row,) = experiment_report.summarise(db, "e1")
     db.close()
-    assert row.conversations == 2 and row.no_agents == 1
-    assert row.turns_per_agent == 1.0 and row.gini == 0.5  # were 0.5 and 0.25
+    assert row.conversations == 2
+    assert row.no_agents == 1
+    assert row.turns_per_agent == 1.0
+    assert row.gini == 0.5  # were 0.5 and 0.25
     assert row.messages == 2.5  # defined for both conversations
     text = experiment_report.format_summary([row])
     assert "c: 1 of 2 conversations without an AI agent, left out of turns/agent and Gini" in text
@@ -257,7 +273,8 @@ async def test_a_failed_conversation_is_recorded_and_the_batch_goes_on(db, embed
     again = await run_protocol(db, embedder, proto)
     assert again.progress.conditions["next-speaker"].skipped == 2
     after = rows(db, "SELECT id FROM sessions ORDER BY id")
-    assert set(before) < set(after) and len(after) == 3
+    assert set(before) < set(after)
+    assert len(after) == 3
     assert rows(db, "SELECT draw, status, attempts FROM experiment_runs ORDER BY draw") == [
         (0, "finished", 1),
         (1, "finished", 2),
@@ -280,7 +297,8 @@ async def test_shards_together_equal_an_unsharded_run(tmp_path, embedder):
     merge.merge(tmp_path / "merged.db", [tmp_path / "shard0.db", tmp_path / "shard1.db"])
     merged = open_database(tmp_path / "merged.db")
     a, b = transcripts(whole, runner.id), transcripts(merged, runner.id)
-    assert len(a) == 12 and a == b
+    assert len(a) == 12
+    assert a == b
     assert [
         r.model_dump(exclude={"condition"}) for r in experiment_report.summarise(whole, runner.id)
     ] == [
@@ -321,7 +339,8 @@ def test_resume_after_a_batch_killed_midway_loses_nothing_and_runs_nothing_twice
     proc.wait(30)
     d = open_database(db)  # marks the killed process's sessions interrupted
     killed = rows(d, "SELECT draw, condition, session_id, status FROM experiment_runs")
-    assert any(r[3] == "running" for r in killed) and len(finished) >= 2
+    assert any(r[3] == "running" for r in killed)
+    assert len(finished) >= 2
     kept = {(r[0], r[1]): r[2] for r in killed if r[3] == "finished"}
     texts = {
         sid: rows(d, "SELECT speaker, text FROM messages WHERE session_id = ?", [sid])
@@ -333,10 +352,12 @@ def test_resume_after_a_batch_killed_midway_loses_nothing_and_runs_nothing_twice
     assert f"{len(kept)} conversations were already finished and were skipped" in out.stderr
     d = open_database(db)
     final = rows(d, "SELECT draw, condition, session_id, status, attempts FROM experiment_runs")
-    assert len(final) == 8 and {r[3] for r in final} == {"finished"}
+    assert len(final) == 8
+    assert {r[3] for r in final} == {"finished"}
     for r in final:
         if (r[0], r[1]) in kept:  # nothing finished ran twice, and nothing of it was lost
-            assert r[2] == kept[(r[0], r[1])] and r[4] == 1
+            assert r[2] == kept[(r[0], r[1])]
+            assert r[4] == 1
             assert (
                 rows(d, "SELECT speaker, text FROM messages WHERE session_id = ?", [r[2]])
                 == texts[r[2]]
@@ -357,14 +378,13 @@ def test_cli_lists_and_summarises_experiments(tmp_path):
     )  # fmt: skip
     assert code == 0, err.getvalue()
     xid = out.getvalue().strip().splitlines()[-1]
-    assert "next-speaker" in out.getvalue() and "Gini" in out.getvalue()
+    assert "next-speaker" in out.getvalue()
+    assert "Gini" in out.getvalue()
     listing = io.StringIO()
     assert cli.main(["experiments", "--db", str(db)], out=listing) == 0
-    assert (
-        xid in listing.getvalue()
-        and "pilot" in listing.getvalue()
-        and "4/4 finished" in listing.getvalue()
-    )
+    assert xid in listing.getvalue()
+    assert "pilot" in listing.getvalue()
+    assert "4/4 finished" in listing.getvalue()
     detail = io.StringIO()
     assert (
         cli.main(
@@ -373,23 +393,24 @@ def test_cli_lists_and_summarises_experiments(tmp_path):
         == 0
     )
     data = json.loads(detail.getvalue())
-    assert data["experiment"] == xid and len(data["runs"]) == 4
+    assert data["experiment"] == xid
+    assert len(data["runs"]) == 4
     # show: who was given each turn and why; --json carries the predictions.
     sid = next(r["session_id"] for r in data["runs"] if r["condition"] == "next-speaker")
     text = io.StringIO()
     assert cli.main(["show", sid, "--db", str(db)], out=text) == 0
-    assert (
-        "(next-speaker: predicted " in text.getvalue()
-        and "condition next-speaker" in text.getvalue()
-    )
+    assert "(next-speaker: predicted " in text.getvalue()
+    assert "condition next-speaker" in text.getvalue()
     js = io.StringIO()
     assert cli.main(["show", sid, "--db", str(db), "--json"], out=js) == 0
     preds = json.loads(js.getvalue())["predictions"]
-    assert preds and all(abs(sum(p["probabilities"].values()) - 1) < 1e-4 for p in preds)
+    assert preds
+    assert all(abs(sum(p["probabilities"].values()) - 1) < 1e-4 for p in preds)
     # The report and the rating plans pick the experiment up by id.
     rep = io.StringIO()
     assert cli.main(["report", "--experiment", xid, "--db", str(db)], out=rep) == 0
-    assert f"experiment {xid!r}" in rep.getvalue() and "(4 sessions)" in rep.getvalue()
+    assert f"experiment {xid!r}" in rep.getvalue()
+    assert "(4 sessions)" in rep.getvalue()
 
 
 def test_bad_experiment_options_name_the_flag(tmp_path):
@@ -405,7 +426,9 @@ def test_bad_experiment_options_name_the_flag(tmp_path):
             out=io.StringIO(),
             err=err,
         )
-        assert code == exit_code and flag in err.getvalue() and "Traceback" not in err.getvalue()
+        assert code == exit_code
+        assert flag in err.getvalue()
+        assert "Traceback" not in err.getvalue()
 
 
 @pytest.mark.asyncio
@@ -438,9 +461,11 @@ async def test_pairwise_rating_plans_over_an_experiment_compare_the_same_draw(db
     cond = dict(rows(db, "SELECT id, condition FROM sessions"))
     plan = RatingStore(db).create_plan("paired", "pairwise", ["r1", "r2"], 3, experiment=runner.id)
     tasks = rows(db, "SELECT session_a, session_b FROM assignments WHERE plan_id = ?", [plan.id])
-    assert len(tasks) == 6 and plan.source["matched"] is True
+    assert len(tasks) == 6
+    assert plan.source["matched"] is True
     for a, b in tasks:
-        assert draw[a] == draw[b] and cond[a] != cond[b]
+        assert draw[a] == draw[b]
+        assert cond[a] != cond[b]
 
 
 @pytest.mark.asyncio
@@ -491,8 +516,10 @@ def test_an_unreachable_server_stops_the_experiment_before_anything_is_written(t
          "--max-retries", "0", "--conversations", "1", "--db", str(db)],
         out=io.StringIO(), err=err,
     )  # fmt: skip
-    assert code == 1 and "cannot reach http://127.0.0.1:9/v1" in err.getvalue()
-    assert "Traceback" not in err.getvalue() and not db.exists()
+    assert code == 1
+    assert "cannot reach http://127.0.0.1:9/v1" in err.getvalue()
+    assert "Traceback" not in err.getvalue()
+    assert not db.exists()
 
 
 def test_the_tail_of_a_batch_starts_its_longest_conditions_first() -> None:

@@ -283,6 +283,7 @@ def test_a_storm_batch_killed_after_any_write_is_finished_exactly_once(
     ]  # fmt: skip
     points, problems = trials(argv, tmp_path, monkeypatch, storm_reports)
     kinds = [what for _, what in points]
-    assert "storm_dialogues" in " ".join(kinds) and "hidden_states" in kinds, kinds
+    assert "storm_dialogues" in " ".join(kinds), kinds
+    assert "hidden_states" in kinds, kinds
     assert kinds[-2:] == ["session finished", "run finished"], kinds
     assert problems == [], "\n".join(problems)

@@ -88,7 +88,8 @@ def test_late_volatility_k_and_fewer_turns() -> None:
     assert one["late_volatility"] == approx(HALF)
     many = F.trace_features(DYAD, DYAD_SPEAKERS, None, late_k=10)  # all 3 distances
     assert many["late_volatility"] == approx((0 + 1 + HALF) / 3)
-    assert many["gap_mean"] is None and many["gap_mad"] is None
+    assert many["gap_mean"] is None
+    assert many["gap_mad"] is None
     with pytest.raises(ValueError, match="late_k"):
         F.trace_features(DYAD, DYAD_SPEAKERS, None, late_k=0)
 
@@ -135,7 +136,8 @@ def test_undefined_values_are_none() -> None:
     assert f["turns"] == 1
     assert all(f[k] is None for k in F.FEATURE_NAMES if k != "turns")
     empty = F.trace_features(np.zeros((0, 3)), [], [])
-    assert empty["turns"] == 0 and empty["volatility"] is None
+    assert empty["turns"] == 0
+    assert empty["volatility"] is None
     assert F.per_speaker_features(np.zeros((0, 3)), [], []) == {}
     with pytest.raises(ValueError, match="speakers"):
         F.trace_features(DYAD, ["A"], None)
@@ -157,7 +159,9 @@ def test_three_speakers_session_and_per_speaker() -> None:
     assert list(per) == ["A", "B", "C"]
     a, b, c = per["A"], per["B"], per["C"]
     assert list(a) == list(F.SPEAKER_FEATURE_NAMES)
-    assert a["turns"] == 2 and b["turns"] == 2 and c["turns"] == 1
+    assert a["turns"] == 2
+    assert b["turns"] == 2
+    assert c["turns"] == 1
     assert a["self_similarity_mean"] == approx(1 / R2)
     assert b["self_similarity_max"] == approx(1 / R2)
     assert c["self_similarity_mean"] is None
@@ -178,7 +182,8 @@ def test_three_speakers_session_and_per_speaker() -> None:
     ctx = E1 + E2 + E3 + (E1 + E3) / R2
     b5 = float(np.dot((E2 + E3) / R2, ctx / np.linalg.norm(ctx)))
     assert b["cohesion"] == approx((0.0 + b5) / 2)
-    assert a["gap_mean"] == 3.0 and b["gap_mean"] == 2.5  # A: T4 after 3 s; B: 1 s and 4 s
+    assert a["gap_mean"] == 3.0
+    assert b["gap_mean"] == 2.5  # A: T4 after 3 s; B: 1 s and 4 s
     # goal e1 = the first turn, left out: A's only goal turn is T4 at HALF
     assert a["goal_adherence"] == approx(HALF)
     assert b["goal_adherence"] == approx(1.0)
@@ -187,7 +192,8 @@ def test_three_speakers_session_and_per_speaker() -> None:
 
 def test_turn_series() -> None:
     s = F.turn_series(DYAD, DYAD_SPEAKERS)
-    assert s["volatility"][0] is None and s["cohesion"][0] is None
+    assert s["volatility"][0] is None
+    assert s["cohesion"][0] is None
     assert s["volatility"][1:] == [approx(0.0), approx(1.0), approx(HALF)]
     assert s["cohesion"][1:] == [approx(1.0), approx(0.0), approx(3 / math.sqrt(10))]
     chat = F.turn_series(np.array([E1, E2, E3]), ["A", "B", "B"])
@@ -267,8 +273,10 @@ async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:  # type: ig
     first = CachingEmbedder(minilm)
     stats = store.ComputeStats()
     rows = await store.compute_many(db, ids, first, stats=stats)
-    assert first.misses == distinct and stats.embedded == distinct
-    assert stats.computed == 3 and stats.messages == n
+    assert first.misses == distinct
+    assert stats.embedded == distinct
+    assert stats.computed == 3
+    assert stats.messages == n
     cached = db.execute(
         "SELECT COUNT(*), MIN(dim), MAX(dim), MIN(model) FROM message_embeddings"
     ).fetchone()
@@ -281,7 +289,8 @@ async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:  # type: ig
     ).fetchall()
     assert len(stored) == 3
     for sid, model, version, count, goal, values, per in stored:
-        assert model == first.name and version == F.FEATURES_VERSION
+        assert model == first.name
+        assert version == F.FEATURES_VERSION
         icebreaker = db.execute(
             "SELECT text FROM messages WHERE session_id = ? AND origin = 'icebreaker'", [sid]
         ).fetchone()[0]
@@ -290,7 +299,8 @@ async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:  # type: ig
         assert values["turns"] == count == 5
         assert set(values) == {*F.FEATURE_NAMES, "late_k"}
         assert 0 <= values["volatility"] <= 2
-        assert "NaN" not in per and len(json.loads(per)) >= 2
+        assert "NaN" not in per
+        assert len(json.loads(per)) >= 2
 
     # the vectors are the model's: the cache gives back exactly what MiniLM computes
     mids, vecs = await vectors.message_vectors(db, ids[0], CachingEmbedder(minilm))
@@ -307,7 +317,9 @@ async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:  # type: ig
     second = CachingEmbedder(minilm)
     stats = store.ComputeStats()
     again = await store.compute_many(db, ids, second, stats=stats)
-    assert second.misses == 0 and stats.embedded == 0 and stats.computed == 0
+    assert second.misses == 0
+    assert stats.embedded == 0
+    assert stats.computed == 0
     assert [r.computed_at for r in again] == [r.computed_at for r in rows]
 
     # an edited message is embedded again, and only its session recomputed
@@ -320,7 +332,8 @@ async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:  # type: ig
     third = CachingEmbedder(minilm)
     stats = store.ComputeStats()
     await store.compute_many(db, ids, third, stats=stats)
-    assert third.misses == 1 and stats.computed == 1
+    assert third.misses == 1
+    assert stats.computed == 1
     h = db.execute(
         "SELECT text_hash FROM message_embeddings WHERE session_id = ? AND message_id = 3",
         [ids[1]],
@@ -330,7 +343,8 @@ async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:  # type: ig
     # recompute on demand; another late_k is another computation
     stats = store.ComputeStats()
     await store.compute_many(db, ids, CachingEmbedder(minilm), recompute=True, stats=stats)
-    assert stats.computed == 3 and stats.embedded == 0
+    assert stats.computed == 3
+    assert stats.embedded == 0
     row = await store.session_features(db, ids[0], CachingEmbedder(minilm), late_k=2)
     assert row.features["late_k"] == 2.0
     assert [r.session_id for r in store.features_table(db, [*ids, "nope"])] == ids
@@ -364,7 +378,8 @@ def test_cli_three_formats(copy_db) -> None:  # type: ignore[no-untyped-def]
     path, ids = copy_db
     code, out, err = run_cli("features", "--db", str(path), "--format", "table")
     assert code == 0, err
-    assert "all-MiniLM-L6-v2 (local)" in out and "all-MiniLM-L6-v2 (local)" in err
+    assert "all-MiniLM-L6-v2 (local)" in out
+    assert "all-MiniLM-L6-v2 (local)" in err
     assert "3 computed" in err
     lines = out.strip().splitlines()
     assert lines[1].split()[:3] == ["session", "turns", "self-sim"]
@@ -375,7 +390,8 @@ def test_cli_three_formats(copy_db) -> None:  # type: ignore[no-untyped-def]
     assert code == 0, err
     assert "0 computed, 1 already stored, 0 texts embedded" in err
     [row] = list(csv.DictReader(io.StringIO(out)))
-    assert row["session_id"] == ids[0] and row["turns"] == "5.0"
+    assert row["session_id"] == ids[0]
+    assert row["turns"] == "5.0"
     assert row["model"] == "all-MiniLM-L6-v2 (local)"
     assert set(F.FEATURE_NAMES) <= set(row)
 

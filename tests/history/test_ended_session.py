@@ -260,4 +260,5 @@ async def test_a_forced_thought_reaches_the_language_model_in_the_articulation_p
         if r.get("_path") == "/v1/chat/completions"
     ]
     asked = [p for p in prompts if "You decided to say this thought out loud" in p]
-    assert asked and thought.text in asked[-1]
+    assert asked
+    assert thought.text in asked[-1]

@@ -15,7 +15,7 @@ from tests.support.rooms import build, library
 pytestmark = pytest.mark.asyncio
 
 
-async def _session(embedder, db):  # noqa: ANN001, ANN202
+async def _session(embedder, db):
     """Icebreaker, agents' messages, a person's message, a forced thought, then more steps."""
     settings = offline_settings(seed=3, max_silent_steps=50)
     room, _, seen = await build(settings, embedder, library(3), db=db)
@@ -46,15 +46,18 @@ async def test_each_message_shows_the_trigger_that_produced_it(embedder, db):
         m.id for m in room.messages if m.speaker == "Zoe"
     ]
     spoken = [m for m in room.messages if m.kind == "ai" and m.id != 1 and m.id != forced.id]
-    assert spoken and all(origins[m.id] == "trigger" for m in spoken)
+    assert spoken
+    assert all(origins[m.id] == "trigger" for m in spoken)
     for m in spoken:
         snap = h.at_message(m.id)
         t = snap.trigger
-        assert t is not None and t.produced == m.id
+        assert t is not None
+        assert t.produced == m.id
         # The trigger is the last one fired before the message, and its decisions are the
         # ones the room made then: the speaker among those who decided to speak.
         before = [e for e in fired if e.seq < snap.seq]
-        assert t.seq == before[-1].seq and t.step == m.step
+        assert t.seq == before[-1].seq
+        assert t.step == m.step
         made = [e.decision for e in seen if e.kind == "decision_made" and t.seq < e.seq < snap.seq]
         assert list(snap.decisions) == made
         assert any(d.agent == m.speaker and d.action == "speak" for d in snap.decisions)
@@ -63,7 +66,8 @@ async def test_each_message_shows_the_trigger_that_produced_it(embedder, db):
             for e in seen
             if e.kind == "memories_retrieved" and t.seq < e.seq < snap.seq
         }
-        assert snap.retrieved == retrieved and retrieved
+        assert snap.retrieved == retrieved
+        assert retrieved
         # The thoughts as they stood: the one said is marked as said in this message.
         said = snap.state.thoughts.thoughts[m.speaker][m.thought_id]  # type: ignore[index]
         assert said.expressed_in == m.id
@@ -72,24 +76,28 @@ async def test_each_message_shows_the_trigger_that_produced_it(embedder, db):
         assert snap.describe().startswith(f"Showing the trigger of message #{m.id} (step {m.step}")
     # A message no trigger produced says so, and shows the state right after it.
     ice = h.at_message(1)
-    assert ice.trigger is None and not ice.decisions
+    assert ice.trigger is None
+    assert not ice.decisions
     assert ice.describe() == "Message #1 is the icebreaker: no trigger produced it"
     f = h.at_message(forced.id)
-    assert f.trigger is None and "forced by you" in f.describe()
+    assert f.trigger is None
+    assert "forced by you" in f.describe()
     assert f.state.thoughts.thoughts[forced.speaker][forced.thought_id].expressed_in == forced.id  # type: ignore[index]
     zoe = next(m for m in room.messages if m.speaker == "Zoe")
     assert "written by Zoe (a person)" in h.at_message(zoe.id).describe()
 
 
 async def test_silent_triggers_and_stepping_by_trigger(embedder, db):
-    room, seen, _ = await _session(embedder, db)
+    room, _seen, _ = await _session(embedder, db)
     h = SessionHistory.load(db, room.session_id)
     for t in h.triggers:
         snap = h.at_trigger(t.index)
-        assert snap.trigger == t and snap.message_id is None
+        assert snap.trigger == t
+        assert snap.message_id is None
         if t.produced is None and not t.speakers:
             assert snap.describe().endswith("everyone stayed silent")
-            assert snap.decisions and all(d.action == "silent" for d in snap.decisions)
+            assert snap.decisions
+            assert all(d.action == "silent" for d in snap.decisions)
     # Clamped at both ends; the trigger before a position.
     assert h.at_trigger(-5).trigger == h.triggers[0]
     assert h.at_trigger(10_000).trigger == h.triggers[-1]
@@ -138,7 +146,8 @@ async def test_a_live_session_is_read_while_it_is_written(embedder, db_path):
 
     room.bus.subscribe(snapshot_mid_trigger)
     await room.step_once()
-    assert partial and partial[0] < h.triggers[-1].seq + 100
+    assert partial
+    assert partial[0] < h.triggers[-1].seq + 100
     h.refresh()
     assert h.triggers[-1].seq_shown > partial[0]
     room.finish("finished", "done")

@@ -72,9 +72,11 @@ async def test_add_edit_delete_publish_events_and_update_the_pool(embedder):
     store = await _store(embedder, got)
     m = await store.add("interest", "I like chess.", weight=0.5)
     edited = await store.edit(m.id, text="I like playing chess in the park.", weight=0.9)
-    assert edited.weight == 0.9 and store.pool().texts == ["I like playing chess in the park."]
+    assert edited.weight == 0.9
+    assert store.pool().texts == ["I like playing chess in the park."]
     store.delete(m.id)
-    assert len(store) == 0 and store.pool().refs == []
+    assert len(store) == 0
+    assert store.pool().refs == []
     assert [(e.change, e.memory.id) for e in got if isinstance(e, events.MemoryChanged)] == [
         ("added", m.id),
         ("edited", m.id),

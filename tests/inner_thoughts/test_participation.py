@@ -198,7 +198,8 @@ def test_scores_that_read_the_same_are_a_tie_drawn_by_seed_and_said_to_be_tied()
         assert "scored higher" not in reason
     # one hundredth apart is not a tie, and the text shows the two different numbers' winner
     beaten = floor.outcome(_d("Ana", 4.07), _d("Grace", 4.08), OPEN).reason
-    assert "who scored higher (4.08)" in beaten and "tied" not in beaten
+    assert "who scored higher (4.08)" in beaten
+    assert "tied" not in beaten
     assert _arbitrate(_d("Ana", 4.07), _d("Grace", 4.08), seed=3).agent == "Grace"
 
 
@@ -207,13 +208,15 @@ def test_outcome_explains_both_sides_of_an_interruption():
     ben = _d("Ben", 4.9, "allocated-other", 4.8)
     dee = _d("Dee", 4.85, "allocated-other", 4.8)
     won = floor.outcome(ben, ben, TO_ANA)
-    assert won.action == "speak" and "takes the floor from Ana" in won.reason
+    assert won.action == "speak"
+    assert "takes the floor from Ana" in won.reason
     lost = floor.outcome(ana, ben, TO_ANA)
     assert lost.action == "silent"
     assert "lost the floor to Ben, who interrupted (4.90 ≥ interruptThreshold 4.8)" in lost.reason
     assert "the turn stays Ana's for the next step" in lost.reason
     other = floor.outcome(dee, ben, TO_ANA)
-    assert other.action == "silent" and "Ben, who interrupted with 4.90" in other.reason
+    assert other.action == "silent"
+    assert "Ben, who interrupted with 4.90" in other.reason
 
 
 def test_outcome_on_an_open_or_allocated_turn():
@@ -256,7 +259,8 @@ def test_a_silent_run_reports_the_score_closest_to_its_threshold():
     run.note(_silent("Cy", 2.0, 3.59))
     run.note(domain.Decision(agent="Dee", step=1, trigger="pause", action="silent",
                              reason="reactive", policy="reactive"))  # fmt: skip
-    assert run.best is not None and run.best.agent == "Ben"
+    assert run.best is not None
+    assert run.best.agent == "Ben"
     reason = run.explain(4)
     assert reason == (
         "4 silent steps in a row: no thought's motivation reached the threshold (best 3.10"

@@ -23,7 +23,8 @@ async def test_retained_thoughts_are_rescored_and_evolve(embedder):
     await room.post_human_message("Zoe", "I tried surfing at dawn for the first time today!")
     await room.step_once()
     first = [e.thought for e in of(events.ThoughtFormed, seen)]
-    assert first and all(t.expressed_in is None for t in first)  # nobody spoke: all retained
+    assert first
+    assert all(t.expressed_in is None for t in first)  # nobody spoke: all retained
 
     await room.post_human_message("Zoe", "Surfing at dawn was cold but amazing. Do you surf?")
     await room.step_once()
@@ -60,5 +61,6 @@ async def test_expressed_and_deleted_thoughts_are_not_retrieved_again(embedder):
     room.delete_thought("Ana", ids[0])
     await room.force_express("Ana", ids[1])
     refs = {r for r in agent.reservoir.pool(embedder.dim).refs}
-    assert f"thought:{ids[0]}" not in refs and f"thought:{ids[1]}" not in refs
+    assert f"thought:{ids[0]}" not in refs
+    assert f"thought:{ids[1]}" not in refs
     assert of(events.ThoughtDeleted, seen)[0].thought_id == ids[0]

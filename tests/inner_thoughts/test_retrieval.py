@@ -24,7 +24,7 @@ LINES = [
 ]
 
 
-async def _talk(settings, embedder, agents: int = 2):  # noqa: ANN001, ANN202
+async def _talk(settings, embedder, agents: int = 2):
     room, _, seen = await build(settings, embedder, [])
     for name in ("Ana", "Ben")[:agents]:
         await room.add_agent(persona(name, FACTS), QUIET)
@@ -59,7 +59,7 @@ async def test_the_creativity_pull_is_a_probability_per_trigger(embedder):
 async def test_at_most_max_retained_earlier_thoughts_are_rescored_the_most_salient(embedder):
     settings = offline_settings(seed=3, creativity_prob=0.0, saliency_threshold=0.0)
     assert settings.room.max_retained == 2
-    room, retrieved, seen = await _talk(settings, embedder, agents=1)
+    _room, retrieved, seen = await _talk(settings, embedder, agents=1)
     rescored = [e for e in of(events.ThoughtEvaluated, seen) if e.retained]
     assert rescored, "with everything salient, earlier thoughts come back"
     for r in retrieved:
@@ -85,4 +85,5 @@ async def test_an_agents_own_turns_count_each_message_once(embedder):
         await room.post_human_message("Zoe", line)
         await room.step_once()
     said = sum(1 for m in room.messages if m.speaker == "Ana")
-    assert said and ana.turns == said
+    assert said
+    assert ana.turns == said

@@ -14,7 +14,7 @@ from tests.support.rooms import build, library, of
 pytestmark = pytest.mark.asyncio
 
 
-async def _room_with_thoughts(embedder, db):  # noqa: ANN001, ANN202
+async def _room_with_thoughts(embedder, db):
     room, _, seen = await build(offline_settings(seed=5), embedder, library(3), db=db)
     await room.post(room.agents[0].name, "What did you do last weekend?", origin="icebreaker")
     await room.step_once()
@@ -22,7 +22,7 @@ async def _room_with_thoughts(embedder, db):  # noqa: ANN001, ANN202
     return room, seen, agent, agent.reservoir.unexpressed()[0]
 
 
-def _deleted_flag(db, session_id: str, thought_id: int) -> int:  # noqa: ANN001
+def _deleted_flag(db, session_id: str, thought_id: int) -> int:
     return db.execute(
         "SELECT deleted FROM thoughts WHERE session_id = ? AND id = ?", [session_id, thought_id]
     ).fetchone()[0]
@@ -37,7 +37,8 @@ async def test_a_deleted_thought_comes_back_whole_and_its_row_is_undeleted(embed
 
     back = room.restore_thought(agent.name, thought.id)
 
-    assert back == thought and agent.reservoir.get(thought.id) == thought
+    assert back == thought
+    assert agent.reservoir.get(thought.id) == thought
     # Retrievable again, with its vector.
     assert agent.reservoir.pool(embedder.dim).refs == pool_before
     assert _deleted_flag(db, room.session_id, thought.id) == 0

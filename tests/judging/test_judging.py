@@ -113,7 +113,8 @@ def test_the_blind_transcript_is_what_the_blind_rating_window_shows(fresh):
     for sid in ids:
         ours = [(m.speaker, m.text) for m in blind_messages(db, sid)]
         window = [(m.speaker, m.text) for m in load_blind_messages(db, sid)]
-        assert ours == window and len(ours) >= 5
+        assert ours == window
+        assert len(ours) >= 5
     text = render_transcript(blind_messages(db, ids[0]))
     assert all(line.split(": ", 1)[0] for line in text.splitlines() if not line.startswith(" "))
 
@@ -146,9 +147,8 @@ async def test_scores_are_logprob_weighted_with_logprobs_and_parsed_without(fres
     assert any(s.score != said[s.metric] for s in weighted)
     rows = stored(db, sid)
     assert {m: r[1] for m, r in rows.items()} == stored(db, sid, "ratings")
-    assert {r[3] for r in rows.values()} == {"logprobs"} and {r[4] for r in rows.values()} == {
-        "fake-model"
-    }
+    assert {r[3] for r in rows.values()} == {"logprobs"}
+    assert {r[4] for r in rows.values()} == {"fake-model"}
     assert RATER in RatingStore(db).raters()
 
 
@@ -162,7 +162,8 @@ async def test_without_logprobs_the_judge_samples_each_rating_in_a_final_call(fr
         await client.close()
         finals = [b for b in chat_bodies(plain) if "alone" in b["messages"][-1]["content"]]
     assert {s.method for s in scores} <= {"sampled:4", "sampled:3", "sampled:2", "sampled:1"}
-    assert len(scores) == 7 and len(finals) == 7 * 4  # the server ignores n: one by one
+    assert len(scores) == 7
+    assert len(finals) == 7 * 4  # the server ignores n: one by one
     assert all(b["temperature"] == 1.0 and "logprobs" not in b for b in finals)
 
 
@@ -178,7 +179,8 @@ def test_rating_tokens_are_read_per_metric_and_only_after_a_rating_key():
               tok("2"), tok("}}")]  # fmt: skip
     found = judge_scores.rating_distributions(tokens)
     assert found == [("coherence", 6, {6: 0.5, 7: 0.5}), ("engagement", 2, {2: 1.0})]
-    assert judge_scores.expected_score(found[0][2]) == 6.5 and judge_scores.round_half_up(6.5) == 7
+    assert judge_scores.expected_score(found[0][2]) == 6.5
+    assert judge_scores.round_half_up(6.5) == 7
 
 
 # -- blindness -----------------------------------------------------------------------------------
@@ -226,7 +228,8 @@ async def test_a_rerun_makes_no_request_and_force_asks_again(fresh):
         first = await judge.judge_session(db, ids[1], client)
         assert len(chat_bodies(srv)) == 7
         again = await judge.judge_session(db, ids[1], client)
-        assert len(chat_bodies(srv)) == 7 and again == first
+        assert len(chat_bodies(srv)) == 7
+        assert again == first
         await judge.judge_session(db, ids[1], client, force=True)
         assert len(chat_bodies(srv)) == 14
         await client.close()
@@ -250,15 +253,17 @@ async def test_a_garbled_answer_is_retried_once_then_that_metric_is_not_judged(f
         )
         asked = [b for b in chat_bodies(srv) if engaging in json.dumps(b)]
         assert len(asked) == 2  # the answer, then one corrective retry
-        assert [m for m, _ in skipped] == ["engagement"] and "not valid" in skipped[0][1]
-        assert "engagement" not in {s.metric for s in scores} and len(scores) == 6
-        assert "engagement" not in stored(db, ids[3]) and "engagement" not in stored(
-            db, ids[3], "ratings"
-        )
+        assert [m for m, _ in skipped] == ["engagement"]
+        assert "not valid" in skipped[0][1]
+        assert "engagement" not in {s.metric for s in scores}
+        assert len(scores) == 6
+        assert "engagement" not in stored(db, ids[3])
+        assert "engagement" not in stored(db, ids[3], "ratings")
         srv.set_responder(None)  # the next run asks for the missing metric only
         n = len(chat_bodies(srv))
         scores = await judge.judge_session(db, ids[3], client)
-        assert len(chat_bodies(srv)) == n + 1 and len(scores) == 7
+        assert len(chat_bodies(srv)) == n + 1
+        assert len(scores) == 7
         await client.close()
 
 
@@ -303,7 +308,8 @@ async def test_pairs_of_a_plan_become_the_judges_preferences_in_the_plans_order(
             on_skip=lambda a, b, why: skipped.append(why),
         )
         assert len(chat_bodies(srv)) == 3 * len(pairs)
-        assert len(skipped) == len(pairs) and all("position bias" in w for w in skipped)
+        assert len(skipped) == len(pairs)
+        assert all("position bias" in w for w in skipped)
         assert left == got  # the earlier choices stay; nothing invented
         await client.close()
     with pytest.raises(Exception, match="not pairs"):
@@ -315,8 +321,10 @@ def test_the_offline_engine_has_no_judge(fresh):
     db, ids, path = fresh
     for extra in ([], ["--engine", "offline"]):
         code, out, err = run("judge", ids[0], "--db", str(path), *extra)
-        assert code == 2 and out == ""
-        assert "offline engine has no judge" in err and "--engine openai" in err
+        assert code == 2
+        assert out == ""
+        assert "offline engine has no judge" in err
+        assert "--engine openai" in err
         assert len(err.strip().splitlines()) == 1
     assert db.execute("SELECT COUNT(*) FROM judge_scores").fetchone()[0] == 0
     assert RATER not in RatingStore(db).raters()
@@ -336,8 +344,10 @@ def test_the_offline_engine_has_no_judge(fresh):
 def test_bad_input_is_one_line_and_exit_2(fresh, llm_server, argv, says):
     _, _, path = fresh
     flags = ["--base-url", llm_server.base_url, "--api-key", "k", "--model", "fake-model"]
-    code, out, err = run("judge", *argv, *flags, "--db", str(path))
-    assert code == 2 and says in err and "Traceback" not in err
+    code, _out, err = run("judge", *argv, *flags, "--db", str(path))
+    assert code == 2
+    assert says in err
+    assert "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
 
 
@@ -351,21 +361,26 @@ def test_the_command_judges_sessions_and_a_plan_and_says_what_it_did(fresh, llm_
     assert lines[0].startswith("[1/2] ") or lines[0].startswith("[2/2] ")
     assert sum("7 of 7 metrics (logprobs 7)" in line for line in lines) == 2
     assert "Judged 2 of 2 sessions as judge:fake-model (0 already judged): 14 metric scores," in out
-    assert "method: logprobs 14" in out and "Failures: none" in out
+    assert "method: logprobs 14" in out
+    assert "Failures: none" in out
     assert "LLM use: 15 chat calls" in err  # the probe and 7 per session
 
     code, out, _ = run("judge", ids[0], *flags)
-    assert code == 0 and "already judged by judge:fake-model (skipped)" in out
+    assert code == 0
+    assert "already judged by judge:fake-model (skipped)" in out
     assert len(chat_bodies(llm_server)) == 15  # nothing left to judge: not even a probe
     with db.conn:
         db.execute("INSERT INTO experiments (id, created_at) VALUES ('exp1', 'now')")
         db.execute("UPDATE sessions SET experiment_id = 'exp1' WHERE id IN (?, ?)", ids[:2])
     code, out, _ = run("judge", "--experiment", "exp1", *flags)
-    assert code == 0 and out.count("(skipped)") == 2 and "(2 already judged)" in out
+    assert code == 0
+    assert out.count("(skipped)") == 2
+    assert "(2 already judged)" in out
     assert len(chat_bodies(llm_server)) == 15
     rate = RatingStore(db).create_plan("c", "conversation", ["ann"], 3, sessions=ids, seed=2)
     code, out, _ = run("judge", "--plan", str(rate.id), *flags)  # its sessions, on the metrics
-    assert code == 0 and "of 3 sessions as judge:fake-model" in out
+    assert code == 0
+    assert "of 3 sessions as judge:fake-model" in out
     assert {r[0] for r in db.execute("SELECT session_id FROM judge_scores")} >= {
         a.session_a for a in RatingStore(db).assignments(rate.id)
     }
@@ -382,7 +397,8 @@ def test_the_command_judges_sessions_and_a_plan_and_says_what_it_did(fresh, llm_
     plan = RatingStore(db).create_plan("p", "pairwise", ["ann"], 2, sessions=ids, seed=1)
     code, out, err = run("judge", "--plan", str(plan.id), *flags, "--swap")
     assert code == 0, err
-    assert "Rating plan" in out and "2 pairs with a choice by judge:fake-model, 0 without" in out
+    assert "Rating plan" in out
+    assert "2 pairs with a choice by judge:fake-model, 0 without" in out
     assert out.count("preferred to") == 2
 
 

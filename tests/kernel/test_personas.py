@@ -60,7 +60,7 @@ def test_a_bad_persona_file_is_rejected_naming_file_and_field(tmp_path, text, fi
 def test_broken_toml_is_named(tmp_path):
     path = tmp_path / "broken.toml"
     path.write_text('name = "Zed\nfacts = [')
-    with pytest.raises(errors.PersonaError, match="broken.toml: not valid TOML"):
+    with pytest.raises(errors.PersonaError, match=r"broken\.toml: not valid TOML"):
         personas.load_persona(path)
 
 
@@ -69,14 +69,14 @@ def test_duplicate_names_and_empty_directories_are_rejected(tmp_path):
         personas.load_personas(tmp_path)
     (tmp_path / "a.toml").write_text(GOOD)
     (tmp_path / "b.toml").write_text(GOOD)
-    with pytest.raises(errors.PersonaError, match="b.toml: name: 'Zed' is also used by a.toml"):
+    with pytest.raises(errors.PersonaError, match=r"b\.toml: name: 'Zed' is also used by a\.toml"):
         personas.load_personas(tmp_path)
 
 
 def test_bad_icebreakers_file_is_named(tmp_path):
     (tmp_path / "icebreakers.toml").write_text("icebreakers = []\n")
     with pytest.raises(
-        errors.PersonaError, match="icebreakers.toml: icebreakers: must be a non-empty list"
+        errors.PersonaError, match=r"icebreakers\.toml: icebreakers: must be a non-empty list"
     ):
         personas.load_icebreakers(tmp_path)
 

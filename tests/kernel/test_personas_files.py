@@ -34,14 +34,14 @@ def test_a_persona_file_that_is_not_utf8_is_named(tmp_path, raw, message):
     assert str(info.value).startswith(f"{path}: ")
     assert message in str(info.value)
     assert info.value.path == str(path)
-    with pytest.raises(errors.PersonaError, match="zed.toml: "):
+    with pytest.raises(errors.PersonaError, match=r"zed\.toml: "):
         personas.load_personas(tmp_path)  # the same through the directory loader
 
 
 def test_an_icebreakers_file_in_utf16_is_named(tmp_path):
     path = tmp_path / "icebreakers.toml"
     path.write_bytes('icebreakers = ["Hello!"]\n'.encode("utf-16"))
-    with pytest.raises(errors.PersonaError, match="icebreakers.toml: is UTF-16 text"):
+    with pytest.raises(errors.PersonaError, match=r"icebreakers\.toml: is UTF-16 text"):
         personas.load_icebreakers(tmp_path)
 
 
@@ -71,7 +71,8 @@ def test_saving_an_invalid_persona_names_the_file_it_was_written_for(tmp_path):
     )
     with pytest.raises(errors.PersonaError) as info:
         personas.save_persona(bad, tmp_path)
-    assert info.value.path == str(tmp_path / "zed.toml") and info.value.field == "facts"
+    assert info.value.path == str(tmp_path / "zed.toml")
+    assert info.value.field == "facts"
     assert not list(tmp_path.glob("*.tmp"))
 
 
@@ -89,8 +90,20 @@ def test_the_cli_names_an_undecodable_persona_file_in_one_line(tmp_path):
     victim.write_bytes(victim.read_text().encode("utf-16"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     proc = subprocess.run(
-        [sys.executable, "-m", "playground", "simulate", "--engine", "offline", "--agents", "2"]
-        + ["--personas", str(lib), "--db", str(tmp_path / "p.db")],
+        [
+            sys.executable,
+            "-m",
+            "playground",
+            "simulate",
+            "--engine",
+            "offline",
+            "--agents",
+            "2",
+            "--personas",
+            str(lib),
+            "--db",
+            str(tmp_path / "p.db"),
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,

@@ -16,12 +16,14 @@ def test_a_reference_is_written_and_read_back():
     "text", ["", "memory", "memory:", "memory:x", "memory:-1", "memory: 3", "memory:3:4", "note:3"]
 )
 def test_malformed_text_is_refused_with_a_clear_error(text):
-    with pytest.raises(MalformedRef, match="not a reference|no known kind"):
+    with pytest.raises(MalformedRef, match=r"not a reference|no known kind"):
         parse_ref(text)
-    assert ref_kind(text) is None and ref_id(text, "memory") is None
+    assert ref_kind(text) is None
+    assert ref_id(text, "memory") is None
 
 
 def test_the_tolerant_readers_name_the_kind_and_the_id_of_that_kind_only():
     assert ref_kind("thought:2") == "thought"
-    assert ref_id("thought:2", "thought") == 2 and ref_id("thought:2", "memory") is None
+    assert ref_id("thought:2", "thought") == 2
+    assert ref_id("thought:2", "memory") is None
     assert issubclass(MalformedRef, ValueError)

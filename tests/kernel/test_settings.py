@@ -24,14 +24,17 @@ def test_engine_is_offline_without_key_or_url_and_openai_with_either():
     assert load_settings({}).engine.engine == "offline"
     assert load_settings({"OPENAI_API_KEY": "k"}).engine.engine == "openai"
     s = load_settings({"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"})
-    assert s.engine.engine == "openai" and s.llm.base_url == "http://127.0.0.1:11434/v1"
+    assert s.engine.engine == "openai"
+    assert s.llm.base_url == "http://127.0.0.1:11434/v1"
     assert load_settings({"OPENAI_API_KEY": "k"}, {"engine": "offline"}).engine.engine == "offline"
 
 
 def test_snapshot_never_contains_the_key():
     s = load_settings({"OPENAI_API_KEY": "sk-secret"})
-    assert s.llm.api_key is not None and s.llm.api_key.get_secret_value() == "sk-secret"
-    assert "sk-secret" not in str(s.snapshot()) and "sk-secret" not in repr(s)
+    assert s.llm.api_key is not None
+    assert s.llm.api_key.get_secret_value() == "sk-secret"
+    assert "sk-secret" not in str(s.snapshot())
+    assert "sk-secret" not in repr(s)
 
 
 @pytest.mark.parametrize(

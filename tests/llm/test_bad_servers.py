@@ -58,11 +58,14 @@ async def test_a_surprising_answer_names_the_server_and_what_came_back(
         await c.chat_text("articulation", MSGS)
     await c.close()
     message = str(info.value)
-    assert llm_server.base_url in message and "articulation" in message
-    assert said in message and shown in message
+    assert llm_server.base_url in message
+    assert "articulation" in message
+    assert said in message
+    assert shown in message
     assert len(message) < 400  # a few characters of the body, not all of it
     # Fatal for a run (it is a server error), and not retried: the same answer would come back.
-    assert isinstance(info.value, errors.LLMServerError) and llm_server.chat_calls == 1
+    assert isinstance(info.value, errors.LLMServerError)
+    assert llm_server.chat_calls == 1
 
 
 async def test_a_proxy_error_page_is_retried_then_named_with_a_few_characters(llm_server):
@@ -72,9 +75,14 @@ async def test_a_proxy_error_page_is_retried_then_named_with_a_few_characters(ll
     with pytest.raises(errors.LLMServerError) as info:
         await c.chat_text("articulation", MSGS)
     message = str(info.value)
-    assert "502" in message and "502 Bad Gateway" in message and llm_server.base_url in message
-    assert "<html>" in message and len(message) < 400
-    assert c.usage.retries == 3 and c.usage.rate_limit_waits == 0 and len(sleeps) == 3
+    assert "502" in message
+    assert "502 Bad Gateway" in message
+    assert llm_server.base_url in message
+    assert "<html>" in message
+    assert len(message) < 400
+    assert c.usage.retries == 3
+    assert c.usage.rate_limit_waits == 0
+    assert len(sleeps) == 3
     await c.close()
 
 
@@ -87,7 +95,8 @@ async def test_empty_content_is_an_output_error_and_a_structured_call_asks_again
     from tests.llm.test_llm_client import Rated
 
     res = await c.chat_json("evaluation", MSGS, Rated)  # the corrective retry gets a real answer
-    assert isinstance(res.parsed, Rated) and llm_server.chat_calls == 3
+    assert isinstance(res.parsed, Rated)
+    assert llm_server.chat_calls == 3
     await c.close()
 
 
@@ -113,7 +122,8 @@ async def test_a_web_page_mid_run_fails_the_session_with_the_reason(llm_server, 
     await engine.close()
     session = SessionReader(db).load(room.session_id)["session"]
     assert session["status"] == "failed"  # not "interrupted"
-    assert "web page" in session["end_reason"] and llm_server.base_url in session["end_reason"]
+    assert "web page" in session["end_reason"]
+    assert llm_server.base_url in session["end_reason"]
     assert [e.error_type for e in of(events.ErrorOccurred, seen)] == ["LLMBadResponse"]
 
 
@@ -125,10 +135,13 @@ async def test_retries_after_429_are_counted_saved_and_shown(llm_server, embedde
     await loops.run_simulation(room, icebreaker="What did you do last weekend?")
     await engine.close()
     u = engine.client.usage
-    assert (u.retries, u.rate_limit_waits) == (3, 2) and u.rate_limit_seconds >= 0.1
+    assert (u.retries, u.rate_limit_waits) == (3, 2)
+    assert u.rate_limit_seconds >= 0.1
     # The running count is published while the run goes on, not only at the end.
     published = [e.usage.retries for e in of(events.UsageRecorded, seen)]
-    assert 1 in published and 2 in published and published[-1] == 3
+    assert 1 in published
+    assert 2 in published
+    assert published[-1] == 3
     row = SessionReader(db).load(room.session_id)["session"]
     assert (row["retries"], row["rate_limit_waits"]) == (3, 2)
     assert row["rate_limit_seconds"] == pytest.approx(u.rate_limit_seconds)
@@ -148,7 +161,7 @@ def _cli(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.Comp
     )
 
 
-def _server_args(srv: FakeLLMServer, db_path) -> list[str]:  # noqa: ANN001
+def _server_args(srv: FakeLLMServer, db_path) -> list[str]:
     return [
         "--engine", "openai", "--base-url", srv.base_url, "--api-key", "k",
         "--model", "fake-model", "--db", str(db_path),
@@ -159,8 +172,10 @@ async def test_cli_against_a_web_page_says_so_in_one_line_without_a_traceback(ll
     llm_server.garble_next("html", count=10_000)
     proc = _cli("simulate", "--agents", "2", "--turns", "3", *_server_args(llm_server, db_path))
     assert proc.returncode != 0
-    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
-    assert "web page" in proc.stderr and llm_server.base_url in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "Traceback" not in proc.stdout
+    assert "web page" in proc.stderr
+    assert llm_server.base_url in proc.stderr
 
 
 async def test_cli_shows_retries_in_the_progress_line_and_show_prints_them(llm_server, db_path):
@@ -174,9 +189,11 @@ async def test_cli_shows_retries_in_the_progress_line_and_show_prints_them(llm_s
     assert "2 retries, 2 after 429 (" in proc.stdout  # the closing usage line
     session_id = proc.stdout.strip().splitlines()[-1]
     shown = _cli("show", session_id, "--db", str(db_path))
-    assert shown.returncode == 0 and "2 retries, 2 after 429 (" in shown.stdout
+    assert shown.returncode == 0
+    assert "2 retries, 2 after 429 (" in shown.stdout
     as_json = json.loads(_cli("show", session_id, "--db", str(db_path), "--json").stdout)
-    assert as_json["session"]["retries"] == 2 and as_json["session"]["rate_limit_waits"] == 2
+    assert as_json["session"]["retries"] == 2
+    assert as_json["session"]["rate_limit_waits"] == 2
     db = open_database(db_path, create=False)
     assert db.execute("SELECT retries FROM sessions").fetchone()[0] == 2
     db.close()

@@ -38,13 +38,15 @@ async def test_structured_call_sends_json_schema_and_reads_rating_logprobs(llm_s
     body = llm_server.requests[-1]
     assert body["response_format"]["type"] == "json_schema"
     assert body["response_format"]["json_schema"]["schema"]["additionalProperties"] is False
-    assert body["logprobs"] is True and body["top_logprobs"] == 5
+    assert body["logprobs"] is True
+    assert body["top_logprobs"] == 5
     assert isinstance(res.parsed, Rated)
     alts = res.rating_alternatives()
     assert len(alts) == 1
     assert {t for t, _ in alts[0]} == {"1", "2", "3", "4", "5"}
     assert max(alts[0], key=lambda a: a[1])[0] == str(res.parsed.rating)
-    assert c.usage.calls == 1 and c.usage.prompt_tokens > 0
+    assert c.usage.calls == 1
+    assert c.usage.prompt_tokens > 0
 
 
 async def test_probe_detects_logprob_support():
@@ -52,7 +54,8 @@ async def test_probe_detects_logprob_support():
         a, b = client_for(yes), client_for(no)
         assert await a.probe() is True
         assert await b.probe() is False
-        assert yes.requests[-1]["max_tokens"] == 1 and yes.requests[-1]["top_logprobs"] == 5
+        assert yes.requests[-1]["max_tokens"] == 1
+        assert yes.requests[-1]["top_logprobs"] == 5
         await a.close()
         await b.close()
 
@@ -70,7 +73,8 @@ async def test_429_then_success_is_retried_with_backoff(llm_server):
     await c.close()
     assert isinstance(res.parsed, Rated)
     assert llm_server.chat_calls == 2
-    assert c.retries == 1 and sleeps == [0.5]
+    assert c.retries == 1
+    assert sleeps == [0.5]
 
 
 async def test_5xx_is_retried_then_reported_clearly(llm_server):
@@ -94,7 +98,8 @@ async def test_server_ignoring_response_format_is_parsed_from_prose():
         c = client_for(srv)
         res = await c.chat_json("evaluation", MSGS, Rated, logprobs=True)
         await c.close()
-    assert "```" in res.text and isinstance(res.parsed, Rated)
+    assert "```" in res.text
+    assert isinstance(res.parsed, Rated)
     assert (
         res.rating_alternatives() == []
     )  # no logprobs: the caller falls back to the parsed rating
@@ -129,7 +134,8 @@ async def test_wrong_key_is_an_auth_error_without_the_key_in_the_message():
         with pytest.raises(errors.LLMAuthError) as exc:
             await c.probe()
         await c.close()
-    assert "refused the API key" in str(exc.value) and "SECRET" not in str(exc.value)
+    assert "refused the API key" in str(exc.value)
+    assert "SECRET" not in str(exc.value)
 
 
 async def test_unreachable_server_is_named():
@@ -151,7 +157,7 @@ async def test_unreachable_server_is_named():
 async def test_timeout_is_retried_then_reported(llm_server):
     c = client_for(llm_server, timeout=0.3, max_retries=1)
     llm_server.hang_next(2.0, count=2)
-    with pytest.raises(errors.LLMTimeout, match="within 0.3 s"):
+    with pytest.raises(errors.LLMTimeout, match=r"within 0\.3 s"):
         await c.chat_text("articulation", MSGS)
     await c.close()
 
@@ -179,7 +185,8 @@ async def test_remote_embeddings_use_the_endpoint(llm_server):
     await emb.embed(["a cat sat"])
     await c.close()
     assert v.shape == (3, 384)
-    assert llm_server.embedding_calls == 1 and c.usage.embedding_calls == 1
+    assert llm_server.embedding_calls == 1
+    assert c.usage.embedding_calls == 1
 
 
 async def test_remote_embedder_takes_its_dimension_from_the_server():
@@ -189,7 +196,7 @@ async def test_remote_embedder_takes_its_dimension_from_the_server():
     from playground.embedding.openai_compat import OpenAIEmbedder
 
     class Wide(FakeLLMServer):
-        def _embeddings(self, body):  # noqa: ANN001, ANN202
+        def _embeddings(self, body):
             return super()._embeddings({**body, "dimensions": 768})
 
     with Wide() as srv:
@@ -203,10 +210,13 @@ async def test_remote_embedder_takes_its_dimension_from_the_server():
             _ = fresh.dim
         before_any = await fresh.embed([])
         await c.close()
-    assert first.shape == (2, 768) and emb.dim == 768
-    assert empty.shape == (0, 768) and empty.dtype == np.float32
+    assert first.shape == (2, 768)
+    assert emb.dim == 768
+    assert empty.shape == (0, 768)
+    assert empty.dtype == np.float32
     assert calls_after_empty == 1  # the empty batch asked nothing
-    assert before_any.shape == (0, 768) and fresh.dim == 768
+    assert before_any.shape == (0, 768)
+    assert fresh.dim == 768
     assert srv.embedding_calls == 2
 
 
@@ -219,7 +229,7 @@ async def test_tolerant_parser_handles_fences_and_prose():
         ).rating
         == 2
     )
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not JSON"):
         parse_json_reply("four", Rated)
 
 
@@ -229,7 +239,8 @@ async def test_factory_builds_a_client_that_never_retries_inside_openai(llm_serv
     engine = await factory.build_engine(server_settings(llm_server), embedder=None, probe=True)
     try:
         assert engine.logprobs_supported is True
-        assert engine.client is not None and engine.client._client.max_retries == 0
+        assert engine.client is not None
+        assert engine.client._client.max_retries == 0
     finally:
         await engine.close()
 
@@ -263,7 +274,7 @@ async def test_both_http_libraries_read_answers_retry_and_time_out_alike(llm_ser
         assert await c.chat_text("articulation", MSGS)
         assert c.retries == 1
         llm_server.hang_next(2.0, count=2)
-        with pytest.raises(errors.LLMTimeout, match="within 0.3 s"):
+        with pytest.raises(errors.LLMTimeout, match=r"within 0\.3 s"):
             await c.chat_text("articulation", MSGS)
         llm_server.fail_next(401)
         with pytest.raises(errors.LLMAuthError):
@@ -313,5 +324,7 @@ async def test_answers_with_non_standard_json_numbers_still_read():
         b' {"token": "5", "logprob": -Infinity}]}]}}], "usage": {"prompt_tokens": 3}}'
     )
     got = responses.read_completion("srv", "rating", "application/json", body)
-    assert got.text == "4" and got.prompt_tokens == 3
-    assert got.tokens is not None and got.tokens[0].top == [("4", -0.1), ("5", float("-inf"))]
+    assert got.text == "4"
+    assert got.prompt_tokens == 3
+    assert got.tokens is not None
+    assert got.tokens[0].top == [("4", -0.1), ("5", float("-inf"))]

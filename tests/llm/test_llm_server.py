@@ -188,7 +188,7 @@ def test_ignore_mode_returns_fenced_json():
         resp = run_with_client(srv, lambda c: chat(c, response_format=review_format()))
     content = resp.choices[0].message.content
     assert content.startswith("Sure!")
-    with pytest.raises(ValueError):
+    with pytest.raises(json.JSONDecodeError):
         json.loads(content)
     match = re.search(r"```json\n(.*?)\n```", content, re.DOTALL)
     assert match is not None
@@ -205,7 +205,7 @@ def test_malformed_once_then_honour():
             return first, second
 
         first, second = run_with_client(srv, body)
-    with pytest.raises(ValueError):
+    with pytest.raises(json.JSONDecodeError):
         json.loads(first.choices[0].message.content)
     Review.model_validate_json(second.choices[0].message.content)
 

@@ -101,7 +101,8 @@ async def test_gpt5_rejections_are_learned_once_and_never_repeated():
         res = await c.chat_json("evaluation", MSGS, Rated, logprobs=True)
         text = await c.chat_text("articulation", MSGS)
         await c.close()
-        assert isinstance(res.parsed, Rated) and text.text
+        assert isinstance(res.parsed, Rated)
+        assert text.text
         kinds = [k for _, k in srv.rejections]
         # One refusal of each kind, all during the probe; the later calls carried none of them.
         assert sorted(kinds) == sorted(set(kinds))
@@ -110,12 +111,15 @@ async def test_gpt5_rejections_are_learned_once_and_never_repeated():
         after_probe = chats(srv)[len(srv.rejections) + 1 :]
         assert after_probe
         for r in after_probe:
-            assert "max_tokens" not in r and "logprobs" not in r and "temperature" not in r
+            assert "max_tokens" not in r
+            assert "logprobs" not in r
+            assert "temperature" not in r
             assert "max_completion_tokens" in r
         p = c.profile
         assert (p.tokens, p.temperature, p.logprobs) == ("max_completion_tokens", False, False)
         assert c.counts.retries == 0  # an adaptation is not a transient failure
-        assert c.usage.server_profile and json.loads(c.usage.server_profile)["learned"]
+        assert c.usage.server_profile
+        assert json.loads(c.usage.server_profile)["learned"]
 
 
 @pytest.mark.asyncio
@@ -146,7 +150,8 @@ async def test_llama_cpp_python_500_for_json_schema_is_an_adaptation_not_a_failu
         assert isinstance(res.parsed, Rated)
         assert c.profile.structured == "json_object_schema"
         last = chats(srv)[-1]["response_format"]
-        assert last["type"] == "json_object" and last["schema"]["properties"]["rating"]
+        assert last["type"] == "json_object"
+        assert last["schema"]["properties"]["rating"]
         assert srv.rejections == [(500, "llama_cpp_python_json_schema")]
 
 
@@ -224,7 +229,8 @@ async def test_a_timeout_skips_the_call_while_the_server_answers_others_and_name
             await c.chat_text("articulation", MSGS)
         await c.close()
     assert not isinstance(exc.value, errors.LLMServerGone)
-    assert "--timeout" in str(exc.value) and "--llm-concurrency" in str(exc.value)
+    assert "--timeout" in str(exc.value)
+    assert "--llm-concurrency" in str(exc.value)
 
 
 @pytest.mark.asyncio
@@ -245,7 +251,8 @@ async def test_a_cut_json_answer_is_asked_again_with_a_higher_limit():
         res = await c.chat_json("evaluation", MSGS, Rated, max_tokens=100)
         await c.close()
         limits = [r["max_tokens"] for r in chats(srv)]
-        assert limits == [100, 200] and isinstance(res.parsed, Rated)
+        assert limits == [100, 200]
+        assert isinstance(res.parsed, Rated)
         assert c.usage.cut == 1
 
 
@@ -257,7 +264,8 @@ async def test_cut_text_is_trimmed_to_a_full_sentence_and_never_posted_mid_word(
         c = client_for(srv)
         res = await c.chat_text("articulation", MSGS, max_tokens=50)
         await c.close()
-    assert res.cut and res.text == "I went sailing."
+    assert res.cut
+    assert res.text == "I went sailing."
 
 
 @pytest.mark.asyncio
@@ -269,7 +277,8 @@ async def test_an_invalid_value_gets_one_repair_quoting_the_error_then_is_droppe
             await c.chat_json("evaluation", MSGS, Rated)
         await c.close()
         repair = chats(srv)[-1]["messages"][-1]["content"]
-        assert "rating" in repair and "could not be read" in repair
+        assert "rating" in repair
+        assert "could not be read" in repair
         assert c.usage.dropped == 1
 
 
@@ -286,7 +295,8 @@ async def test_sampled_ratings_use_n_where_the_server_takes_it():
         await c.close()
         assert got is not None
         dist, method, samples = got
-        assert method == "sampled" and samples == 5
+        assert method == "sampled"
+        assert samples == 5
         assert abs(sum(dist.values()) - 1) < 1e-9
         assert chats(srv)[-1]["n"] == 5  # one request for all five samples
 
@@ -315,7 +325,7 @@ def thoughts(db: Path) -> list[sqlite3.Row]:
 def test_simulate_completes_and_records_the_profile(profile: str, tmp_path: Path):
     db = tmp_path / "s.db"
     with FakeLLMServer(profile=profile) as srv:
-        code, out, err = run_cli(
+        code, _out, err = run_cli(
             "simulate", *openai_flags(srv.base_url), "--agents", "3", "--turns", "5",
             "--rating-samples", "4", "--db", str(db),
         )  # fmt: skip
@@ -326,9 +336,11 @@ def test_simulate_completes_and_records_the_profile(profile: str, tmp_path: Path
     profile_row = json.loads(s["server_profile"])
     if profile == "gpt5":
         assert profile_row["tokens"] == "max_completion_tokens"
-        assert profile_row["temperature"] is False and profile_row["logprobs"] is False
+        assert profile_row["temperature"] is False
+        assert profile_row["logprobs"] is False
         rated = [t for t in thoughts(db) if t["score"] is not None]
-        assert rated and all(t["method"] == "sampled" and t["samples"] for t in rated)
+        assert rated
+        assert all(t["method"] == "sampled" and t["samples"] for t in rated)
     else:
         assert profile_row["structured"] in ("json_object_schema", "json_object")
     shown = run_cli("show", s["id"], "--db", str(db))[1]
@@ -347,7 +359,7 @@ def test_simulate_completes_and_records_the_profile(profile: str, tmp_path: Path
 def test_an_experiment_completes_on_a_gpt5_like_server(tmp_path: Path):
     db = tmp_path / "x.db"
     with FakeLLMServer(profile="gpt5") as srv:
-        code, out, err = run_cli(
+        code, _out, err = run_cli(
             "experiment", *openai_flags(srv.base_url), "--conditions",
             "inner-thoughts,next-speaker", "--conversations", "1", "--agents", "2",
             "--turns", "3", "--rating-samples", "3", "--db", str(db), "--no-progress",
@@ -355,7 +367,8 @@ def test_an_experiment_completes_on_a_gpt5_like_server(tmp_path: Path):
         assert code == 0, err
         assert repeated_after_rejection(srv) == []
     rows = sessions(db)
-    assert len(rows) == 2 and all(r["status"] == "finished" and r["server_profile"] for r in rows)
+    assert len(rows) == 2
+    assert all(r["status"] == "finished" and r["server_profile"] for r in rows)
     # The summary splits the ratings by method: all sampled on a server without logprobs.
     from playground.experiments import results as experiment_report
     from playground.storage import open_database
@@ -374,7 +387,7 @@ def test_an_experiment_completes_on_a_gpt5_like_server(tmp_path: Path):
 def test_a_storm_run_completes_on_a_json_object_only_server(tmp_path: Path):
     db = tmp_path / "storm.db"
     with FakeLLMServer(profile="json-object-only") as srv:
-        code, out, err = run_cli(
+        code, _out, err = run_cli(
             "storm", *openai_flags(srv.base_url), "--profiles", "1", "--turns", "2",
             "--db", str(db), "--no-progress",
         )  # fmt: skip
@@ -426,7 +439,7 @@ def test_a_weak_model_never_fails_a_session_and_nothing_cut_or_placeholder_is_po
         srv.invalid_next(6)
         srv.placeholder_next(6)
         srv.cut_next(6)
-        code, out, err = run_cli(
+        code, _out, err = run_cli(
             "simulate", *openai_flags(srv.base_url), "--agents", "3", "--turns", "6",
             "--preset", "non-stop-chatter", "--db", str(db),
         )  # fmt: skip
@@ -438,7 +451,8 @@ def test_a_weak_model_never_fails_a_session_and_nothing_cut_or_placeholder_is_po
     thought_texts = [t for (t,) in con.execute("SELECT text FROM thoughts")]
     con.close()
     for t in texts:
-        assert t.strip() not in ("", "...", "…") and not t.lstrip().startswith("{"), t
+        assert t.strip() not in ("", "...", "…"), t
+        assert not t.lstrip().startswith("{"), t
     assert "..." not in [t.strip() for t in thought_texts]
     assert s["dropped"] + s["cut"] > 0
     # Sloppy answers are not capability refusals: the profile stays as it was.
@@ -476,4 +490,5 @@ def test_the_digit_written_counts_even_when_it_is_not_among_the_alternatives():
     (alts,) = res.rating_alternatives()
     dist = rating.distribution_from_alternatives(alts, 1, 5)
     assert dist is not None
-    assert dist[5] == pytest.approx(0.5 / 0.7) and dist[1] == pytest.approx(0.2 / 0.7)
+    assert dist[5] == pytest.approx(0.5 / 0.7)
+    assert dist[1] == pytest.approx(0.2 / 0.7)

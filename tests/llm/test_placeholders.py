@@ -142,8 +142,12 @@ def _every_prompt() -> dict[str, list[dict[str, str]]]:
 @pytest.mark.parametrize("name", list(_every_prompt()))
 def test_no_reply_shape_shows_a_value_a_model_could_copy(name: str) -> None:
     text = "\n".join(m["content"] for m in _every_prompt()[name])
-    assert '"..."' not in text and ": ...," not in text and ": ...}" not in text, text
-    assert '"text": "' not in text and '"reason": "' not in text and '"explanation": "' not in text
+    assert '"..."' not in text, text
+    assert ": ...," not in text, text
+    assert ": ...}" not in text, text
+    assert '"text": "' not in text
+    assert '"reason": "' not in text
+    assert '"explanation": "' not in text
 
 
 def test_the_cognition_prompts_slots_are_all_known_and_refused() -> None:
@@ -154,7 +158,8 @@ def test_the_cognition_prompts_slots_are_all_known_and_refused() -> None:
         assert slots, name
         for slot in slots:
             assert slot in PROMPT_SLOTS, (name, slot)
-            assert placeholder_reason(f"<{slot}>") and placeholder_reason(slot)
+            assert placeholder_reason(f"<{slot}>")
+            assert placeholder_reason(slot)
 
 
 def test_the_stable_instructions_come_first_and_the_conversation_last() -> None:
@@ -165,7 +170,8 @@ def test_the_stable_instructions_come_first_and_the_conversation_last() -> None:
         if name.startswith(("judge", "storm")):
             continue
         system, user = messages[0], messages[-1]
-        assert system["role"] == "system" and marker not in system["content"], name
+        assert system["role"] == "system", name
+        assert marker not in system["content"], name
         assert marker in user["content"], name
     shapes = {
         "interpret": prompts.INTERPRETATION_SHAPE,
@@ -175,7 +181,8 @@ def test_the_stable_instructions_come_first_and_the_conversation_last() -> None:
     }
     for name, shape in shapes.items():
         messages = _every_prompt()[name]
-        assert shape in messages[0]["content"] and shape not in messages[-1]["content"], name
+        assert shape in messages[0]["content"], name
+        assert shape not in messages[-1]["content"], name
     evaluation = _every_prompt()["evaluation"]
     assert prompts.HEURISTICS_TEXT in evaluation[0]["content"]
     assert "Thought: I bake every day." in evaluation[-1]["content"]
@@ -190,23 +197,23 @@ class CopyingMind(OfflineCognition):
     """The offline mind, but its drafts are what a small model copies from the prompt (plus one
     real thought when ``real``), and it remembers every thought it was asked to rate."""
 
-    def __init__(self, embedder, *, real: bool = False) -> None:  # noqa: ANN001
+    def __init__(self, embedder, *, real: bool = False) -> None:
         super().__init__(embedder, seed=0)
         self.real = real
         self.rated: list[str] = []
 
-    async def form_thoughts(self, ctx, stimuli, *, system1, system2):  # noqa: ANN001, ANN201
+    async def form_thoughts(self, ctx, stimuli, *, system1, system2):
         drafts = [ThoughtDraft(text=t, system=2) for t in SAYS_NOTHING]
         if self.real:
             drafts.append(ThoughtDraft(text="I could tell them about my bakery.", system=2))
         return drafts
 
-    async def evaluate(self, ctx, thoughts, stimuli):  # noqa: ANN001, ANN201
+    async def evaluate(self, ctx, thoughts, stimuli):
         self.rated += [t.text for t in thoughts]
         return await super().evaluate(ctx, thoughts, stimuli)
 
 
-async def _room_with(embedder, mind, settings):  # noqa: ANN001, ANN202
+async def _room_with(embedder, mind, settings):
     room, _, seen = await build(settings, embedder, library(2), cognition=mind)
     for a in room.agents:
         a.cognition = mind
@@ -218,16 +225,19 @@ async def test_placeholder_drafts_are_refused_never_evaluated_and_the_end_says_w
     mind = CopyingMind(embedder)
     room, seen = await _room_with(embedder, mind, offline_settings(max_silent_steps=2))
     status = await loops.run_simulation(room, icebreaker="What did you do last weekend?")
-    assert status == "finished" and len(room.messages) == 1  # only the icebreaker
+    assert status == "finished"
+    assert len(room.messages) == 1  # only the icebreaker
     assert mind.rated == []
-    assert of(events.ThoughtFormed, seen) == [] and of(events.ThoughtEvaluated, seen) == []
+    assert of(events.ThoughtFormed, seen) == []
+    assert of(events.ThoughtEvaluated, seen) == []
     refused = of(events.ThoughtRefused, seen)
     assert {e.text for e in refused} == set(SAYS_NOTHING)
     assert all(e.reason and e.stage == "thought" for e in refused)
     # Each listener asks for its System-1 and its System-2 thoughts at every trigger.
     assert len(refused) == len(SAYS_NOTHING) * 2 * listener_count(seen) == 30
     decisions = [e.decision for e in of(events.DecisionMade, seen)]
-    assert decisions and all("refused" in d.reason for d in decisions)
+    assert decisions
+    assert all("refused" in d.reason for d in decisions)
     reason = of(events.SessionFinished, seen)[0].reason
     assert reason.startswith("2 silent steps in a row: every thought the model formed was unusable")
     assert "30 thoughts refused as empty or placeholder text" in reason
@@ -245,10 +255,10 @@ async def test_the_real_thought_among_placeholders_is_the_only_one_evaluated(emb
 class BlankSpeaker(OfflineCognition):
     """The offline mind, whose every utterance is a copied placeholder."""
 
-    async def articulate(self, ctx, thought, stimuli, *, proactive_tone):  # noqa: ANN001, ANN201
+    async def articulate(self, ctx, thought, stimuli, *, proactive_tone):
         return "..."
 
-    async def respond(self, ctx):  # noqa: ANN001, ANN201
+    async def respond(self, ctx):
         return "<your message>"
 
 
@@ -267,9 +277,11 @@ async def test_a_placeholder_utterance_is_never_posted(embedder, policy):
     )
     assert [m.origin for m in room.messages] == ["icebreaker"]
     spoken = [e for e in of(events.ThoughtRefused, seen) if e.stage == "utterance"]
-    assert spoken and spoken[0].agent == other
+    assert spoken
+    assert spoken[0].agent == other
     reason = of(events.SessionFinished, seen)[0].reason
-    assert "the model's messages were unusable" in reason and "try a stronger model" in reason
+    assert "the model's messages were unusable" in reason
+    assert "try a stronger model" in reason
 
 
 @pytest.mark.asyncio

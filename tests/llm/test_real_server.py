@@ -79,7 +79,8 @@ def assert_session_sound(db: Path, session_id: str) -> dict:
     )
     assert agents, "no agent spoke after the icebreaker"
     for m in agents:
-        assert m["text"].strip() and not m["text"].lstrip().startswith("{"), m["text"]
+        assert m["text"].strip(), m["text"]
+        assert not m["text"].lstrip().startswith("{"), m["text"]
         assert m["text"].strip() not in ("...", "…"), m["text"]
     thoughts = rows(db, "SELECT * FROM thoughts WHERE session_id = ?", session_id)
     assert thoughts
@@ -109,7 +110,8 @@ def test_simulate_three_agents_runs_and_scores_every_thought(real_server: str, t
     # The automatic judge on the same session (each statement's rating from its logprobs).
     playground("judge", session_id, *model_flags(real_server), "--db", str(db))
     scores = rows(db, "SELECT * FROM judge_scores WHERE session_id = ?", session_id)
-    assert len(scores) == 7 and all(s["method"] for s in scores)
+    assert len(scores) == 7
+    assert all(s["method"] for s in scores)
 
 
 def test_a_tiny_experiment_runs_its_conditions(real_server: str, tmp_path: Path):

@@ -7,6 +7,7 @@ Plain ``urllib`` requests against :class:`FakeLLMServer`; the expected bodies co
 
 from __future__ import annotations
 
+import itertools
 import json
 import urllib.error
 import urllib.request
@@ -86,8 +87,10 @@ def content(payload: dict[str, Any], index: int = 0) -> str:
 
 def check_rating(value: dict[str, Any]) -> None:
     assert set(value) == {"rating", "system", "reason"}
-    assert 1 <= value["rating"] <= 5 and 1 <= value["system"] <= 2
-    assert isinstance(value["reason"], str) and value["reason"]
+    assert 1 <= value["rating"] <= 5
+    assert 1 <= value["system"] <= 2
+    assert isinstance(value["reason"], str)
+    assert value["reason"]
 
 
 @pytest.fixture
@@ -106,7 +109,8 @@ def test_reference_file_is_complete():
     assert len(cases) >= 20
     for key, case in cases.items():
         assert {"status", "body", "source"} <= set(case), key
-        assert isinstance(case["status"], int) and 200 <= case["status"] < 600, key
+        assert isinstance(case["status"], int), key
+        assert 200 <= case["status"] < 600, key
         assert case["source"], key
     for key in (
         "openai_max_tokens_unsupported",
@@ -151,7 +155,8 @@ def test_permissive_accepts_everything(srv):
     check_rating(json.loads(content(body)))
     assert body["choices"][0]["logprobs"]["content"]
     status, body = post(srv, max_tokens=50, response_format={"type": "json_object"})
-    assert status == 200 and set(json.loads(content(body))) == {"text"}
+    assert status == 200
+    assert set(json.loads(content(body))) == {"text"}
     assert srv.rejections == []
 
 
@@ -210,9 +215,11 @@ def test_gpt5_accepts_the_adapted_request(srv):
         max_completion_tokens=300,
         response_format={"type": "json_object"},
     )
-    assert status == 200 and isinstance(json.loads(content(body)), dict)
+    assert status == 200
+    assert isinstance(json.loads(content(body)), dict)
     status, body = post(srv, max_completion_tokens=300, n=3, response_format=schema_format(RATING))
-    assert status == 200 and len(body["choices"]) == 3  # OpenAI honours n
+    assert status == 200
+    assert len(body["choices"]) == 3  # OpenAI honours n
     assert srv.rejections == []
 
 
@@ -259,10 +266,12 @@ def test_json_object_only_follows_a_schema_in_the_prompt(srv):
     check_rating(json.loads(content(body)))
     # no schema in the prompt: any JSON object
     status, body = post(srv, messages=[SYSTEM_JSON, USER], response_format={"type": "json_object"})
-    assert status == 200 and set(json.loads(content(body))) == {"text"}
+    assert status == 200
+    assert set(json.loads(content(body))) == {"text"}
     # plain text is still fine, logprobs too
     status, body = post(srv, max_tokens=100, temperature=0.3, logprobs=True, top_logprobs=2)
-    assert status == 200 and body["choices"][0]["logprobs"]["content"]
+    assert status == 200
+    assert body["choices"][0]["logprobs"]["content"]
 
 
 # --------------------------------------------------------------------------
@@ -307,7 +316,8 @@ def test_no_schema_keywords_names_each_keyword(srv, keyword):
         f"Invalid schema for response_format 'S': In context=('properties', 'x'), "
         f"'{keyword}' is not permitted."
     )
-    assert body["error"]["param"] == "response_format" and body["error"]["code"] is None
+    assert body["error"]["param"] == "response_format"
+    assert body["error"]["code"] is None
     assert srv.rejections == [(400, "openai_strict_schema_keyword_not_permitted")]
 
 
@@ -360,7 +370,8 @@ def test_llama_cpp_python_json_object_schema_field(srv):
     check_rating(json.loads(content(body)))
     # without the word "json" anywhere: llama-cpp-python does not mind
     status, body = post(srv, response_format={"type": "json_object"})
-    assert status == 200 and isinstance(json.loads(content(body)), dict)
+    assert status == 200
+    assert isinstance(json.loads(content(body)), dict)
 
 
 @pytest.mark.parametrize("srv", ["llama-cpp-python"], indirect=True)
@@ -377,7 +388,8 @@ def test_llama_cpp_python_ignores_what_it_does_not_know(srv):
 @pytest.mark.parametrize("srv", ["llama-cpp-python"], indirect=True)
 def test_llama_cpp_python_logprobs(srv):
     status, body = post(srv, max_tokens=50, logprobs=True)
-    assert status == 200 and body["choices"][0]["logprobs"] is None  # no top_logprobs: none
+    assert status == 200
+    assert body["choices"][0]["logprobs"] is None  # no top_logprobs: none
     status, body = post(srv, max_tokens=50, top_logprobs=3)
     assert body["choices"][0]["logprobs"] is None
     status, body = post(srv, max_tokens=50, logprobs=True, top_logprobs=3)
@@ -397,14 +409,15 @@ def test_n_supported_gives_different_ratings(srv):
     srv.n_supported = True
     _, single = post(srv, response_format=schema_format(RATING))
     status, body = post(srv, n=4, response_format=schema_format(RATING))
-    assert status == 200 and [c["index"] for c in body["choices"]] == [0, 1, 2, 3]
+    assert status == 200
+    assert [c["index"] for c in body["choices"]] == [0, 1, 2, 3]
     values = [json.loads(content(body, i)) for i in range(4)]
     for value in values:
         check_rating(value)
     assert values[0] == json.loads(content(single))  # choice 0 is the n=1 answer
     ratings = [v["rating"] for v in values]
     assert len(set(ratings)) == 4
-    assert all((b - a) % 5 == 1 for a, b in zip(ratings, ratings[1:], strict=False))
+    assert all((b - a) % 5 == 1 for a, b in itertools.pairwise(ratings))
     _, again = post(srv, n=4, response_format=schema_format(RATING))
     assert again["choices"] == body["choices"]  # deterministic
     status, body = post(srv, n=2)
@@ -429,7 +442,8 @@ def test_cut_next_json_cuts_inside_a_string(srv):
     cut = content(body)
     assert body["choices"][0]["finish_reason"] == "length"
     assert body["usage"]["completion_tokens"] == 40  # the whole budget spent
-    assert content(whole).startswith(cut) and len(cut) < len(content(whole))
+    assert content(whole).startswith(cut)
+    assert len(cut) < len(content(whole))
     with pytest.raises(json.JSONDecodeError):
         json.loads(cut)
     assert cut.count('"') % 2 == 1  # inside a string
@@ -447,8 +461,10 @@ def test_cut_next_text_cuts_mid_word(srv):
     for body in (first, second):
         cut = content(body)
         assert body["choices"][0]["finish_reason"] == "length"
-        assert full.startswith(cut) and 0 < len(cut) < len(full)
-        assert cut[-1].isalpha() and full[len(cut)].isalpha()  # mid-word
+        assert full.startswith(cut)
+        assert 0 < len(cut) < len(full)
+        assert cut[-1].isalpha()
+        assert full[len(cut)].isalpha()  # mid-word
     tokens = second["choices"][0]["logprobs"]["content"]
     assert "".join(t["token"] for t in tokens) == content(second)
     srv.cut_next(1, "text")
@@ -466,7 +482,8 @@ def test_invalid_next_puts_bounded_values_out_of_range(srv):
     assert plain["choices"][0]["finish_reason"] == "stop"
     _, body = post(srv, response_format=fmt)
     value = json.loads(content(body))
-    assert value["rating"] == 0 and value["system"] == 3  # 1-5 -> 0, 1-2 -> 3
+    assert value["rating"] == 0
+    assert value["system"] == 3  # 1-5 -> 0, 1-2 -> 3
     assert isinstance(value["reason"], str)
     _, body = post(srv, response_format=fmt)
     check_rating(json.loads(content(body)))
@@ -480,7 +497,8 @@ def test_placeholder_next_fills_strings_with_dots(srv):
     srv.placeholder_next(2)
     _, body = post(srv, response_format=schema_format(RATING))
     value = json.loads(content(body))
-    assert value["reason"] == "..." and 1 <= value["rating"] <= 5
+    assert value["reason"] == "..."
+    assert 1 <= value["rating"] <= 5
     _, body = post(srv, response_format={"type": "json_object"})
     assert json.loads(content(body)) == {"text": "..."}
     _, body = post(srv, response_format=schema_format(RATING))

@@ -12,7 +12,8 @@ def _generator():
     spec = importlib.util.spec_from_file_location(
         "architecture_map", ROOT / "scripts" / "architecture_map.py"
     )
-    assert spec and spec.loader
+    assert spec
+    assert spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

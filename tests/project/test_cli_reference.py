@@ -14,7 +14,8 @@ def _generator() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         "cli_reference", ROOT / "scripts" / "cli_reference.py"
     )
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -123,7 +123,8 @@ def test_preferences_need_one_of_the_two_and_a_second_choice_replaces_the_first(
     first = store.record_preference("ann", ids[0], ids[2], ids[0], "flows better")
     second = store.record_preference("ann", ids[2], ids[0], ids[2], "on reflection")
     rows = store.db.execute("SELECT id, chosen_id, reason FROM preferences").fetchall()
-    assert first >= 1 and rows == [(second, ids[2], "on reflection")]
+    assert first >= 1
+    assert rows == [(second, ids[2], "on reflection")]
 
 
 def test_questionnaire_round_trip_and_validation(fresh):
@@ -168,7 +169,8 @@ def test_conversation_plan_is_balanced_over_conditions(fresh):
         "first pass", "conversation", ["ann", "bob"], 3, sessions=ids[:4] + ids[4:]
     )
     cond = conditions(store)
-    assert plan.kind == "conversation" and plan.raters == ["ann", "bob"]
+    assert plan.kind == "conversation"
+    assert plan.raters == ["ann", "bob"]
     assert plan.source["sessions"] == sorted(ids)
     for rater in ("ann", "bob"):
         got = store.assignments(plan.id, rater)
@@ -245,7 +247,7 @@ def test_a_plan_larger_than_the_sessions_says_how_many_exist(fresh, kind, per_ra
 
 def test_pairwise_plan_with_a_single_condition_is_refused(fresh):
     store, ids, _ = fresh
-    with pytest.raises(errors.PlaygroundError, match="only 0 pairs .*conditions: inner-thoughts"):
+    with pytest.raises(errors.PlaygroundError, match=r"only 0 pairs .*conditions: inner-thoughts"):
         store.create_plan("same", "pairwise", ["ann"], 1, sessions=ids[:2])
 
 
@@ -267,19 +269,23 @@ def test_a_plan_resumes_after_a_restart(fresh):
     store, ids, path = fresh
     plan = store.create_plan("resume", "conversation", ["ann", "bob"], 4, sessions=ids, seed=5)
     first = store.next_assignment(plan.id, "ann")
-    assert first is not None and first.position == 1
+    assert first is not None
+    assert first.position == 1
     store.rate_conversation(first.session_a, "ann", ALL_FOUR, assignment_id=first.id)
     second = store.next_assignment(plan.id, "ann")
-    assert second is not None and second.position == 2
+    assert second is not None
+    assert second.position == 2
     store.complete(second.id)
     store.db.close()
 
     db = open_database(path)
     again = RatingStore(db)
     resumed = again.next_assignment(plan.id, "ann")
-    assert resumed is not None and resumed.position == 3
+    assert resumed is not None
+    assert resumed.position == 3
     assert again.progress(plan.id) == {"ann": (2, 4), "bob": (0, 4)}
-    assert again.plan(plan.id).name == "resume" and [p.id for p in again.plans()] == [plan.id]
+    assert again.plan(plan.id).name == "resume"
+    assert [p.id for p in again.plans()] == [plan.id]
     for a in again.assignments(plan.id, "ann")[2:]:
         again.complete(a.id)
     assert again.next_assignment(plan.id, "ann") is None
@@ -290,7 +296,8 @@ def test_pairwise_choice_completes_its_assignment_and_checks_ownership(fresh):
     store, ids, _ = fresh
     plan = store.create_plan("p", "pairwise", ["ann", "bob"], 1, sessions=ids[:3], seed=1)
     task = store.next_assignment(plan.id, "ann")
-    assert task is not None and task.session_b is not None
+    assert task is not None
+    assert task.session_b is not None
     with pytest.raises(
         errors.PlaygroundError, match=f"assignment {task.id} belongs to rater 'ann'"
     ):

@@ -46,7 +46,9 @@ def test_rho_by_hand_ranks_and_alpha_against_the_krippendorff_package(adb) -> No
     row = next(m for m in res.metrics if m.judge == data.JUDGE and m.metric == "coherence")
     # human means 1.5 3.5 4.5 5.5 6.5 -> ranks 1 2 3 4 5; judge scores 2.2 3.9 5.1 4.4 6.8 ->
     # ranks 1 2 4 3 5; d = 0 0 1 -1 0; rho = 1 - 6 * 2 / (5 * (25 - 1)) = 0.9
-    assert row.n == 5 and row.humans == 2 and row.note is None
+    assert row.n == 5
+    assert row.humans == 2
+    assert row.note is None
     assert row.rho == pytest.approx(0.9)
     expected = krippendorff.alpha(
         reliability_data=np.array([data.HUMAN_1, data.HUMAN_2, data.JUDGE_RATING], dtype=float),
@@ -56,14 +58,18 @@ def test_rho_by_hand_ranks_and_alpha_against_the_krippendorff_package(adb) -> No
         reliability_data=np.array([data.HUMAN_1, data.HUMAN_2], dtype=float),
         level_of_measurement="ordinal",
     )
-    assert row.alpha == pytest.approx(expected) and row.alpha_humans == pytest.approx(humans_only)
+    assert row.alpha == pytest.approx(expected)
+    assert row.alpha_humans == pytest.approx(humans_only)
     assert row.alpha != pytest.approx(row.alpha_humans)  # the judge changes alpha
     # a judge with ratings rows only (no judge_scores): its ratings 1..5 rank like the humans
     fallback = next(m for m in res.metrics if m.judge == data.FALLBACK_JUDGE)
-    assert fallback.rho == pytest.approx(1.0) and fallback.n == 5
+    assert fallback.rho == pytest.approx(1.0)
+    assert fallback.n == 5
     # engagement: judge and a human share 2 sessions only
     eng = next(m for m in res.metrics if m.metric == "engagement")
-    assert eng.n == 2 and eng.rho is None and eng.alpha is None
+    assert eng.n == 2
+    assert eng.rho is None
+    assert eng.alpha is None
     assert eng.note == "not enough sessions"
     assert agreement.build_agreement(adb, _all(adb), min_sessions=2).metrics[1].n == 2
 
@@ -73,7 +79,8 @@ def test_judge_scores_prefer_the_score_and_fall_back_to_ratings(adb) -> None:  #
     scores = judge_scores(adb, ["r3"])
     assert scores[data.JUDGE]["coherence"] == {"r3": (5.1, 5)}
     assert scores[data.FALLBACK_JUDGE]["coherence"] == {"r3": (3.0, 3)}
-    assert "h1" not in scores and "h2" not in scores  # humans are not judges
+    assert "h1" not in scores
+    assert "h2" not in scores  # humans are not judges
 
 
 # -- pairwise -----------------------------------------------------------------------------------
@@ -115,7 +122,8 @@ def test_wilson_interval_by_hand() -> None:
 def test_majority_rule_drops_ties_and_ignores_judges(adb) -> None:  # type: ignore[no-untyped-def]
     data.pair_data(adb)
     human, ties = human_majority(adb, _all(adb))
-    assert len(human) == 22 and ties == 1  # (p00, p05): 1-1 among humans; the judge's vote
+    assert len(human) == 22
+    assert ties == 1  # (p00, p05): 1-1 among humans; the judge's vote
     assert ("p00", "p05") not in human  # does not break the tie
     assert all(v == 1 for v in human.values())  # 2-1 splits still go to the higher index
 
@@ -124,7 +132,8 @@ def test_pairwise_accuracy_geometry_judge_and_combined(adb) -> None:  # type: ig
     data.pair_data(adb)
     res = agreement.build_agreement(adb, _all(adb))
     acc = {p.predictor: p for p in res.pairwise}
-    assert res.human_pairs == 22 and res.tied_pairs == 1
+    assert res.human_pairs == 22
+    assert res.tied_pairs == 1
     assert res.features_model == data.MODEL
     assert res.features == ["cohesion", "volatility"]  # goal_adherence is missing in p03
     # every feature rises with the index and the humans prefer the higher index: separable
@@ -148,7 +157,9 @@ def test_below_20_pairs_says_not_enough_pairs(adb) -> None:  # type: ignore[no-u
     res = agreement.build_agreement(adb, _all(adb))
     assert res.human_pairs == 19
     for p in res.pairwise:
-        assert p.n == 19 and p.accuracy is None and p.correct is None
+        assert p.n == 19
+        assert p.accuracy is None
+        assert p.correct is None
         assert p.note == "not enough pairs (19 < 20)"
     lower = agreement.build_agreement(adb, _all(adb), min_pairs=10)
     assert [p.correct for p in lower.pairwise] == [19, 19, 19]
@@ -162,9 +173,12 @@ def test_without_judge_or_features_it_says_what_to_run(adb) -> None:  # type: ig
     adb.execute("DELETE FROM preferences WHERE rater LIKE 'judge:%'")
     res = agreement.build_agreement(adb, _all(adb))
     acc = {p.predictor: p for p in res.pairwise}
-    assert res.judges == [] and res.features_model is None
-    assert acc["geometry"].n == 0 and "playground features" in (acc["geometry"].note or "")
-    assert acc["judge"].accuracy is None and "playground judge" in (acc["judge"].note or "")
+    assert res.judges == []
+    assert res.features_model is None
+    assert acc["geometry"].n == 0
+    assert "playground features" in (acc["geometry"].note or "")
+    assert acc["judge"].accuracy is None
+    assert "playground judge" in (acc["judge"].note or "")
     with pytest.raises(errors.PlaygroundError, match="no judge 'judge:nobody'"):
         agreement.build_agreement(adb, _all(adb), judge="judge:nobody")
     with pytest.raises(errors.PlaygroundError, match="missing-feature rule"):
@@ -180,11 +194,9 @@ def test_the_scope_limits_sessions_and_pairs(adb) -> None:  # type: ignore[no-un
     adb.execute("UPDATE sessions SET experiment_id = 'e1' WHERE id LIKE 'r%'")
     rep = build_report(adb, experiment="e1")
     a = rep.agreement_with_humans
-    assert (
-        a is not None
-        and a.human_pairs == 0
-        and a.judges == sorted([data.JUDGE, data.FALLBACK_JUDGE])
-    )
+    assert a is not None
+    assert a.human_pairs == 0
+    assert a.judges == sorted([data.JUDGE, data.FALLBACK_JUDGE])
     assert build_report(adb, agreement_options={"skip": True}).agreement_with_humans is None
 
 
@@ -240,7 +252,9 @@ def test_report_command_text_json_and_csv(db_file: Path) -> None:
 
     code, out, _ = _run("report", "--db", str(db_file), "--format", "json")
     a = json.loads(out)["agreement_with_humans"]
-    assert code == 0 and a["human_pairs"] == 22 and a["pairwise_judge"] == data.JUDGE
+    assert code == 0
+    assert a["human_pairs"] == 22
+    assert a["pairwise_judge"] == data.JUDGE
     assert [p["correct"] for p in a["pairwise"]] == [22, 20, 22]
     assert {m["metric"] for m in a["metrics"]} == {"coherence", "engagement"}
 
@@ -256,10 +270,14 @@ def test_report_command_text_json_and_csv(db_file: Path) -> None:
 
 
 def test_report_command_rejects_bad_agreement_options(db_file: Path) -> None:
-    code, out, err = _run("report", "--db", str(db_file), "--min-pairs", "0")
-    assert code != 0 and "--min-pairs" in err and "Traceback" not in err
-    code, out, err = _run("report", "--db", str(db_file), "--agreement-judge", "judge:nobody")
-    assert code != 0 and "no judge 'judge:nobody'" in err and "Traceback" not in err
+    code, _, err = _run("report", "--db", str(db_file), "--min-pairs", "0")
+    assert code != 0
+    assert "--min-pairs" in err
+    assert "Traceback" not in err
+    code, _, err = _run("report", "--db", str(db_file), "--agreement-judge", "judge:nobody")
+    assert code != 0
+    assert "no judge 'judge:nobody'" in err
+    assert "Traceback" not in err
 
 
 def test_report_computes_missing_features_with_minilm(tmp_path: Path) -> None:
@@ -275,12 +293,15 @@ def test_report_computes_missing_features_with_minilm(tmp_path: Path) -> None:
     db.close()
     code, out, _ = _run("report", "--db", str(path), "--format", "json")
     a = json.loads(out)["agreement_with_humans"]
-    assert a["human_pairs"] == 1 and a["features_model"] is None  # read only: nothing computed
+    assert a["human_pairs"] == 1
+    assert a["features_model"] is None  # read only: nothing computed
     code, out, err = _run("report", "--db", str(path), "--format", "json", "--compute-features")
     assert code == 0, err
     a = json.loads(out)["agreement_with_humans"]
-    assert a["features_model"] and len(a["features"]) >= 10
-    assert a["pairwise"][0]["n"] == 1 and a["pairwise"][0]["note"] == "not enough pairs (1 < 20)"
+    assert a["features_model"]
+    assert len(a["features"]) >= 10
+    assert a["pairwise"][0]["n"] == 1
+    assert a["pairwise"][0]["note"] == "not enough pairs (1 < 20)"
     db = open_database(path)
     stored = {r[0] for r in db.execute("SELECT session_id FROM session_features")}
     db.close()

@@ -155,7 +155,8 @@ def test_per_condition_summary_matches_hand_values(rated):
     # 5, 6, 7: linear (type 7) quartiles 5.5 and 6.5
     assert (coh_a.n, coh_a.median, coh_a.mean, coh_a.q1, coh_a.q3) == (3, 6.0, 6.0, 5.5, 6.5)
     assert coh_a.distribution == {1: 0, 2: 0, 3: 0, 4: 0, 5: 1, 6: 1, 7: 1}
-    assert rep.conditions == [A, B] and len(rep.metrics) == 14
+    assert rep.conditions == [A, B]
+    assert len(rep.metrics) == 14
 
 
 @pytest.mark.parametrize(
@@ -175,7 +176,8 @@ def test_mann_whitney_matches_exact_values_derived_by_hand(rated, metric, u, p, 
     c = comparison(rated[2], metric)
     xs, ys = VALUES[metric]
     assert (c.condition_a, c.condition_b, c.n_a, c.n_b) == (A, B, 3, 3)
-    assert c.u == u and c.r == pytest.approx(r)
+    assert c.u == u
+    assert c.r == pytest.approx(r)
     assert c.p == pytest.approx(p) == pytest.approx(exact_two_sided_p(xs, ys))
     assert stats.mannwhitneyu(xs, ys, method="exact").pvalue == pytest.approx(p)  # cross-check
 
@@ -184,7 +186,8 @@ def test_ties_use_scipys_normal_approximation_and_holm_covers_the_seven_metrics(
     rep = rated[2]
     anth = comparison(rep, "anthropomorphism")
     expected = stats.mannwhitneyu(*VALUES["anthropomorphism"], method="asymptotic")
-    assert anth.u == 8.5 and anth.p == pytest.approx(expected.pvalue)
+    assert anth.u == 8.5
+    assert anth.p == pytest.approx(expected.pvalue)
     same = comparison(rep, "intelligence")
     assert (same.u, same.p, same.r) == (4.5, 1.0, 0.0)
     # p = 0.121, 0.1, 0.7, 1, 0.1, 1, 0.1: the smallest is x7 = 0.7, and the running max keeps
@@ -314,7 +317,8 @@ def test_table_csv_and_json_outputs(rated):
 
 
 def png_size(data: bytes) -> tuple[int, int]:
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data[12:16] == b"IHDR"
     width, height = struct.unpack(">II", data[16:24])
     return width, height
 
@@ -322,18 +326,24 @@ def png_size(data: bytes) -> tuple[int, int]:
 def test_cli_formats_and_plots(rated, tmp_path):
     path = str(rated[0])
     code, table, _ = run("report", "--db", path)
-    assert code == 0 and "Ratings report: all sessions" in table and "Krippendorff" in table
+    assert code == 0
+    assert "Ratings report: all sessions" in table
+    assert "Krippendorff" in table
     code, text, _ = run("report", "--db", path, "--format", "csv")
-    assert code == 0 and text.startswith("section,condition,condition_b,metric")
+    assert code == 0
+    assert text.startswith("section,condition,condition_b,metric")
     code, text, _ = run("report", "--db", path, "--format", "json")
-    assert code == 0 and json.loads(text)["counts"]["conversation_ratings"] == 42
+    assert code == 0
+    assert json.loads(text)["counts"]["conversation_ratings"] == 42
     target = tmp_path / "figures" / "run1"
     code, text, _ = run("report", "--db", path, "--plots", str(target))
     assert code == 0
     for name in ("likert.png", "preference.png"):
         assert f"wrote {target / name}" in text
         width, height = png_size((target / name).read_bytes())
-        assert width >= 800 and height >= 250 and (target / name).stat().st_size > 10_000
+        assert width >= 800
+        assert height >= 250
+        assert (target / name).stat().st_size > 10_000
 
 
 def test_plots_skip_what_has_nothing_to_show(unrated, tmp_path):
@@ -355,19 +365,25 @@ def test_plots_skip_what_has_nothing_to_show(unrated, tmp_path):
 
 def test_cli_on_a_missing_database_creates_nothing(tmp_path):
     missing = tmp_path / "nowhere" / "ratings.db"
-    code, out, err = run("report", "--db", str(missing))
-    assert code == 1 and f"error: no database at {missing}" in err and "Traceback" not in err
-    assert not missing.exists() and not missing.parent.exists()
+    code, _out, err = run("report", "--db", str(missing))
+    assert code == 1
+    assert f"error: no database at {missing}" in err
+    assert "Traceback" not in err
+    assert not missing.exists()
+    assert not missing.parent.exists()
 
 
 def test_cli_without_ratings_says_so(unrated):
     code, out, _ = run("report", "--db", str(unrated[0]), "--format", "json")
-    assert code == 0 and "no ratings yet" in out and "5 sessions" in out
+    assert code == 0
+    assert "no ratings yet" in out
+    assert "5 sessions" in out
 
 
 def test_cli_unknown_experiment_is_named_and_experiments_scope_the_report(rated, tmp_path):
     code, _, err = run("report", "--db", str(rated[0]), "--experiment", "exp-404")
-    assert code == 1 and "no experiment 'exp-404'" in err
+    assert code == 1
+    assert "no experiment 'exp-404'" in err
     path = tmp_path / "exp.db"
     shutil.copy(rated[0], path)
     ids = rated[1]
@@ -380,7 +396,9 @@ def test_cli_unknown_experiment_is_named_and_experiments_scope_the_report(rated,
     db.close()
     code, text, _ = run("report", "--db", str(path), "--experiment", "e1", "--format", "json")
     data = json.loads(text)
-    assert code == 0 and data["experiment"] == "e1" and data["counts"]["sessions"] == 2
+    assert code == 0
+    assert data["experiment"] == "e1"
+    assert data["counts"]["sessions"] == 2
     # a1: r1 and r2; b1: r1 and r2 -> 4 observations x 7 metrics
     assert data["counts"]["conversation_ratings"] == 28
 
@@ -396,13 +414,17 @@ def test_report_updates_after_adding_ratings(rated, tmp_path):
     after = report.build_report(db, session_ids=None)
     scoped = report.build_report(db, session_ids=[rated[1]["b2"][:-1]])
     db.close()
-    coh_b = [m for m in after.metrics if m.metric == "coherence" and m.condition == B][0]
-    assert coh_b.n == 4 and coh_b.distribution[7] == 1
+    coh_b = next(m for m in after.metrics if m.metric == "coherence" and m.condition == B)
+    assert coh_b.n == 4
+    assert coh_b.distribution[7] == 1
     # the new 7 ties with A's 7 (half a point) and beats A's 5 and 6: U = 9 + 0.5
-    assert comparison(after, "coherence").u == 9.5 and comparison(after, "coherence").n_b == 4
+    assert comparison(after, "coherence").u == 9.5
+    assert comparison(after, "coherence").n_b == 4
     assert after.preferences[0].n == before.preferences[0].n + 1 == 6
-    assert after.counts.raters == 3 and before.counts.raters == 2
-    assert scoped.counts.sessions == 1 and scoped.preferences == []
+    assert after.counts.raters == 3
+    assert before.counts.raters == 2
+    assert scoped.counts.sessions == 1
+    assert scoped.preferences == []
 
 
 def test_per_rater_choices_are_reported_as_the_rater_saw_them(rated):

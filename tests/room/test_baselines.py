@@ -34,7 +34,9 @@ async def test_reactive_agents_answer_only_when_addressed(embedder, db):
     room.add_human("Zoe")
     await room.post_human_message("Zoe", "Ben, what did you do last weekend?")
     msg = await room.step_once()
-    assert msg is not None and msg.speaker == "Ben" and msg.thought_id is None
+    assert msg is not None
+    assert msg.speaker == "Ben"
+    assert msg.thought_id is None
     decisions = [e.decision for e in seen if isinstance(e, events.DecisionMade)]
     assert {d.agent: d.action for d in decisions} == {
         "Ana": "silent",
@@ -76,13 +78,16 @@ async def test_the_next_speaker_rule(embedder):
     everyone = [*names, "Zoe"]
     # A named next-speaker agent takes the turn.
     chosen, p, rule = room._next_speaker_turn("new_message", latest, prediction("Ben", everyone))
-    assert chosen == "Ben" and p == pytest.approx(0.5) and "Ben takes the turn" in rule
+    assert chosen == "Ben"
+    assert p == pytest.approx(0.5)
+    assert "Ben takes the turn" in rule
     # A human or an Inner Thoughts agent predicted: the next-speaker agents wait for them.
     for other in ("Zoe", "Dev"):
         chosen, _, rule = room._next_speaker_turn(
             "new_message", latest, prediction(other, everyone)
         )
-        assert chosen is None and f"they wait for {other}" in rule
+        assert chosen is None
+        assert f"they wait for {other}" in rule
     # "anyone", or the agent who just spoke: uniform among the next-speaker agents who did not
     # just speak (never the last speaker, never an Inner Thoughts agent).
     for label in (domain.ANYONE, "Ana"):
@@ -98,7 +103,8 @@ async def test_the_next_speaker_rule(embedder):
     assert "drawn uniformly among Ben, Chloe" in rule
     # After a pause the floor opens the same way.
     chosen, _, rule = room._next_speaker_turn("pause", latest, None)
-    assert chosen in {"Ben", "Chloe"} and "after a pause" in rule
+    assert chosen in {"Ben", "Chloe"}
+    assert "after a pause" in rule
 
 
 @pytest.mark.asyncio
@@ -110,12 +116,14 @@ async def test_a_next_speaker_room_records_predictions_and_the_chosen_agent_answ
         msg = await room.step_once()
         assert msg is not None  # a next-speaker room always has someone to answer
         pred = [e for e in seen if isinstance(e, events.NextSpeakerPredicted)][-1]
-        assert pred.chosen == msg.speaker and pred.prediction.message_id == msg.id - 1
+        assert pred.chosen == msg.speaker
+        assert pred.prediction.message_id == msg.id - 1
         assert msg.speaker != room.messages[-2].speaker
     rows = db.execute(
         "SELECT message_id, predicted, chosen, method, probabilities FROM predictions"
     ).fetchall()
-    assert len(rows) == 4 and {r[3] for r in rows} == {"offline-heuristic"}
+    assert len(rows) == 4
+    assert {r[3] for r in rows} == {"offline-heuristic"}
     assert all(abs(sum(json.loads(r[4]).values()) - 1) < 1e-4 for r in rows)
     assert db.execute("SELECT DISTINCT condition FROM sessions").fetchall() == [("next-speaker",)]
     # No thoughts, no retrieval, no interpretation: the baseline answers from its persona.
@@ -171,7 +179,8 @@ def test_arbitration_between_policies():
     assert floor.arbitrate([ns_pick, reactive_addressee], rng) is reactive_addressee
     assert floor.arbitrate([ns_pick, reactive_addressee, it_interrupt], rng) is it_interrupt
     lost = floor.outcome(it_open, ns_pick, None)
-    assert lost.action == "silent" and "whom the next-speaker predictor picked" in lost.reason
+    assert lost.action == "silent"
+    assert "whom the next-speaker predictor picked" in lost.reason
 
 
 def test_an_experiment_through_the_openai_client_against_the_loopback_server(llm_server, tmp_path):
@@ -197,13 +206,12 @@ def test_an_experiment_through_the_openai_client_against_the_loopback_server(llm
     # Each conversation counted its own calls on the shared client; together they are every
     # chat call the server answered, except the one probe made when the engine was built.
     chats = [r for r in llm_server.requests if r["_path"].endswith("/chat/completions")]
-    assert sum(r[2] for r in rows) == len(chats) - 1 and all(r[2] > 0 for r in rows)
+    assert sum(r[2] for r in rows) == len(chats) - 1
+    assert all(r[2] > 0 for r in rows)
     preds = d.execute("SELECT method, origin FROM predictions").fetchall()
-    assert (
-        preds
-        and {p[0] for p in preds} <= {"logprobs", "parsed"}
-        and {p[1] for p in preds} == {"fake-model"}
-    )
+    assert preds
+    assert {p[0] for p in preds} <= {"logprobs", "parsed"}
+    assert {p[1] for p in preds} == {"fake-model"}
     # The predictor read only the last 5 messages and the names.
     asked = [r for r in chats if "next" in json.dumps(r.get("response_format", "")).lower()]
     assert asked

@@ -100,7 +100,8 @@ def test_no_agent_message_repeats_one_already_in_the_conversation(runs: list[Run
     repeats = []
     for run in runs:
         msgs = run.room.messages
-        assert len(msgs) == 15 and all(m.origin == "offline engine" for m in run.spoken)
+        assert len(msgs) == 15
+        assert all(m.origin == "offline engine" for m in run.spoken)
         for m in run.spoken:
             mine = _words(m.text, run.names)
             for p in msgs[: m.id - 1]:

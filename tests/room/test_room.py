@@ -136,7 +136,8 @@ async def test_a_silent_end_names_the_best_score_against_the_threshold_and_what_
     await loops.run_simulation(room, icebreaker="Hey!")
     assert len(room.messages) == 1
     scores = [e.decision.score for e in of(events.DecisionMade, seen)]
-    assert scores and None not in scores
+    assert scores
+    assert None not in scores
     reason = of(events.SessionFinished, seen)[0].reason
     assert reason == (
         "3 silent steps in a row: no thought's motivation reached the threshold"
@@ -144,11 +145,12 @@ async def test_a_silent_end_names_the_best_score_against_the_threshold_and_what_
         " (active-contributor), lower the thresholds, or a stronger model"
     )
     # The record keeps it, as the window shows it.
-    assert room.silence.best is not None and room.silence.best.score == max(scores)
+    assert room.silence.best is not None
+    assert room.silence.best.score == max(scores)
 
 
 async def test_the_silent_run_starts_afresh_when_someone_speaks(embedder):
-    room, _, seen = await build(offline_settings(), embedder, library(2))
+    room, _, _seen = await build(offline_settings(), embedder, library(2))
     for a in room.agents:
         a.proactivity = QUIET
     room.add_human("Zoe")
@@ -156,7 +158,8 @@ async def test_the_silent_run_starts_afresh_when_someone_speaks(embedder):
     await room.step_once()
     assert room.silence.best is not None
     await room.post_human_message("Zoe", "Anyone?")
-    assert room.silence.best is None and room.silence.explain(1) == "1 silent steps in a row"
+    assert room.silence.best is None
+    assert room.silence.explain(1) == "1 silent steps in a row"
 
 
 async def test_simulation_stops_at_max_turns(embedder):
@@ -196,7 +199,8 @@ async def test_force_express_posts_the_thought_and_links_it(embedder):
     await room.step_once()
     thought = next(iter(ana.reservoir.thoughts.values()))
     msg = await room.force_express(ana.name, thought.id)
-    assert msg.speaker == ana.name and msg.thought_id == thought.id
+    assert msg.speaker == ana.name
+    assert msg.thought_id == thought.id
     assert ana.reservoir.get(thought.id).expressed_in == msg.id
     expressed = of(events.ThoughtExpressed, seen)[-1]
     assert (expressed.thought_id, expressed.message_id, expressed.forced) == (
@@ -226,7 +230,7 @@ async def test_an_added_memory_becomes_a_stimulus(embedder):
 
 async def test_in_real_time_agents_wait_for_a_human_after_a_streak(embedder):
     settings = offline_settings(pause_seconds=0.2, max_agent_streak=3, seed=2)
-    room, _, seen = await build(settings, embedder, library(3))
+    room, _, _seen = await build(settings, embedder, library(3))
     chatty = PRESETS["non-stop-chatter"].model_copy(update={"im_threshold": 1.0})
     for a in room.agents:
         a.proactivity = chatty  # every trigger makes someone speak

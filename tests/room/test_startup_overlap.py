@@ -33,7 +33,7 @@ class SlowToLoad(MiniLMEmbedder):
         self.patience = patience
         self.waited_out = False
 
-    def load_sync(self):  # noqa: ANN201
+    def load_sync(self):
         if not self.ready.wait(self.patience):
             self.waited_out = True  # kept: a later call must not hide that the wait ran out
             self.ready.set()
@@ -44,7 +44,7 @@ async def test_the_first_interpretation_overlaps_the_model_load(db):
     slow = SlowToLoad(patience=10)
     with FakeLLMServer(latency=0.05) as srv:
 
-        def note(body: dict) -> None:  # noqa: ANN001
+        def note(body: dict) -> None:
             if len(srv.requests) >= 2:  # the probe, then a call about the icebreaker
                 slow.ready.set()  # only now may the model finish loading
 

@@ -46,19 +46,24 @@ async def test_an_agent_above_interrupt_threshold_takes_the_floor_and_the_addres
     await room.post_human_message("Zoe", "Ben, what did you do last weekend?")
 
     interruption = await room.step_once()
-    assert interruption is not None and interruption.speaker == "Chloe"  # 5 × 1.02 ≥ 4.8
+    assert interruption is not None
+    assert interruption.speaker == "Chloe"  # 5 × 1.02 ≥ 4.8
     assert interruption.interruption
     step1 = _decisions(seen, 1)
-    assert step1["Chloe"].action == "speak" and step1["Chloe"].turn_type == "allocated-other"
+    assert step1["Chloe"].action == "speak"
+    assert step1["Chloe"].turn_type == "allocated-other"
     assert "takes the floor from Ben" in step1["Chloe"].reason
-    assert step1["Ben"].action == "silent" and step1["Ben"].turn_type == "allocated-self"
+    assert step1["Ben"].action == "silent"
+    assert step1["Ben"].turn_type == "allocated-self"
     assert "lost the floor to Chloe, who interrupted (5.10 ≥ interruptThreshold 4.8)" in (
         step1["Ben"].reason
     )
 
     # Chloe's message hands the turn to nobody: Ben's allocation is still pending.
     answer = await room.step_once()
-    assert answer is not None and answer.speaker == "Ben" and not answer.interruption
+    assert answer is not None
+    assert answer.speaker == "Ben"
+    assert not answer.interruption
     assert _decisions(seen, 2)["Ben"].turn_type == "allocated-self"
     await engine.close()
 
@@ -79,7 +84,9 @@ async def test_an_agent_below_interrupt_threshold_leaves_the_turn_to_the_address
     await room.post_human_message("Zoe", "Ben, what did you do last weekend?")
     answer = await room.step_once()
     await engine.close()
-    assert answer is not None and answer.speaker == "Ben" and not answer.interruption
+    assert answer is not None
+    assert answer.speaker == "Ben"
+    assert not answer.interruption
     step1 = _decisions(seen, 1)
     assert step1["Chloe"].action == "silent"
     assert "4.08 < interruptThreshold 4.8" in step1["Chloe"].reason
@@ -102,7 +109,9 @@ async def test_after_silence_the_floor_opens_whoever_was_addressed(server, embed
     await engine.close()
     assert of(events.TriggerFired, seen)[-1].trigger == "pause"
     assert {d.turn_type for d in _decisions(seen, 2).values()} == {"open"}
-    assert reply is not None and reply.kind == "ai" and not reply.interruption
+    assert reply is not None
+    assert reply.kind == "ai"
+    assert not reply.interruption
 
 
 async def test_proactive_tone_restyles_the_wording_only(server, embedder):
@@ -125,13 +134,16 @@ async def test_proactive_tone_restyles_the_wording_only(server, embedder):
         await engine.cognition.articulate(ctx, thought, [], proactive_tone=tone)
     await engine.close()
     asked = [r["messages"] for r in server.requests if "Write your next chat" in str(r.get("messages"))]  # fmt: skip
-    assert len(asked) == 2 and asked[0][-1] == asked[1][-1]  # the same conversation and thought
+    assert len(asked) == 2
+    assert asked[0][-1] == asked[1][-1]  # the same conversation and thought
     # The tone is a standing instruction: it is in the system message, before the conversation.
     plain, assertive = (messages[0]["content"] for messages in asked)
     head, mark, tail = plain.partition("as a text chat message.")
     assert mark
     head += mark
-    assert assertive.startswith(head) and assertive.endswith(tail)
+    assert assertive.startswith(head)
+    assert assertive.endswith(tail)
     tone = assertive[len(head) : len(assertive) - len(tail)]
     assert "assertive" in tone
-    assert "name" not in tone and "invite" not in tone  # whom to address is not the tone's business
+    assert "name" not in tone
+    assert "invite" not in tone  # whom to address is not the tone's business

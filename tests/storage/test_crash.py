@@ -64,10 +64,12 @@ def test_sigkill_mid_run_leaves_an_interrupted_readable_session(tmp_path):
             proc.kill()
     db = open_database(db_path)  # opening marks runs whose process is gone
     sessions = SessionReader(db).list_sessions()
-    assert len(sessions) == 1 and sessions[0]["status"] == "interrupted"
+    assert len(sessions) == 1
+    assert sessions[0]["status"] == "interrupted"
     data = SessionReader(db).load(sessions[0]["id"])
     assert len(data["messages"]) >= 3
-    assert data["thoughts"] and data["decisions"]
+    assert data["thoughts"]
+    assert data["decisions"]
 
 
 def test_sigterm_marks_the_session_interrupted_itself(tmp_path):
@@ -87,4 +89,5 @@ def test_sigterm_marks_the_session_interrupted_itself(tmp_path):
     )  # read without the app's helper: the process wrote the status itself
     status, reason = conn.execute("SELECT status, end_reason FROM sessions").fetchone()
     conn.close()
-    assert status == "interrupted" and reason
+    assert status == "interrupted"
+    assert reason

@@ -115,13 +115,18 @@ def test_listing_has_every_column_right(db, saved):
             "SELECT name, kind FROM participants WHERE session_id = ? ORDER BY joined_at, rowid",
             [s.id],
         ).fetchall()
-        assert s.turns == turns[0] and [(p.name, p.kind) for p in s.participants] == people
-        assert s.engine == "offline engine" and s.model == "offline"
-        assert s.ratings == 0 and s.parent_id is None and s.experiment_id is None
+        assert s.turns == turns[0]
+        assert [(p.name, p.kind) for p in s.participants] == people
+        assert s.engine == "offline engine"
+        assert s.model == "offline"
+        assert s.ratings == 0
+        assert s.parent_id is None
+        assert s.experiment_id is None
     b, c, d, e = (rows[ids[k]] for k in "BCDE")
     assert (rows[ids["A"]].turns, b.turns, c.turns, d.turns) == (5, 4, 3, 2)
     assert [s.status for s in (b, c, d, e)] == ["finished", "finished", "interrupted", "running"]
-    assert (b.calls, b.tokens) == (12, 3456) and (c.calls, c.tokens) == (0, 0)
+    assert (b.calls, b.tokens) == (12, 3456)
+    assert (c.calls, c.tokens) == (0, 0)
     assert (b.condition, c.condition) == ("inner-thoughts", "baseline")
     start, end = db.execute(
         "SELECT created_at, finished_at FROM sessions WHERE id = ?", [b.id]
@@ -158,7 +163,9 @@ def test_rating_records_are_counted_per_session(scratch, saved):
             [b, c, c, now],
         )
     counts = {s.id: s.ratings for s in library.list_sessions(scratch)}
-    assert counts[b] == 4 and counts[c] == 1 and counts[ids["A"]] == 0
+    assert counts[b] == 4
+    assert counts[c] == 1
+    assert counts[ids["A"]] == 0
 
 
 def test_search_matches_participants_and_message_text_case_insensitively(db, saved):
@@ -200,7 +207,8 @@ def test_filters_are_exact_and_combine_with_search(db, saved):
 def test_sessions_made_from_the_command_line_appear(db, saved):
     _, ids = saved
     cli_session = library.summary(db, ids["A"])
-    assert cli_session.status == "finished" and cli_session.seed == 7
+    assert cli_session.status == "finished"
+    assert cli_session.seed == 7
     assert len(cli_session.participants) == 3
     with pytest.raises(errors.SessionNotFound):
         library.summary(db, "nope")
@@ -332,7 +340,8 @@ def test_forks_outlive_their_parent(scratch, saved):
     assert (summary.parent_id, summary.fork_seq, summary.fork_message) == (parent, 9, 2)
     library.delete_session(scratch, parent)
     summary = library.summary(scratch, fork)
-    assert summary.parent_id is None and summary.turns == 3
+    assert summary.parent_id is None
+    assert summary.turns == 3
 
 
 def test_a_running_session_is_not_deleted(scratch, saved):
@@ -348,7 +357,8 @@ def test_blueprint_round_trip(db, saved, minilm, tmp_path):
     config = json.loads(
         db.execute("SELECT config FROM sessions WHERE id = ?", [ids["B"]]).fetchone()[0]
     )
-    assert bp.settings.snapshot() == config and bp.settings.llm.api_key is None
+    assert bp.settings.snapshot() == config
+    assert bp.settings.llm.api_key is None
     assert (bp.seed, bp.preset, bp.condition) == (2, "simulation", "inner-thoughts")
     assert bp.icebreaker == ICEBREAKER_B
     from playground import personas
@@ -382,7 +392,7 @@ def test_blueprint_round_trip(db, saved, minilm, tmp_path):
 
 def test_a_missing_database_is_not_created_when_create_is_false(tmp_path):
     target = tmp_path / "missing" / "deeper" / "x.db"
-    with pytest.raises(errors.PlaygroundError, match="no database at .*x.db"):
+    with pytest.raises(errors.PlaygroundError, match=r"no database at .*x\.db"):
         open_database(target, create=False)
     assert not (tmp_path / "missing").exists()
 
@@ -414,7 +424,7 @@ def test_a_corrupt_file_gives_a_clear_error(saved, tmp_path):
     data = bytearray(bad.read_bytes())
     data[:16] = b"not a database!!"  # the header is gone
     bad.write_bytes(bytes(data))
-    with pytest.raises(errors.PlaygroundError, match="bad.db: not a usable session database"):
+    with pytest.raises(errors.PlaygroundError, match=r"bad\.db: not a usable session database"):
         open_database(bad, create=False)
     assert bad.read_bytes()[:16] == b"not a database!!"
 
@@ -423,7 +433,8 @@ def test_an_empty_file_of_ours_is_still_opened(tmp_path):
     fresh = tmp_path / "fresh.db"
     open_database(fresh).close()
     db = open_database(fresh, create=False)
-    assert library.list_sessions(db) == [] and library.count_sessions(db) == 0
+    assert library.list_sessions(db) == []
+    assert library.count_sessions(db) == 0
     db.close()
 
 

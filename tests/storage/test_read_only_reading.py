@@ -180,8 +180,10 @@ def test_sessions_show_and_export_read_a_database_on_a_full_disk(tmp_path, metho
         exported = _run("export", FINISHED, DEAD, "--db", str(path), preexec=preexec)
         assert path.read_bytes() == content
     for done in (listing, shown, exported):
-        assert done.returncode == 0 and not done.stderr, done.stderr
-    assert FINISHED in listing.stdout and DEAD in listing.stdout
+        assert done.returncode == 0, done.stderr
+        assert not done.stderr, done.stderr
+    assert FINISHED in listing.stdout
+    assert DEAD in listing.stdout
     assert f"{FINISHED} says 3" in shown.stdout
     records = [json.loads(line) for line in exported.stdout.splitlines()]
     assert [(r["session"]["id"], r["session"]["status"]) for r in records] == [
@@ -195,7 +197,8 @@ def test_a_run_whose_process_is_gone_is_shown_interrupted_without_writing(tmp_pa
     content = path.read_bytes()
     listing = _run("sessions", "--db", str(path))
     shown = _run("show", DEAD, "--db", str(path), "--json")
-    assert listing.returncode == 0 and shown.returncode == 0, listing.stderr + shown.stderr
+    assert listing.returncode == 0, listing.stderr + shown.stderr
+    assert shown.returncode == 0, listing.stderr + shown.stderr
     row = next(line for line in listing.stdout.splitlines() if line.startswith(DEAD))
     assert row.split()[2] == "interrupted"
     session = json.loads(shown.stdout)["session"]
@@ -299,7 +302,8 @@ def test_merge_names_the_source_it_cannot_read(tmp_path):
     source.write_bytes(bytes(data))
     out = tmp_path / "out.db"
     done = _run("merge", str(out), str(source))
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
     line = done.stderr.strip()
     assert line.startswith(f"error: {source}: cannot read it (database disk image is malformed)")
     assert str(out) not in line

@@ -187,11 +187,13 @@ def test_after_a_failed_write_nothing_more_is_written_and_the_session_is_marked_
     db.close()
     text = str(caught.value)
     assert f"could not save to {path}: database is locked" in text
-    assert "1 message was saved before" in text and "the session is marked failed" in text
+    assert "1 message was saved before" in text
+    assert "the session is marked failed" in text
     with closing(sqlite3.connect(path)) as conn:
         status, reason = conn.execute("SELECT status, end_reason FROM sessions").fetchone()
         assert conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 1
-    assert status == "failed" and "database is locked" in reason
+    assert status == "failed"
+    assert "database is locked" in reason
 
 
 def test_the_default_busy_timeout_outlasts_a_12_second_lock(tmp_path):
@@ -200,7 +202,8 @@ def test_the_default_busy_timeout_outlasts_a_12_second_lock(tmp_path):
         waits_ms = db.execute("PRAGMA busy_timeout").fetchone()[0]
     finally:
         db.close()
-    assert waits_ms == DEFAULT_BUSY_TIMEOUT * 1000 and waits_ms >= 12_000
+    assert waits_ms == DEFAULT_BUSY_TIMEOUT * 1000
+    assert waits_ms >= 12_000
 
 
 # -- simulate: a failed write is a failed run -----------------------------------------------------
@@ -215,7 +218,9 @@ def test_simulate_on_a_read_only_database_fails_with_one_clear_line(tmp_path):
         )
     line = _assert_one_clear_line(done.stderr)
     assert done.returncode == 1
-    assert str(path) in line and "readonly database" in line and "nothing was saved" in line
+    assert str(path) in line
+    assert "readonly database" in line
+    assert "nothing was saved" in line
     assert not re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{4}", done.stdout.strip().splitlines()[-1])
     assert _counts(path)["sessions"] == 0
 
@@ -269,7 +274,8 @@ def test_a_12_second_lock_is_waited_out_and_nothing_is_lost(tmp_path):
                 proc.kill()
     assert codes == [0, 0], path.with_suffix(".err").read_text()
     stderr = path.with_suffix(".err").read_text()
-    assert "Traceback" not in stderr and "error" not in stderr.lower(), stderr
+    assert "Traceback" not in stderr, stderr
+    assert "error" not in stderr.lower(), stderr
     with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("SELECT status FROM sessions").fetchone()[0] == "finished"
     assert _counts(path) == _counts(reference)
@@ -289,7 +295,8 @@ def test_sessions_and_show_read_a_database_in_a_read_only_folder(tmp_path):
         listing = _run(prefix + _cli("sessions", "--db", str(path)))
         shown = _run(prefix + _cli("show", sid[:10], "--db", str(path)))
     assert listing.returncode == 0, listing.stderr
-    assert sid in listing.stdout and "finished" in listing.stdout
+    assert sid in listing.stdout
+    assert "finished" in listing.stdout
     assert shown.returncode == 0, shown.stderr
     assert "hello 2" in shown.stdout
     assert sorted(p.name for p in folder.iterdir()) == before == ["s.db"]
@@ -306,7 +313,8 @@ def test_report_and_export_read_a_database_in_a_read_only_folder(tmp_path):
         export = _run(prefix + _cli("export", sid, "--db", str(path), "--output", str(out)))
     assert report.returncode == 0, report.stderr
     assert export.returncode == 0, export.stderr
-    assert sid in out.read_text() and "hello 2" in out.read_text()
+    assert sid in out.read_text()
+    assert "hello 2" in out.read_text()
     assert sorted(p.name for p in folder.iterdir()) == ["s.db"]
 
 

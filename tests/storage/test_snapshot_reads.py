@@ -67,9 +67,25 @@ def live(tmp_path: Path) -> Iterator[tuple[Path, str, subprocess.Popen[str]]]:
     preset keeps it going (the default one ends after a few silent steps); it is stopped after."""
     path = tmp_path / "live.db"
     writer = subprocess.Popen(
-        [sys.executable, "-m", "playground", "simulate", "--engine", "offline"]
-        + ["--agents", "4", "--turns", "2000", "--seed", "5", "--preset", "active-contributor"]
-        + ["--quiet", "--db", str(path)],
+        [
+            sys.executable,
+            "-m",
+            "playground",
+            "simulate",
+            "--engine",
+            "offline",
+            "--agents",
+            "4",
+            "--turns",
+            "2000",
+            "--seed",
+            "5",
+            "--preset",
+            "active-contributor",
+            "--quiet",
+            "--db",
+            str(path),
+        ],
         cwd=REPO,
         env=_env(),
         preexec_fn=lambda: os.nice(10),  # on a busy machine the reads come first: a smaller session
@@ -104,7 +120,8 @@ def _check_export(record: dict[str, Any]) -> None:
     assert len(record["decisions"]) == kinds["decision_made"]
     for m in record["messages"]:
         if m["thought_id"] is not None:
-            assert m["thought"] is not None and m["thought"]["id"] == m["thought_id"], m
+            assert m["thought"] is not None, m
+            assert m["thought"]["id"] == m["thought_id"], m
     for d in record["decisions"]:
         assert d["thought_id"] is None or d["thought_id"] in thoughts, d
 
@@ -124,14 +141,16 @@ def test_export_and_show_of_a_session_being_written_are_each_one_snapshot(live):
     sizes: list[int] = []
     for i in range(READS):
         exported = _cli("export", sid, "--db", str(path))
-        assert exported.returncode == 0 and not exported.stderr, exported.stderr[-2000:]
+        assert exported.returncode == 0, exported.stderr[-2000:]
+        assert not exported.stderr, exported.stderr[-2000:]
         record = json.loads(exported.stdout)
         _check_export(record)
         sizes.append(len(record["messages"]))
         if i % 3:
             continue
         shown = _cli("show", sid, "--db", str(path), "--json")
-        assert shown.returncode == 0 and not shown.stderr, shown.stderr[-2000:]
+        assert shown.returncode == 0, shown.stderr[-2000:]
+        assert not shown.stderr, shown.stderr[-2000:]
         _check_show(json.loads(shown.stdout))
     assert writer.poll() is None
     assert sizes[-1] > sizes[0], f"the session did not grow while it was read: {sizes}"
@@ -253,5 +272,7 @@ def test_the_library_and_the_report_read_inside_one_transaction(pair, what):
         assert report.build_report(reader, agreement_options={"skip": True}).counts.sessions == 1
     else:
         assert library.facets(reader)["status"] == ["running"]
-    assert ran[0] == "BEGIN" and ran[-1] == "COMMIT", ran
-    assert ran.count("BEGIN") == 1 and len(ran) > 3, ran
+    assert ran[0] == "BEGIN", ran
+    assert ran[-1] == "COMMIT", ran
+    assert ran.count("BEGIN") == 1, ran
+    assert len(ran) > 3, ran

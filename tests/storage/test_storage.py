@@ -43,7 +43,7 @@ def test_foreign_keys_are_enforced(db):
 def test_a_file_that_is_not_a_database_gets_a_clear_error(tmp_path):
     bad = tmp_path / "notes.db"
     bad.write_text("this is not sqlite " * 200)
-    with pytest.raises(errors.PlaygroundError, match="notes.db: not a usable session database"):
+    with pytest.raises(errors.PlaygroundError, match=r"notes\.db: not a usable session database"):
         open_database(bad)
     assert bad.read_text().startswith("this is not sqlite")  # nothing overwritten
 
@@ -83,7 +83,8 @@ async def test_a_saved_session_reads_back_with_everything(embedder, db):
     room, _, _ = await build(offline_settings(max_turns=5, seed=2), embedder, library(3), db=db)
     await loops.run_simulation(room, icebreaker="What did you do last weekend?")
     data = SessionReader(db).load(room.session_id[:17])  # a unique prefix works too
-    assert data["session"]["status"] == "finished" and data["session"]["engine"] == "offline engine"
+    assert data["session"]["status"] == "finished"
+    assert data["session"]["engine"] == "offline engine"
     assert [p["name"] for p in data["participants"]] == [a.name for a in room.agents]
     assert all(p["persona"]["facts"] for p in data["participants"])
     assert len(data["messages"]) == 5
@@ -93,7 +94,9 @@ async def test_a_saved_session_reads_back_with_everything(embedder, db):
     for m in spoken:
         t = by_id[m["thought_id"]]
         assert t["expressed_in"] == m["id"]
-        assert t["evaluations"] and t["distribution"] and len(t["reasons_for"]) == 2
+        assert t["evaluations"]
+        assert t["distribution"]
+        assert len(t["reasons_for"]) == 2
     assert {d["action"] for d in data["decisions"]} <= {"speak", "silent"}
     assert all(d["reason"] for d in data["decisions"])
     assert SessionReader(db).list_sessions()[0]["id"] == room.session_id
@@ -108,7 +111,7 @@ def _open_and_close(path: str) -> str:
     try:
         open_database(path).close()
         return "ok"
-    except Exception as exc:  # the test reports what went wrong in the child
+    except Exception as exc:  # noqa: BLE001 - the child hands any failure back to the test
         return repr(exc)
 
 
@@ -188,7 +191,8 @@ async def test_a_drawn_system1_reply_is_recorded_with_the_best_score_and_its_own
     assert all(best is not None and best >= score for score, best, _ in rows)
     assert any(best > score for score, best, _ in rows), "a System-1 thought below the best"
     for score, best, reason in rows:
-        assert reason.startswith(f"best score {best:.2f} <") and f"score {score:.2f}" in reason
+        assert reason.startswith(f"best score {best:.2f} <")
+        assert f"score {score:.2f}" in reason
     others = db.execute(
         "SELECT COUNT(*) FROM decisions WHERE session_id = ? AND score IS NOT NULL"
         " AND best_score IS NULL",

@@ -67,7 +67,9 @@ def test_goal_shares_and_per_turn_metrics_by_hand() -> None:
     assert m.goal_shares(CRITERIA, SEEN, threshold=0.999) == [0.0, 0.0, 0.0, 0.0]
 
     turns = m.turn_metrics(STATES, shares=shares, weights=(0.4, 0.4, 0.2))
-    assert turns[0].d_clarity is None and turns[0].score is None and turns[0].goal_share == 0.0
+    assert turns[0].d_clarity is None
+    assert turns[0].score is None
+    assert turns[0].goal_share == 0.0
     # Δclarity 0.3, −0.1, 0.4; Δsatisfaction 0.1, 0.0, 0.3; g 0.5, 0.0, 0.5
     assert [t.d_clarity for t in turns[1:]] == pytest.approx([0.3, -0.1, 0.4])
     assert [t.d_satisfaction for t in turns[1:]] == pytest.approx([0.1, 0.0, 0.3])
@@ -96,7 +98,8 @@ def test_dialogue_metrics_by_hand() -> None:
     assert d.improved is True
     assert d.mean_c == pytest.approx((0.26 - 0.04 + 0.38) / 3)
     # Clarify (balanced) = 10·(I + ½N)/P = 10·(2 + 0.5)/3
-    assert d.clarify == pytest.approx(25 / 3) and d.judged_pairs == 3
+    assert d.clarify == pytest.approx(25 / 3)
+    assert d.judged_pairs == 3
     # SSA = 0.7·(7.75·0.65) + 0.3·(25/3) = 3.52625 + 2.5
     assert d.ssa == pytest.approx(6.02625)
     # Self-rated: Δc = +0.3, −0.1, +0.4 → improve, decrease, improve → 10·2/3
@@ -108,7 +111,8 @@ def test_dialogue_metrics_by_hand() -> None:
         high_threshold=0.6,
     )  # fmt: skip
     d2 = m.dialogue_metrics(STATES, judgements=judgements(LABELS), options=other)
-    assert d2.high is True and d2.high_turn_share == 0.75  # average 0.65 ≥ 0.6; 3 turns ≥ 0.6
+    assert d2.high is True
+    assert d2.high_turn_share == 0.75  # average 0.65 ≥ 0.6; 3 turns ≥ 0.6
     assert d2.clarify == pytest.approx(20 / 3)  # 10·I/P
     assert d2.self_clarify == pytest.approx(
         20 / 3
@@ -117,18 +121,27 @@ def test_dialogue_metrics_by_hand() -> None:
 
     # No judge: no Clarify, no SSA; the self-rated figure is still there, apart.
     unjudged = m.dialogue_metrics(STATES)
-    assert unjudged.clarify is None and unjudged.ssa is None and unjudged.judged_pairs == 0
+    assert unjudged.clarify is None
+    assert unjudged.ssa is None
+    assert unjudged.judged_pairs == 0
     assert unjudged.self_clarify == pytest.approx(20 / 3)
 
     one = m.dialogue_metrics(STATES[:1])
-    assert one.trend is None and one.improved is None and one.mean_c is None
+    assert one.trend is None
+    assert one.improved is None
+    assert one.mean_c is None
     # An unreadable satisfaction is stored as the placeholder 0.5 and counted nowhere: the final
     # satisfaction is the last rated one (0.9), not the placeholder.
     missing = [STATES[3], HiddenState(clarity=0.3, satisfaction_missing=True)]
     d3 = m.dialogue_metrics(missing)
-    assert d3.missing_satisfaction == 1 and d3.satisfaction_rated == 1 and d3.turns == 2
-    assert d3.final_satisfaction == 0.9 and d3.average_satisfaction == 0.9
-    assert d3.improved is None and d3.trend is None and d3.improved_turn_share is None
+    assert d3.missing_satisfaction == 1
+    assert d3.satisfaction_rated == 1
+    assert d3.turns == 2
+    assert d3.final_satisfaction == 0.9
+    assert d3.average_satisfaction == 0.9
+    assert d3.improved is None
+    assert d3.trend is None
+    assert d3.improved_turn_share is None
 
 
 def test_clarify_formulas() -> None:
@@ -174,8 +187,10 @@ def test_ssa_reproduces_table2_claude_0_percent_by_hand() -> None:
     assert round(value, 2) == 6.07  # type: ignore[arg-type]
     # The main text's λ·(wα·S_avg + wβ·C) = 7.75·(0.581 + 1.569) = 16.66 would not.
     main_text = 7.75 * (0.7 * 0.83 + 0.3 * 5.23)
-    assert main_text == pytest.approx(16.6625) and round(main_text, 2) != 6.07
-    assert m.ssa(None, 5.0) is None and m.ssa(0.8, None) is None
+    assert main_text == pytest.approx(16.6625)
+    assert round(main_text, 2) != 6.07
+    assert m.ssa(None, 5.0) is None
+    assert m.ssa(0.8, None) is None
     assert m.ssa(0.5, 5.0, alpha=0.5, beta=0.5, lam=10.0) == pytest.approx(5.0)
 
 
@@ -203,8 +218,10 @@ def test_group_rates_are_shares_of_dialogues_by_default() -> None:
         [HiddenState(satisfaction=0.7, clarity=0.5), HiddenState(satisfaction=0.6, clarity=0.5)]
     )  # final 0.6: not high, not improved; not judged
     g = m.group_metrics([a, b])
-    assert g.n == 2 and g.judged == 1
-    assert g.high_rate == 0.5 and g.improved_rate == 0.5
+    assert g.n == 2
+    assert g.judged == 1
+    assert g.high_rate == 0.5
+    assert g.improved_rate == 0.5
     assert g.average_satisfaction == pytest.approx((0.65 + 0.65) / 2)
     assert g.clarify == pytest.approx(25 / 3)  # over the judged dialogue only
     assert g.ssa == pytest.approx(0.7 * 7.75 * 0.65 + 0.3 * 25 / 3)
@@ -235,14 +252,20 @@ def test_unreadable_satisfaction_gives_no_improvement_nor_rising_trend() -> None
     o = m.MetricOptions(high_threshold=0.5)
     flat = m.dialogue_metrics(FLAT, options=o)
     assert (flat.turns, flat.satisfaction_rated, flat.missing_satisfaction) == (4, 1, 3)
-    assert flat.final_satisfaction == 0.3 and flat.average_satisfaction == 0.3
-    assert flat.improved is None and flat.trend is None  # one rated turn: nothing to compare
-    assert flat.improved_turn_share is None and flat.high is False
+    assert flat.final_satisfaction == 0.3
+    assert flat.average_satisfaction == 0.3
+    assert flat.improved is None
+    assert flat.trend is None  # one rated turn: nothing to compare
+    assert flat.improved_turn_share is None
+    assert flat.high is False
     level = m.dialogue_metrics(LEVEL, options=o)
     assert (level.satisfaction_rated, level.missing_satisfaction) == (2, 2)
-    assert level.final_satisfaction == 0.4 and level.average_satisfaction == pytest.approx(0.4)
-    assert level.improved is False and level.trend == pytest.approx(0.0)
-    assert level.improved_turn_share == 0.0 and level.high is False
+    assert level.final_satisfaction == 0.4
+    assert level.average_satisfaction == pytest.approx(0.4)
+    assert level.improved is False
+    assert level.trend == pytest.approx(0.0)
+    assert level.improved_turn_share == 0.0
+    assert level.high is False
     # Δsatisfaction only between rated turns; C where both ratings were given, since the last
     # such turn: turn 2 against turn 0, 0.4·(0.4 − 0.2) + 0.4·(0.4 − 0.4) = 0.08.
     per = level.per_turn
@@ -253,29 +276,36 @@ def test_unreadable_satisfaction_gives_no_improvement_nor_rising_trend() -> None
     assert level.mean_c == pytest.approx(0.08)
 
     g = m.group_metrics([flat, level], o)
-    assert g.improved_rate == 0.0 and g.high_rate == 0.0  # were 100 % and 100 %
+    assert g.improved_rate == 0.0
+    assert g.high_rate == 0.0  # were 100 % and 100 %
     assert g.trend == pytest.approx(0.0)  # was +0.04
     assert g.average_satisfaction == pytest.approx(0.35)  # (0.3 + 0.4) / 2, was 0.45
     # Each rate's denominator is the dialogues that have the value, and the group says so.
     assert (g.n, g.n_rated, g.n_compared, g.n_scored) == (2, 2, 1, 1)
     assert (g.turns, g.missing_satisfaction, g.missing_clarity) == (8, 5, 0)
     t = m.group_metrics([flat, level], m.MetricOptions(rates="turns", high_threshold=0.5))
-    assert t.improved_rate == 0.0 and t.high_rate == 0.0  # were (1 + 2/3) / 2 and (3/4 + 2/4) / 2
+    assert t.improved_rate == 0.0
+    assert t.high_rate == 0.0  # were (1 + 2/3) / 2 and (3/4 + 2/4) / 2
 
     # A dialogue without a single rated satisfaction is in no satisfaction figure.
     blank = m.dialogue_metrics([unrated(0.2), unrated(0.3)])
-    assert blank.average_satisfaction is None and blank.high is None and blank.improved is None
+    assert blank.average_satisfaction is None
+    assert blank.high is None
+    assert blank.improved is None
     g2 = m.group_metrics([blank, level])
     assert (g2.n, g2.n_rated, g2.n_compared) == (2, 1, 1)
-    assert g2.average_satisfaction == pytest.approx(0.4) and g2.improved_rate == 0.0
+    assert g2.average_satisfaction == pytest.approx(0.4)
+    assert g2.improved_rate == 0.0
 
 
 def test_unreadable_clarity_is_left_out_of_deltas_c_and_the_self_rated_figure() -> None:
     carried = HiddenState(satisfaction=0.6, clarity=0.2, clarity_explanation=CLARITY_CARRIED)
     states = [rated(0.5, 0.2), carried, rated(0.7, 0.6)]
-    assert carried.clarity_missing and carried.rated_clarity is None
+    assert carried.clarity_missing
+    assert carried.rated_clarity is None
     d = m.dialogue_metrics(states)
-    assert d.missing_clarity == 1 and d.missing_satisfaction == 0
+    assert d.missing_clarity == 1
+    assert d.missing_satisfaction == 0
     assert [t.clarity for t in d.per_turn] == [0.2, None, 0.6]
     assert [t.d_clarity for t in d.per_turn] == [None, None, pytest.approx(0.4)]
     # C at turn 2 against turn 0: 0.4·0.4 + 0.4·0.2 = 0.24 (the carried value gave a fake 0.04)
@@ -289,7 +319,8 @@ def test_unreadable_clarity_is_left_out_of_deltas_c_and_the_self_rated_figure() 
 def test_slope_uses_the_turn_numbers_of_the_rated_turns() -> None:
     assert m.slope([0.2, 0.8], [0, 3]) == pytest.approx(0.2)
     assert m.slope([0.2, 0.8]) == pytest.approx(0.6)
-    assert m.slope([0.5]) is None and m.slope([0.1, 0.2], [2, 2]) is None
+    assert m.slope([0.5]) is None
+    assert m.slope([0.1, 0.2], [2, 2]) is None
 
 
 # -- a database built by hand -----------------------------------------------------------------
@@ -446,7 +477,8 @@ async def test_judge_session_asks_each_pair_stores_rows_and_is_idempotent(tmp_pa
             "because-s1-2",
         ):
             assert text in p1, text
-        assert "INNER-uma-1" not in p1 and "CLARITYNOTE" not in p1
+        assert "INNER-uma-1" not in p1
+        assert "CLARITYNOTE" not in p1
         assert srv.requests[-1]["response_format"]["json_schema"]["name"] == "PairAnswer"
         stored = db.execute(
             "SELECT judge, pair, clarity_change FROM storm_judgements ORDER BY pair"
@@ -455,7 +487,8 @@ async def test_judge_session_asks_each_pair_stores_rows_and_is_idempotent(tmp_pa
 
         before = srv.chat_calls
         again = await judge_session(db, "s1", client)  # already judged: no call
-        assert again == rows and srv.chat_calls == before
+        assert again == rows
+        assert srv.chat_calls == before
         scripted[1] = answer("decrease", "decrease")
         forced = await judge_session(db, "s1", client, force=True)
         assert srv.chat_calls == before + 2
@@ -491,12 +524,14 @@ async def test_a_garbled_pair_is_retried_once_then_skipped_and_reported(tmp_path
         )
         assert [j.pair for j in rows] == [0, 2]  # pair 1 left out, never invented
         assert calls == {0: 1, 1: 2, 2: 2}  # one corrective retry each
-        assert [p for p, _ in skipped] == [1] and "PairAnswer" in skipped[0][1]
+        assert [p for p, _ in skipped] == [1]
+        assert "PairAnswer" in skipped[0][1]
         # The next call asks only the missing pair.
         srv.set_responder(lambda body: answer("Not Change", "Improve"))
         n = srv.chat_calls
         rows = await judge_session(db, "s1", client)
-        assert srv.chat_calls == n + 1 and [j.pair for j in rows] == [0, 1, 2]
+        assert srv.chat_calls == n + 1
+        assert [j.pair for j in rows] == [0, 1, 2]
         await client.close()
     db.close()
 
@@ -509,7 +544,8 @@ async def test_judge_dialogue_with_the_servers_own_schema_answers(tmp_path: Path
         client = client_for(srv)
         out = await judge_dialogue(client, load_dialogue(db, "s1").turns)
         await client.close()
-    assert len(out) == 1 and out[0].clarity_change in ("improve", "not change", "decrease")
+    assert len(out) == 1
+    assert out[0].clarity_change in ("improve", "not change", "decrease")
     db.close()
 
 
@@ -519,7 +555,8 @@ def test_storm_judge_command(tmp_path: Path) -> None:
     add_dialogue(db, "s1", dialogue_turns("u", [0.5, 0.6, 0.9], [0.2, 0.4, 0.5]), ["r0", "r1"])
     db.close()
     code, _, err = run("storm-judge", "--engine", "offline", "--db", str(path))
-    assert code == 2 and "no offline judge" in err
+    assert code == 2
+    assert "no offline judge" in err
     with FakeLLMServer() as srv:
         srv.set_responder(
             lambda b: None if b.get("max_tokens") == 1 else answer("Improve", "Improve")
@@ -529,7 +566,8 @@ def test_storm_judge_command(tmp_path: Path) -> None:
         assert code == 0, err
         assert "s1: 2 turn pairs judged by judge:gpt-j" in out
         code, out, _ = run("storm-judge", "s1", *flags, "--db", str(path))  # nothing left to ask
-        assert code == 0 and srv.chat_calls == 4  # probe, two pairs; the rerun only probes
+        assert code == 0
+        assert srv.chat_calls == 4  # probe, two pairs; the rerun only probes
     db = open_database(path)
     assert (
         db.execute("SELECT COUNT(*) FROM storm_judgements WHERE judge = 'judge:gpt-j'").fetchone()[
@@ -544,7 +582,8 @@ def test_storm_judge_command(tmp_path: Path) -> None:
         code, _, err = run(
             "storm-judge", "--engine", "openai", "--base-url", srv.base_url, "--db", str(empty)
         )
-    assert code == 1 and "no STORM dialogues" in err
+    assert code == 1
+    assert "no STORM dialogues" in err
 
 
 # -- the report ------------------------------------------------------------------------------
@@ -580,26 +619,39 @@ def test_report_groups_by_model_uncertainty_and_access(report_db: Path) -> None:
     db = open_database(report_db)
     rep = build_storm_report(db)
     db.close()
-    assert rep.judge == "judge:gpt-x" and rep.judges == {"judge:gpt-x": 2, "judge:other": 1}
+    assert rep.judge == "judge:gpt-x"
+    assert rep.judges == {"judge:gpt-x": 2, "judge:other": 1}
     assert [r.label for r in rep.rows] == [
         "model-a (0%)", "model-a (40%)", "model-b · inner-thoughts (0%)",
     ]  # fmt: skip
     a0 = rep.rows[0]
     wo, w = a0.without_profile, a0.with_profile
-    assert wo is not None and w is not None
-    assert wo.n == 2 and wo.judged == 2 and w.n == 1 and w.judged == 0
+    assert wo is not None
+    assert w is not None
+    assert wo.n == 2
+    assert wo.judged == 2
+    assert w.n == 1
+    assert w.judged == 0
     assert wo.average_satisfaction == pytest.approx(AVG_WO)
-    assert wo.high_rate == 0.5 and wo.improved_rate == 0.5  # d1 ends at 0.9 > 0.6; d2 at 0.7
-    assert wo.clarify == pytest.approx(CLARIFY_WO) and wo.ssa == pytest.approx(SSA_WO)
-    assert w.average_satisfaction == pytest.approx(0.95) and w.high_rate == 1.0
-    assert w.clarify is None and w.ssa is None
-    assert rep.rows[1].with_profile is None and rep.rows[1].without_profile.clarify is None  # type: ignore[union-attr]
+    assert wo.high_rate == 0.5
+    assert wo.improved_rate == 0.5  # d1 ends at 0.9 > 0.6; d2 at 0.7
+    assert wo.clarify == pytest.approx(CLARIFY_WO)
+    assert wo.ssa == pytest.approx(SSA_WO)
+    assert w.average_satisfaction == pytest.approx(0.95)
+    assert w.high_rate == 1.0
+    assert w.clarify is None
+    assert w.ssa is None
+    assert rep.rows[1].with_profile is None
+    assert rep.rows[1].without_profile.clarify is None  # type: ignore[union-attr]
     assert a0.curves["without"].satisfaction == pytest.approx([0.7, 0.75, 0.9])
     assert a0.curves["without"].n == [2, 2, 1]
     assert a0.curves["with"].clarity == pytest.approx([0.6, 0.7])
     d1 = next(d for d in rep.dialogues if d.session_id == "d1")
-    assert d1.satisfaction == [0.6, 0.8, 0.9] and d1.clarity == [0.3, 0.5, 0.7]
-    assert d1.metrics.clarify == 10.0 and d1.pairs == 2 and d1.judge == "judge:gpt-x"
+    assert d1.satisfaction == [0.6, 0.8, 0.9]
+    assert d1.clarity == [0.3, 0.5, 0.7]
+    assert d1.metrics.clarify == 10.0
+    assert d1.pairs == 2
+    assert d1.judge == "judge:gpt-x"
     assert rep.goal == ""  # no embedding given: no goal progress, and it says so
     assert any("goal progress g not computed" in x for x in rep.methods)
 
@@ -607,7 +659,9 @@ def test_report_groups_by_model_uncertainty_and_access(report_db: Path) -> None:
     other = build_storm_report(db, judge="judge:other")
     db.close()
     b0 = other.rows[2].without_profile
-    assert b0 is not None and b0.clarify == 0.0 and other.rows[0].without_profile.judged == 0  # type: ignore[union-attr]
+    assert b0 is not None
+    assert b0.clarify == 0.0
+    assert other.rows[0].without_profile.judged == 0  # type: ignore[union-attr]
 
 
 def test_report_command_table(report_db: Path) -> None:
@@ -641,14 +695,17 @@ def test_report_command_table(report_db: Path) -> None:
         "0/5",  # without (d1, d2)
     ]
     row40 = next(x for x in lines if x.startswith("model-a (40%)"))
-    assert row40.split()[2:6] == ["–", "0.35", "–", "0.0%"] and "no judge" in row40
-    assert "Self-rated clarity" in out and "not a judge's Clarify" in out
+    assert row40.split()[2:6] == ["–", "0.35", "–", "0.0%"]
+    assert "no judge" in row40
+    assert "Self-rated clarity" in out
+    assert "not a judge's Clarify" in out
     assert "SSA = 0.7·(7.75·S_avg) + 0.3·Clarify" in out
     assert "d1" not in out  # no per-dialogue listing unless asked
     code, out, _ = run("report", "--storm", "--db", str(report_db), "--no-goal", "--dialogues")
     listing = out.split("\nDialogues\n")[1]
     d1 = next(x for x in listing.splitlines() if x.startswith("d1 "))
-    assert "10.00" in d1 and "2/2" in d1
+    assert "10.00" in d1
+    assert "2/2" in d1
     assert "no judge" in next(x for x in listing.splitlines() if x.startswith("d3 "))
 
 
@@ -659,32 +716,40 @@ def test_report_command_csv_json_and_out_file(report_db: Path, tmp_path: Path) -
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 4  # model-a 0 % w/ and w/o, model-a 40 % w/o, model-b w/o
     wo = next(r for r in rows if r["label"] == "model-a (0%)" and r["profile_access"] == "0")
-    assert int(wo["n"]) == 2 and float(wo["clarify"]) == pytest.approx(CLARIFY_WO)
+    assert int(wo["n"]) == 2
+    assert float(wo["clarify"]) == pytest.approx(CLARIFY_WO)
     assert float(wo["ssa"]) == pytest.approx(SSA_WO)
     assert float(wo["average_satisfaction"]) == pytest.approx(AVG_WO)
-    assert wo["clarify_method"] == "balanced" and wo["judge"] == "judge:gpt-x"
+    assert wo["clarify_method"] == "balanced"
+    assert wo["judge"] == "judge:gpt-x"
     w = next(r for r in rows if r["label"] == "model-a (0%)" and r["profile_access"] == "1")
-    assert w["clarify"] == "" and float(w["high_rate"]) == 1.0
+    assert w["clarify"] == ""
+    assert float(w["high_rate"]) == 1.0
     code, out, _ = run(*base, "--format", "csv", "--dialogues", "--rates", "turns")
     per = {r["session_id"]: r for r in csv.DictReader(io.StringIO(out))}
     assert set(per) == {"d1", "d2", "d3", "d4", "d5"}
-    assert per["d1"]["satisfaction_curve"] == "0.6 0.8 0.9" and per["d1"]["rates"] == "turns"
+    assert per["d1"]["satisfaction_curve"] == "0.6 0.8 0.9"
+    assert per["d1"]["rates"] == "turns"
     assert float(per["d1"]["trend"]) == pytest.approx(0.15)  # (0.9 − 0.6) / 2
 
     target = tmp_path / "storm.json"
     code, out, _ = run(*base, "--format", "json", "--out", str(target),
                        "--clarify-method", "improve-share")  # fmt: skip
-    assert code == 0 and out.strip() == f"wrote {target}"
+    assert code == 0
+    assert out.strip() == f"wrote {target}"
     data = json.loads(target.read_text())
-    assert data["clarify_method"] == "improve-share" and data["clarify_formula"] == "10·I/P"
+    assert data["clarify_method"] == "improve-share"
+    assert data["clarify_formula"] == "10·I/P"
     row = next(r for r in data["rows"] if r["label"] == "model-a (0%)")
     assert row["without_profile"]["clarify"] == pytest.approx((10.0 + 0.0) / 2)
     assert row["with_profile"]["n"] == 1
     assert row["curves"]["without"]["satisfaction"] == pytest.approx([0.7, 0.75, 0.9])
-    assert len(data["dialogues"]) == 5 and data["options"]["weights"] == [0.4, 0.4, 0.2]
+    assert len(data["dialogues"]) == 5
+    assert data["options"]["weights"] == [0.4, 0.4, 0.2]
 
     code, _, err = run(*base, "--c-weights", "1,2")
-    assert code == 1 and "--c-weights" in err
+    assert code == 1
+    assert "--c-weights" in err
 
 
 def unreadable(db: Any, sid: str, turns: list[int], *, clarity: bool = False) -> None:
@@ -716,17 +781,22 @@ def test_report_leaves_unreadable_turns_out_and_says_how_many(tmp_path: Path) ->
     db.close()
     g = rep.rows[0].without_profile
     assert g is not None
-    assert g.improved_rate == 0.0 and g.high_rate == 0.0 and g.trend == pytest.approx(0.0)
+    assert g.improved_rate == 0.0
+    assert g.high_rate == 0.0
+    assert g.trend == pytest.approx(0.0)
     assert g.average_satisfaction == pytest.approx(0.35)
     assert (g.n, g.n_rated, g.n_compared, g.turns, g.missing_satisfaction) == (2, 2, 1, 8, 5)
     assert g.missing_clarity == 3
     u1 = next(x for x in rep.dialogues if x.session_id == "u1")
-    assert u1.satisfaction == [0.3, None, None, None] and u1.clarity == [0.2, None, None, None]
-    assert u1.metrics.improved is None and u1.metrics.trend is None
+    assert u1.satisfaction == [0.3, None, None, None]
+    assert u1.clarity == [0.2, None, None, None]
+    assert u1.metrics.improved is None
+    assert u1.metrics.trend is None
     # The group's curve: the mean of the rated values per turn, with how many rated it.
     curve = rep.rows[0].curves["without"]
     assert curve.satisfaction == [pytest.approx(0.35), None, 0.4, None]
-    assert curve.satisfaction_n == [2, 0, 1, 0] and curve.n == [2, 2, 2, 2]
+    assert curve.satisfaction_n == [2, 0, 1, 0]
+    assert curve.n == [2, 2, 2, 2]
     assert curve.clarity_n == [2, 1, 1, 1]
 
     text = render_table(rep, dialogues=True)
@@ -744,8 +814,10 @@ def test_report_leaves_unreadable_turns_out_and_says_how_many(tmp_path: Path) ->
 
     per = {r["session_id"]: r for r in csv.DictReader(io.StringIO(to_csv(rep, dialogues=True)))}
     assert per["u1"]["satisfaction_curve"] == "0.3 NA NA NA"
-    assert per["u1"]["missing_satisfaction"] == "3" and per["u1"]["satisfaction_rated"] == "1"
-    assert per["u1"]["improved"] == "" and per["u2"]["improved"] == "0"
+    assert per["u1"]["missing_satisfaction"] == "3"
+    assert per["u1"]["satisfaction_rated"] == "1"
+    assert per["u1"]["improved"] == ""
+    assert per["u2"]["improved"] == "0"
     group = next(csv.DictReader(io.StringIO(to_csv(rep))))
     assert (group["n_rated"], group["n_compared"], group["missing_satisfaction"]) == ("2", "1", "5")
     assert float(group["improved_rate"]) == 0.0
@@ -755,9 +827,12 @@ def test_report_without_dialogues_says_so(tmp_path: Path) -> None:
     empty = tmp_path / "empty.db"
     open_database(empty).close()
     code, out, err = run("report", "--storm", "--db", str(empty))
-    assert code == 1 and "no STORM dialogues" in err and out == ""
+    assert code == 1
+    assert "no STORM dialogues" in err
+    assert out == ""
     code, _, err = run("report", "--storm", "--db", str(tmp_path / "missing.db"))
-    assert code == 1 and "no database" in err
+    assert code == 1
+    assert "no database" in err
 
 
 def test_goal_progress_with_real_minilm(tmp_path: Path, minilm: Any) -> None:
@@ -780,5 +855,6 @@ def test_goal_progress_with_real_minilm(tmp_path: Path, minilm: Any) -> None:
     assert per_turn[2].score == pytest.approx(0.4 * 0.2 + 0.4 * 0.1 + 0.2 * 0.5)
     assert rep.goal == "MiniLM cosine ≥ 0.5"
     text = render_table(rep)
-    assert "MiniLM cosine ≥ 0.5" in text and "model-a (0%)" in text
+    assert "MiniLM cosine ≥ 0.5" in text
+    assert "model-a (0%)" in text
     assert to_csv(rep).count("\n") == 2  # header and the one group row

@@ -60,14 +60,16 @@ async def _group(embedder, db, *, turns: int = 12, seed: int = 4):
 async def test_two_simulated_users_and_an_agent_record_a_hidden_state_per_simulated_message(
     embedder, db
 ):
-    room, seen = await _group(embedder, db)
+    room, _seen = await _group(embedder, db)
     sid = room.session_id
-    assert room.status == "finished" and room.step >= 8
+    assert room.status == "finished"
+    assert room.step >= 8
     messages = SessionReader(db).load(sid)["messages"]
     states = SessionReader(db).hidden_states(sid)
     simulated = [m["id"] for m in messages if m["speaker_kind"] == "simulated"]
     agents = [m["id"] for m in messages if m["speaker_kind"] == "ai"]
-    assert simulated and agents  # both kinds spoke
+    assert simulated
+    assert agents  # both kinds spoke
     assert [h["message_id"] for h in states] == simulated  # one each, none for the agent
     by_user = {}
     for h in states:
@@ -78,13 +80,14 @@ async def test_two_simulated_users_and_an_agent_record_a_hidden_state_per_simula
     assert all(20 <= len(m["text"]) <= 100 for m in messages if m["speaker_kind"] == "simulated")
     # The profile is snapshotted with the participant.
     rows = {p["name"]: p for p in SessionReader(db).participants(sid)}
-    assert rows["Mia"]["kind"] == "simulated" and UserProfile(**rows["Mia"]["profile"]) == MIA
+    assert rows["Mia"]["kind"] == "simulated"
+    assert UserProfile(**rows["Mia"]["profile"]) == MIA
     assert rows["Leo"]["proactivity"] == {"speak_probability": 0.5}
     assert rows[library(1)[0].name]["profile"] is None
 
 
 async def test_simulated_users_decide_in_the_decision_strip_with_reasons(embedder, db):
-    room, seen = await _group(embedder, db)
+    _room, seen = await _group(embedder, db)
     mine = [e.decision for e in of(events.DecisionMade, seen) if e.decision.policy == "simulated"]
     assert {d.agent for d in mine} == {"Mia", "Leo"}
     spoke = [d for d in mine if d.action == "speak"]
@@ -96,7 +99,8 @@ async def test_simulated_users_decide_in_the_decision_strip_with_reasons(embedde
     for i, e in enumerate(seen):
         if isinstance(e, events.HiddenStateRecorded):
             before = seen[i - 1]
-            assert isinstance(before, events.MessagePosted) and before.message.id == e.message_id
+            assert isinstance(before, events.MessagePosted)
+            assert before.message.id == e.message_id
             assert before.message.kind == "simulated"
     assert kinds
 
@@ -112,12 +116,14 @@ async def test_in_a_dyad_every_message_addresses_the_other_and_no_turn_type_is_p
     speakers = [m.speaker for m in room.messages]
     assert speakers == ["Mia", "Bot"] * 3 + ["Mia"]  # each answers the other, always
     turns = of(events.TurnTypePredicted, seen)
-    assert turns and all(t.turn_type.origin == "dyad rule" for t in turns)
+    assert turns
+    assert all(t.turn_type.origin == "dyad rule" for t in turns)
     assert [t.turn_type.addressee for t in turns] == ["Bot", "Mia"] * 3
     reasons = [
         e.decision.reason for e in of(events.DecisionMade, seen) if e.decision.agent == "Mia"
     ]
-    assert reasons and all("addressed by Bot (a dyad" in r for r in reasons)
+    assert reasons
+    assert all("addressed by Bot (a dyad" in r for r in reasons)
 
 
 async def test_an_addressed_simulated_user_wins_the_floor_over_an_open_turn_agent(embedder):
@@ -129,9 +135,12 @@ async def test_an_addressed_simulated_user_wins_the_floor_over_an_open_turn_agen
     wishes = []
     room.bus.subscribe(lambda e: wishes.append(e) if isinstance(e, events.DecisionMade) else None)
     msg = await room.step_once()
-    assert msg is not None and msg.speaker == "Mia" and msg.kind == "simulated"
+    assert msg is not None
+    assert msg.speaker == "Mia"
+    assert msg.kind == "simulated"
     mia = next(e.decision for e in wishes if e.decision.agent == "Mia")
-    assert mia.turn_type == "allocated-self" and f"addressed by {ana}" in mia.reason
+    assert mia.turn_type == "allocated-self"
+    assert f"addressed by {ana}" in mia.reason
 
 
 async def test_seating_a_simulated_user_is_checked(embedder):
@@ -182,7 +191,8 @@ async def test_a_fork_carries_the_simulated_users_and_their_hidden_states(embedd
         settings, engine, recording=rec, seq=fourth, db=db, bus=events.EventBus()
     )
     users = {u.name: u for u in child.simulated_users}
-    assert set(users) == {"Mia", "Leo"} and users["Leo"].speak_probability == 0.5
+    assert set(users) == {"Mia", "Leo"}
+    assert users["Leo"].speak_probability == 0.5
     assert users["Mia"].profile == MIA
     carried = SessionReader(db).hidden_states(child.session_id)
     strip = ("session_id", "recorded_at", "step")
@@ -243,7 +253,7 @@ async def test_the_turn_limit_counts_every_message_and_its_end_reason_says_so(em
     await loops.run_simulation(room)
     assert len(room.messages) == 4
 
-    def reason(r) -> str:  # noqa: ANN001
+    def reason(r) -> str:
         sql = "SELECT end_reason FROM sessions WHERE id = ?"
         return db.execute(sql, [r.session_id]).fetchone()[0]
 

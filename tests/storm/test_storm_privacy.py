@@ -75,11 +75,13 @@ async def test_hidden_state_and_unknown_profile_values_reach_no_other_prompt(
 
     said = [m for m in room.messages if m.speaker == "Mia"]
     others = [m for m in room.messages if m.speaker != "Mia"]
-    assert len(said) >= 2 and others  # the user spoke again after hearing the others
+    assert len(said) >= 2
+    assert others  # the user spoke again after hearing the others
     chats = [r for r in llm_server.requests if r["_path"].endswith("/chat/completions")]
     mine = [r for r in chats if _user_request(r)]
     theirs = [r for r in chats if not _user_request(r) and r.get("max_tokens") != 1]
-    assert len(mine) == len(said) and theirs
+    assert len(mine) == len(said)
+    assert theirs
     # The marker is in the user's own later requests (its earlier states), so this can fail ...
     assert all(MARK in json.dumps(r) for r in mine[1:])
     # ... and in no request made for anyone else: interpretation, turn type, thoughts,
@@ -92,5 +94,6 @@ async def test_hidden_state_and_unknown_profile_values_reach_no_other_prompt(
     assert not any(SECRET_BRAND in json.dumps(r) or SECRET_AGE in json.dumps(r) for r in chats)
     # The researcher still has it all.
     states = SessionReader(db).hidden_states(room.session_id)
-    assert len(states) == len(said) and all(MARK in h["inner_thoughts"] for h in states)
+    assert len(states) == len(said)
+    assert all(MARK in h["inner_thoughts"] for h in states)
     assert {e.participant for e in of(events.HiddenStateRecorded, seen)} == {"Mia"}

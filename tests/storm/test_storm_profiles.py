@@ -56,9 +56,11 @@ def test_a_profile_draws_every_pool_attribute_from_the_paper_pools():
     assert p.task.attributes["urgency"] in pools.URGENCY_LEVELS
     assert p.task.attributes["deal_breaker"] in TASK_POOLS[p.task.task].deal_breakers
     assert p.name in pools.NAMES[p.base["culture"]]
-    assert p.origin == "offline pools" and p.seed == 3
+    assert p.origin == "offline pools"
+    assert p.seed == 3
     assert p.id == "order-groceries-online-s3"
-    assert p.name in p.description and "Order groceries online" in p.description
+    assert p.name in p.description
+    assert "Order groceries online" in p.description
 
 
 def test_no_drawn_name_is_a_shipped_persona_name():
@@ -84,7 +86,8 @@ def test_find_task_matches_known_tasks_case_insensitively_and_keeps_free_text():
     )
     assert profiles.find_task("Plan a garden party") == ("custom", "Plan a garden party")
     custom = profiles.generate_profile(2, task="Plan a garden party", difficulty=1)
-    assert custom.task.category == "custom" and custom.task.task == "Plan a garden party"
+    assert custom.task.category == "custom"
+    assert custom.task.task == "Plan a garden party"
     assert "help to plan a garden party" in custom.examples[0]
     for bad in ("   ", "x" * 201):
         with pytest.raises(errors.SettingsError, match="task"):
@@ -113,12 +116,14 @@ def test_uncertainty_masks_exactly_its_share_of_the_attributes(p, hidden):
         keys = compose.attribute_keys(prof)
         assert len(keys) == ATTRIBUTES
         assert len(prof.unknown) == round(p / 100 * ATTRIBUTES) == hidden
-        assert set(prof.unknown) <= set(keys) and len(set(prof.unknown)) == hidden
+        assert set(prof.unknown) <= set(keys)
+        assert len(set(prof.unknown)) == hidden
         known = sum(len(prof.known(s)) for s in ("base", "traits", "context", "task"))
         assert known == ATTRIBUTES - hidden
         masked = prof.masked()
         shown = {f"{s}.{k}" for s, v in masked.items() for k in v if k != "task"}
-        assert not shown & set(prof.unknown) and len(shown) == ATTRIBUTES - hidden
+        assert not shown & set(prof.unknown)
+        assert len(shown) == ATTRIBUTES - hidden
 
 
 def test_masks_differ_by_seed_and_grow_with_the_level():
@@ -128,7 +133,8 @@ def test_masks_differ_by_seed_and_grow_with_the_level():
     assert profiles.with_uncertainty(base, 60, 4) == profiles.with_uncertainty(base, 60, 4)
     assert profiles.with_uncertainty(base, 60, 5).unknown != sets[1]
     back = profiles.with_uncertainty(profiles.with_uncertainty(base, 80, 4), 0, 4)
-    assert back.unknown == [] and back.uncertainty == 0
+    assert back.unknown == []
+    assert back.uncertainty == 0
 
 
 def test_a_budget_the_user_does_not_know_is_not_quoted_by_their_texts():
@@ -154,7 +160,8 @@ def test_a_budget_the_user_does_not_know_is_not_quoted_by_their_texts():
 def test_an_uncertainty_that_is_not_a_paper_level_is_refused(bad):
     with pytest.raises(errors.SettingsError) as caught:
         profiles.generate_profile(1, uncertainty=bad)
-    assert repr(bad) in str(caught.value) and "0, 40, 60, 80" in str(caught.value)
+    assert repr(bad) in str(caught.value)
+    assert "0, 40, 60, 80" in str(caught.value)
     assert caught.value.field == "uncertainty"
     with pytest.raises(errors.SettingsError, match="0, 40, 60, 80"):
         profiles.with_uncertainty(profiles.generate_profile(1), bad, 1)
@@ -221,7 +228,8 @@ def test_example_messages_fit_the_user_limits_and_follow_the_difficulty():
         assert all(lo <= len(e) <= hi for e in drawn), drawn
     precise = profiles.generate_profile(1, task="Buy a smartphone", difficulty=1).examples
     vague = profiles.generate_profile(1, task="Buy a smartphone", difficulty=5).examples
-    assert sum(map(compose.is_precise, precise)) >= 2 and not any(map(compose.is_precise, vague))
+    assert sum(map(compose.is_precise, precise)) >= 2
+    assert not any(map(compose.is_precise, vague))
 
 
 # -- files ----------------------------------------------------------------------------------------
@@ -320,7 +328,8 @@ def test_load_profiles_reads_a_directory_and_stops_at_a_bad_file(tmp_path):
     )
     with pytest.raises(errors.ProfileError) as caught:
         profiles.load_profiles(tmp_path)
-    assert caught.value.path.endswith("zz.toml") and caught.value.field == "task.id"
+    assert caught.value.path.endswith("zz.toml")
+    assert caught.value.field == "task.id"
     with pytest.raises(errors.ProfileError, match="is not a directory of profile files"):
         profiles.load_profiles(tmp_path / "nowhere")
 
@@ -350,15 +359,17 @@ def test_links_that_loop_or_lead_nowhere_are_named_not_skipped(tmp_path):
         "gone.toml": f"{users / 'gone.toml'}: is a symbolic link to missing.toml, which does not exist",
         "here.toml": f"{users / 'here.toml'}: is a folder (a symbolic link to .), not a profile file",
     }  # fmt: skip
-    with pytest.raises(errors.ProfileError, match="a.toml: is a symbolic link that loops"):
+    with pytest.raises(errors.ProfileError, match=r"a\.toml: is a symbolic link that loops"):
         profiles.load_profiles(users)
 
 
 def test_the_commands_name_a_looping_link_in_the_profiles_folder(tmp_path):
     users = _looping_folder(tmp_path)
     code, table, err = run("profiles", "list", str(users))
-    assert code == 1 and "Traceback" not in err
-    assert "a.toml: error: " in table and "is a symbolic link that loops" in table
+    assert code == 1
+    assert "Traceback" not in err
+    assert "a.toml: error: " in table
+    assert "is a symbolic link that loops" in table
     assert "4 of 5 profile files cannot be used" in err
     line = cli_refusal(
         "storm", "--profiles-dir", str(users), "--db", str(tmp_path / "s.db"), code=2
@@ -375,7 +386,8 @@ def test_two_files_with_the_same_id_are_refused(tmp_path):
     (tmp_path / "b.toml").write_text(text, encoding="utf-8")
     found = profile_files.scan_profiles(tmp_path)
     assert isinstance(found[0][1], model.UserProfile)
-    assert isinstance(found[1][1], errors.ProfileError) and found[1][1].field == "id"
+    assert isinstance(found[1][1], errors.ProfileError)
+    assert found[1][1].field == "id"
 
 
 def test_the_users_directory_is_not_read_as_personas():
@@ -391,7 +403,8 @@ def test_the_shipped_profiles_load_one_per_task_as_generated_with_seed_1():
     shipped = profiles.load_profiles()
     assert len(files) == len(shipped) == 15
     assert sorted(p.task.task for p in shipped) == sorted(TASKS)
-    assert {p.seed for p in shipped} == {1} and {p.origin for p in shipped} == {"offline pools"}
+    assert {p.seed for p in shipped} == {1}
+    assert {p.origin for p in shipped} == {"offline pools"}
     assert {p.uncertainty for p in shipped} == set(model.UNCERTAINTIES)
     assert len({p.difficulty.level for p in shipped}) >= 3
     assert len({p.name for p in shipped}) == 15
@@ -461,18 +474,19 @@ async def test_enrichment_asks_with_the_task_and_difficulty_and_uses_the_answer(
     (body,) = [r for r in llm_server.requests if r["_path"].endswith("/chat/completions")]
     prompt = body["messages"][-1]["content"]
     assert "Task: Refill my prescription" in prompt
-    assert (
-        "style 2" in prompt
-        and "length 3" in prompt
-        and "content 5" in prompt
-        and "tone 4" in prompt
-    )
+    assert "style 2" in prompt
+    assert "length 3" in prompt
+    assert "content 5" in prompt
+    assert "tone 4" in prompt
     assert "at difficulty 5: make them unclear" in prompt
-    assert offline.task.attributes["budget"] in prompt and offline.base["culture"] in prompt
-    assert all(u in prompt for u in offline.unknown) and "do not know about themselves" in prompt
+    assert offline.task.attributes["budget"] in prompt
+    assert offline.base["culture"] in prompt
+    assert all(u in prompt for u in offline.unknown)
+    assert "do not know about themselves" in prompt
     assert notes == []
     assert p.origin == "fake-model"
-    assert p.name == "Marisol" and p.description.startswith("A retired teacher")
+    assert p.name == "Marisol"
+    assert p.description.startswith("A retired teacher")
     assert p.task.requirements == ["Pills before Friday", "No queue at the counter"]
     assert p.task.success_criteria == ["I never run out again"]
     assert p.examples[1] == "Is delivery free, or what?"
@@ -493,9 +507,12 @@ async def test_a_garbled_answer_keeps_the_offline_profile_and_says_so(llm_server
     llm_server.set_responder(lambda body: "Sure! Here's a lovely person: Marisol, 67, teacher.")
     offline = profiles.generate_profile(6, task="Refill my prescription")
     p, notes = await _enrich(llm_server, offline)
-    assert p == offline and p.origin == "offline pools"
+    assert p == offline
+    assert p.origin == "offline pools"
     assert llm_server.chat_calls == 2  # the answer, and the one corrective retry
-    assert len(notes) == 1 and "gave no readable profile" in notes[0] and offline.id in notes[0]
+    assert len(notes) == 1
+    assert "gave no readable profile" in notes[0]
+    assert offline.id in notes[0]
 
 
 @pytest.mark.asyncio
@@ -509,9 +526,11 @@ async def test_fields_the_model_gets_wrong_keep_the_offline_composition(llm_serv
     )
     offline = profiles.generate_profile(6, task="Refill my prescription", uncertainty=40)
     p, notes = await _enrich(llm_server, offline)
-    assert p.name == offline.name and p.examples == offline.examples
+    assert p.name == offline.name
+    assert p.examples == offline.examples
     assert p.task.requirements == offline.task.requirements
-    assert p.task.attributes == offline.task.attributes and p.unknown == offline.unknown
+    assert p.task.attributes == offline.task.attributes
+    assert p.unknown == offline.unknown
     assert p.task.success_criteria == ["I never run out again"]
     assert p.origin == "fake-model + offline pools (name, task attributes, requirements, examples)"
     assert notes == [
@@ -546,13 +565,16 @@ def test_cli_generate_writes_reproducible_files_and_list_shows_them(tmp_path):
     assert made[1] == profiles.generate_profile(
         6, task="Buy a smartphone", difficulty=2, uncertainty=80, avoid_names=[made[0].name]
     )
-    assert "3 profile(s) written" in err and "offline pools" in err
+    assert "3 profile(s) written" in err
+    assert "offline pools" in err
     code, table, err = run("profiles", "list", str(out_dir))
     assert code == 0, err
     lines = table.splitlines()
     assert lines[0].split()[:3] == ["FILE", "NAME", "TASK"]
-    assert lines[1].startswith("buy-a-smartphone-s5.toml") and made[0].name in lines[1]
-    assert "2/2/2/2 (level 2)" in lines[1] and lines[2].endswith("80 %")
+    assert lines[1].startswith("buy-a-smartphone-s5.toml")
+    assert made[0].name in lines[1]
+    assert "2/2/2/2 (level 2)" in lines[1]
+    assert lines[2].endswith("80 %")
 
 
 def test_cli_list_shows_bad_files_with_their_error_and_fails(tmp_path):
@@ -590,5 +612,7 @@ def test_cli_generate_enriches_with_a_model(llm_server, tmp_path):
     )  # fmt: skip
     assert code == 0, err
     p = profiles.load_profile(out.strip())
-    assert p.origin == "fake-model" and p.name == "Marisol"
-    assert "(fake-model)" in err and "note:" not in err
+    assert p.origin == "fake-model"
+    assert p.name == "Marisol"
+    assert "(fake-model)" in err
+    assert "note:" not in err

@@ -80,7 +80,8 @@ def attribute_lines(profile: UserProfile) -> tuple[list[str], list[str]]:
 def test_replies_are_cut_at_a_word_boundary_to_150_characters():
     long = "Thanks for the details about your phone. " * 6
     cut = assistant.fit_length(long)
-    assert len(cut) <= 150 and cut.endswith("…")
+    assert len(cut) <= 150
+    assert cut.endswith("…")
     assert long.startswith(cut[:-1].rstrip())  # words kept whole, in order
     assert not cut[:-1].endswith(" ")
     assert assistant.fit_length("  Short   and fine. ") == "Short and fine."
@@ -94,7 +95,8 @@ def test_the_plain_prompt_carries_the_masked_profile_only_with_access():
         latest=None, trigger="new_message", step=1,
     )  # fmt: skip
     known, unknown = attribute_lines(p)
-    assert known and unknown
+    assert known
+    assert unknown
     without = json.dumps(assistant.assistant_messages(ctx, None))
     with_view = assistant.assistant_messages(ctx, p.masked())[0]["content"]
     assert "30 to 150 characters" in without
@@ -119,7 +121,8 @@ async def test_a_dyadic_batch_runs_end_to_end_against_the_loopback_server(db, em
         progress = await runner.run()
     finally:
         await models.close()
-    assert progress.finished == 2 and not progress.last_error
+    assert progress.finished == 2
+    assert not progress.last_error
     user = masked_profile(db, runner.id, 0, 40)
     draws = rows(
         db, "SELECT participants, initiator, icebreaker FROM experiment_draws WHERE experiment_id = ?",
@@ -170,7 +173,8 @@ async def test_a_dyadic_batch_runs_end_to_end_against_the_loopback_server(db, em
     ]
     with_access = [a for a in asked if "Besides this chat" in a]
     without = [a for a in asked if "Besides this chat" not in a]
-    assert len(with_access) == 3 and len(without) == 3
+    assert len(with_access) == 3
+    assert len(without) == 3
     for a in with_access:
         assert all(line in a for line in known)
         assert not any(line in a for line in unknown)
@@ -190,19 +194,21 @@ def test_the_command_runs_a_dyad_with_another_assistant_model_and_no_judge(tmp_p
         out=out, err=err,
     )  # fmt: skip
     assert code == 0, err.getvalue()
-    assert "--no-judge" in err.getvalue() and "playground report --storm" in err.getvalue()
+    assert "--no-judge" in err.getvalue()
+    assert "playground report --storm" in err.getvalue()
     chats = [r for r in llm_server.requests if r.get("_path") == "/v1/chat/completions"]
     by_model = {r["model"] for r in chats if r.get("max_tokens") != 1}
     assert by_model == {"fake-model", "helper-model"}
     assistant_asks = [
         r for r in chats if r["messages"][0]["content"].startswith("You are an assistant")
     ]
-    assert assistant_asks and all(r["model"] == "helper-model" for r in assistant_asks)
+    assert assistant_asks
+    assert all(r["model"] == "helper-model" for r in assistant_asks)
     names = [((r.get("response_format") or {}).get("json_schema") or {}).get("name") for r in chats]
     assert "PairAnswer" not in names  # no judge
     db = open_database(db_path)
     try:
-        (sid, calls) = rows(db, "SELECT id, calls FROM sessions")[0]
+        (_sid, calls) = rows(db, "SELECT id, calls FROM sessions")[0]
         assert rows(db, "SELECT assistant_model, user_model FROM storm_dialogues") == [
             ("helper-model", "fake-model")
         ]
@@ -224,7 +230,7 @@ async def test_an_interrupted_offline_batch_resumes_losing_nothing_and_running_n
     proto = protocol(n=2, uncertainties=(0, 40), turns=2)
     runner, models = await runner_for(db, settings, proto, embedder, concurrency=1)
 
-    def stop_in_the_third(p) -> None:  # noqa: ANN001
+    def stop_in_the_third(p) -> None:
         if p.finished == 2 and p.running == 1:
             runner.cancel()
 
@@ -235,7 +241,7 @@ async def test_an_interrupted_offline_batch_resumes_losing_nothing_and_running_n
             db,
             "SELECT draw || ' ' || condition, status FROM experiment_runs WHERE experiment_id = ?",
             [runner.id],
-        )  # fmt: skip
+        )
     )
     assert sorted(status.values()) == ["finished", "finished", "interrupted"]
     before = dict(
@@ -243,7 +249,7 @@ async def test_an_interrupted_offline_batch_resumes_losing_nothing_and_running_n
             db,
             "SELECT session_id, (SELECT COUNT(*) FROM messages m WHERE m.session_id = r.session_id)"
             " FROM experiment_runs r WHERE status = 'finished'",
-        )  # fmt: skip
+        )
     )
     again, models2 = await runner_for(db, settings, proto, embedder, concurrency=2)
     try:
@@ -288,12 +294,14 @@ async def test_an_inner_thoughts_assistant_runs_offline_with_the_masked_profile_
         progress = await runner.run()
     finally:
         await models.close()
-    assert progress.finished == 1 and not progress.last_error
+    assert progress.finished == 1
+    assert not progress.last_error
     (sid, status) = rows(db, "SELECT id, status FROM sessions")[0]
     assert status == "finished"
     user = masked_profile(db, runner.id, 0, 60)
     said = rows(db, "SELECT speaker FROM messages WHERE session_id = ? ORDER BY id", [sid])
-    assert [s for (s,) in said].count(user.name) == 3 and said[0] == (user.name,)
+    assert [s for (s,) in said].count(user.name) == 3
+    assert said[0] == (user.name,)
     assert rows(db, "SELECT policy FROM participants WHERE name = 'Assistant'") == [
         ("inner-thoughts",)
     ]
@@ -379,7 +387,9 @@ def test_export_and_import_carry_the_dialogue_row_hidden_states_and_judgements(t
         (profile,) = rows(db, "SELECT profile FROM participants WHERE kind = 'simulated'")
     finally:
         db.close()
-    assert want["storm_dialogues"] and len(want["hidden_states"]) == 2 and profile[0]
+    assert want["storm_dialogues"]
+    assert len(want["hidden_states"]) == 2
+    assert profile[0]
     assert cli.main(["export", "--db", str(source), "--output", str(dump), "--all"]) == 0
     assert cli.main(["import", str(dump), "--db", str(copy)], out=io.StringIO()) == 0
     db = open_database(copy)
@@ -409,6 +419,7 @@ def test_looking_back_at_the_opening_turn_says_the_simulated_user_opened(tmp_pat
         opening, reply = history.at_message(1), history.at_message(2)
     finally:
         db.close()
-    assert opening.origin == "opening" and opening.speaker == user
+    assert opening.origin == "opening"
+    assert opening.speaker == user
     assert f"{user}'s opening turn" in opening.describe()
     assert reply.origin == "trigger"  # the assistant's answer came from a trigger

@@ -87,7 +87,8 @@ async def test_well_formed_json_is_read_field_by_field():
 
 async def test_json_in_a_code_fence_with_prose_around_it():
     turn = parse_user_answer(f"Sure:\n```json\n{WELL_FORMED}\n```\nbye")
-    assert turn.state.format == "json" and turn.text.startswith("Which phone")
+    assert turn.state.format == "json"
+    assert turn.text.startswith("Which phone")
 
 
 async def test_the_papers_paired_tags():
@@ -124,7 +125,8 @@ async def test_an_unreadable_satisfaction_is_stored_flagged_and_rated_as_none(sc
         f"[SATISFACTION] {score} - hm [/SATISFACTION] I want a phone, any tips?"
     )
     # The column holds the placeholder 0.5, flagged; the metrics read no rating at all.
-    assert turn.state.satisfaction == 0.5 and turn.state.satisfaction_missing
+    assert turn.state.satisfaction == 0.5
+    assert turn.state.satisfaction_missing
     assert turn.state.rated_satisfaction is None
     assert turn.text == "I want a phone, any tips?"
 
@@ -141,20 +143,27 @@ async def test_no_tags_at_all_makes_the_whole_text_the_message_and_everything_fa
     s = turn.state
     assert turn.text == "I need a phone that does not die, thanks"
     assert (s.format, s.satisfaction, s.satisfaction_missing) == ("fallback", 0.5, True)
-    assert s.clarity == 0.42 and "carried over" in s.clarity_explanation
+    assert s.clarity == 0.42
+    assert "carried over" in s.clarity_explanation
     # Neither rating was given: both are marked missing, and the metrics see no value.
-    assert s.clarity_missing and s.rated_clarity is None and s.rated_satisfaction is None
+    assert s.clarity_missing
+    assert s.rated_clarity is None
+    assert s.rated_satisfaction is None
     assert s.emotion_source == s.intent_source == "keywords"
     assert s.intent == "leaving"  # "thanks" (L.3) -- first listed label with the most hits
 
 
 async def test_clarity_without_a_previous_turn_starts_from_the_uncertainty():
-    assert parse.start_clarity(0) == 0.8 and parse.start_clarity(80) == pytest.approx(0.32)
+    assert parse.start_clarity(0) == 0.8
+    assert parse.start_clarity(80) == pytest.approx(0.32)
     s = parse_user_answer("hello there, I need help", start=parse.start_clarity(60)).state
-    assert s.clarity == pytest.approx(0.44) and "uncertainty" in s.clarity_explanation
-    assert s.clarity_missing and s.rated_clarity is None
+    assert s.clarity == pytest.approx(0.44)
+    assert "uncertainty" in s.clarity_explanation
+    assert s.clarity_missing
+    assert s.rated_clarity is None
     rated = parse_user_answer(WELL_FORMED).state
-    assert not rated.clarity_missing and rated.rated_clarity == 0.4
+    assert not rated.clarity_missing
+    assert rated.rated_clarity == 0.4
     assert rated.rated_satisfaction == 0.6
 
 
@@ -169,7 +178,8 @@ async def test_a_cut_off_json_answer_keeps_its_message_only():
         '{"message": "Is 400 euros enough for a good one?", "inner_thoughts": "secretly wo'
     )
     assert turn.text == "Is 400 euros enough for a good one?"
-    assert turn.state.format == "fallback" and turn.state.satisfaction_missing
+    assert turn.state.format == "fallback"
+    assert turn.state.satisfaction_missing
 
 
 async def test_an_unclosed_inner_thoughts_tag_never_reaches_the_message():
@@ -183,7 +193,9 @@ async def test_an_unclosed_inner_thoughts_tag_never_reaches_the_message():
 async def test_a_long_message_is_cut_at_a_word_boundary_and_a_short_one_kept():
     long = "I need a phone " + "with a really great battery " * 6
     cut = parse_user_answer(long).text
-    assert len(cut) <= 100 and long.startswith(cut) and long[len(cut)] == " "
+    assert len(cut) <= 100
+    assert long.startswith(cut)
+    assert long[len(cut)] == " "
     assert parse_user_answer("ok thanks").text == "ok thanks"
 
 
@@ -239,16 +251,23 @@ async def test_an_llm_turn_sends_the_schema_and_reads_the_servers_instance(llm_s
         p, UserView(me="Mia", messages=[("Bot", "How can I help?")], addressed_by="Bot")
     )
     await sim.client.close()
-    assert turn.state.format == "json" and 1 <= len(turn.text) <= 100
-    assert turn.state.satisfaction == 0.5 and not turn.state.satisfaction_missing  # the fake's 0.5
+    assert turn.state.format == "json"
+    assert 1 <= len(turn.text) <= 100
+    assert turn.state.satisfaction == 0.5
+    assert not turn.state.satisfaction_missing  # the fake's 0.5
     body = llm_server.requests[-1]
     assert body["response_format"]["json_schema"]["name"] == "UserAnswerOut"
     prompt = "\n".join(m["content"] for m in body["messages"])
-    assert "under 400 euros" in prompt and "Long battery life" in prompt  # known
-    assert "Fairphone" not in prompt and "beginner" not in prompt  # unknown values never shown
-    assert "brand" in prompt and "tech experience" in prompt  # named as unsure
-    assert "Bot: How can I help?" in prompt and "Bot is talking to you" in prompt
-    assert "content 2/5" in prompt and "my phone dies before my shift ends" in prompt
+    assert "under 400 euros" in prompt
+    assert "Long battery life" in prompt  # known
+    assert "Fairphone" not in prompt
+    assert "beginner" not in prompt  # unknown values never shown
+    assert "brand" in prompt
+    assert "tech experience" in prompt  # named as unsure
+    assert "Bot: How can I help?" in prompt
+    assert "Bot is talking to you" in prompt
+    assert "content 2/5" in prompt
+    assert "my phone dies before my shift ends" in prompt
 
 
 async def test_an_llm_turn_shows_the_users_own_earlier_states(llm_server):
@@ -259,7 +278,9 @@ async def test_an_llm_turn_shows_the_users_own_earlier_states(llm_server):
     )
     await sim.client.close()
     prompt = llm_server.requests[-1]["messages"][-1]["content"]
-    assert "PRIVATE-EARLIER" in prompt and "satisfaction 0.30" in prompt and "You: hi" in prompt
+    assert "PRIVATE-EARLIER" in prompt
+    assert "satisfaction 0.30" in prompt
+    assert "You: hi" in prompt
 
 
 async def test_an_earlier_unreadable_rating_is_shown_to_the_user_as_not_given():
@@ -268,8 +289,10 @@ async def test_an_earlier_unreadable_rating_is_shown_to_the_user_as_not_given():
         clarity_explanation=CLARITY_CARRIED,
     )  # fmt: skip
     prompt = prompts.turn_prompt("Mia", [("Mia", "hi"), ("Bot", "hello")], [unread], None)
-    assert "satisfaction not given" in prompt and "clarity not given" in prompt
-    assert "0.50" not in prompt and "0.20" not in prompt  # no placeholder passed off as a rating
+    assert "satisfaction not given" in prompt
+    assert "clarity not given" in prompt
+    assert "0.50" not in prompt
+    assert "0.20" not in prompt  # no placeholder passed off as a rating
 
 
 async def test_a_server_answering_in_tagged_text_is_read_as_tags(llm_server):
@@ -292,7 +315,8 @@ async def test_a_broken_answer_falls_back_and_an_empty_one_is_an_error(llm_serve
     llm_server.set_responder(lambda body: "no json here, just words about phones")
     sim = await _llm(llm_server)
     turn = await sim.turn(profile(), UserView(me="Mia"))
-    assert turn.state.format == "fallback" and turn.text == "no json here, just words about phones"
+    assert turn.state.format == "fallback"
+    assert turn.text == "no json here, just words about phones"
     llm_server.set_responder(lambda body: "[INNER_THOUGHTS] nothing to say [/INNER_THOUGHTS]")
     with pytest.raises(errors.LLMOutputError):
         await sim.turn(profile(), UserView(me="Mia"))
@@ -372,7 +396,8 @@ async def test_the_user_prompt_leaves_out_the_description_once_anything_is_unkno
     unsure = prompts.system_prompt(profile(uncertainty=40, unknown=["base.age_group"]))
     assert "A nurse who works night shifts." in known
     assert "A nurse who works night shifts." not in unsure  # it may state what the user lacks
-    assert "35-44" in known and "35-44" not in unsure
+    assert "35-44" in known
+    assert "35-44" not in unsure
     assert "beginner" in unsure  # what the user does know is still there
 
 
@@ -386,7 +411,7 @@ async def test_offline_clarity_explanation_never_shows_a_negative_zero_cosine():
     off = np.array([-0.001, np.sqrt(1 - 1e-6), 0.0], np.float32)
 
     class Embedder:
-        async def embed(self, texts):  # noqa: ANN001, ANN202
+        async def embed(self, texts):
             on = np.array([1.0, 0, 0], np.float32)
             return np.stack([off if t == reply else on for t in texts])
 

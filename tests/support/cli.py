@@ -55,6 +55,7 @@ def cli_refusal(*argv: str, code: int) -> str:
     lines = err.strip().splitlines()
     assert got == code, (got, err)
     assert out == "", out
-    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("error: "), lines
     assert "Traceback" not in err
     return lines[0]

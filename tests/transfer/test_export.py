@@ -180,7 +180,7 @@ def renamed(value: Any, mapping: dict[str, str]) -> Any:
 
 def export_file(source: dict[str, Any], tmp_path: Path, *ids: str, name: str = "out.jsonl") -> Path:
     target = tmp_path / name
-    code, out, err = run("export", *ids, "--db", str(source["path"]), "--output", str(target))
+    code, _out, err = run("export", *ids, "--db", str(source["path"]), "--output", str(target))
     assert code == 0, err
     return target
 
@@ -194,11 +194,14 @@ def test_jsonl_line_holds_the_whole_conversation(source, tmp_path):
     assert len(lines) == 1
     rec = json.loads(lines[0])
     assert rec["format"] == "thought-playground/1"
-    assert rec["session"]["id"] == a and rec["session"]["experiment_id"] == "exp-1"
+    assert rec["session"]["id"] == a
+    assert rec["session"]["experiment_id"] == "exp-1"
     assert rec["experiment"]["name"] == "pilot"
     assert isinstance(rec["session"]["config"], dict)
     assert {p["name"] for p in rec["participants"]} >= {"Pat"}
-    assert len(rec["messages"]) == 5 and rec["memories"] and rec["decisions"]
+    assert len(rec["messages"]) == 5
+    assert rec["memories"]
+    assert rec["decisions"]
     thoughts = {t["id"]: t for t in rec["thoughts"]}
     assert all(t["evaluations"] for t in rec["thoughts"] if t["score"] is not None)
     expressed = [m for m in rec["messages"] if m["thought_id"] is not None]
@@ -223,7 +226,8 @@ def test_jsonl_line_holds_the_whole_conversation(source, tmp_path):
     ]
     assert [(p["other_id"], p["chosen_id"]) for p in rec["preferences"]] == [(b, a)]
     seqs = [e["seq"] for e in rec["events"]]
-    assert seqs == sorted(seqs) and len(seqs) == counts(source["path"], a)["events"]
+    assert seqs == sorted(seqs)
+    assert len(seqs) == counts(source["path"], a)["events"]
     assert all(e["data"]["session_id"] == a for e in rec["events"])
 
 
@@ -249,15 +253,15 @@ def test_csv_has_one_row_per_rating(source, tmp_path):
         "--output",
         str(target),
     )
-    assert code == 0 and "wrote 38 rating rows (2 conversations)" in out
+    assert code == 0
+    assert "wrote 38 rating rows (2 conversations)" in out
     with open(target, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 4 * 7 + 10
     assert list(rows[0]) == list(export.CSV_COLUMNS)
     b_rows = [r for r in rows if r["session_id"] == source["b"]]
-    assert {r["condition"] for r in b_rows} == {"baseline"} and {
-        r["experiment_id"] for r in b_rows
-    } == {"exp-1"}
+    assert {r["condition"] for r in b_rows} == {"baseline"}
+    assert {r["experiment_id"] for r in b_rows} == {"exp-1"}
     assert {r["assignment_id"] for r in b_rows if r["rater"] == "r3"} != {""}
     assert {r["instrument"] for r in rows} == {"conversation", "participant"}
     assert all(1 <= int(r["value"]) <= 7 and r["metric"] and r["seed"] for r in rows)
@@ -291,14 +295,19 @@ def test_all_experiment_and_prefix_select_sessions(source):
 )
 def test_export_errors_are_one_clear_line(source, argv, fragment):
     code, out, err = run("export", *argv, "--db", str(source["path"]))
-    assert code == 1 and fragment in err and "Traceback" not in err and out == ""
+    assert code == 1
+    assert fragment in err
+    assert "Traceback" not in err
+    assert out == ""
 
 
 def test_missing_database_is_not_created(tmp_path):
     db = tmp_path / "nowhere" / "x.db"
     code, _, err = run("export", "--all", "--db", str(db))
-    assert code == 1 and f"no database at {db}" in err
-    assert not db.exists() and not db.parent.exists()
+    assert code == 1
+    assert f"no database at {db}" in err
+    assert not db.exists()
+    assert not db.parent.exists()
 
 
 def test_write_export_replaces_a_file_only_when_complete(source, tmp_path):
@@ -356,7 +365,8 @@ def test_import_into_the_same_database_maps_every_id(source, tmp_path):
     assert summary == "3 imported, 0 already in the database"
     assert all(line.endswith("(renamed: the id was taken)") for line in lines)
     mapping = {line.split()[1]: line.split()[3] for line in lines}
-    assert list(mapping) == ids and len(set(mapping.values()) | set(ids)) == 6
+    assert list(mapping) == ids
+    assert len(set(mapping.values()) | set(ids)) == 6
     assert all(new[:15] == old[:15] and new != old for old, new in mapping.items())
     assert {s: counts(same, s) for s in ids} == before
     assert records(same, ids) == original
@@ -380,7 +390,8 @@ def test_imported_session_replays_like_the_original(source, tmp_path):
         [(old, new)] = importer.import_file(db, file, as_new=True)
         assert new != old
         first, copy = replay.Recording.load(db, old), replay.Recording.load(db, new)
-        assert copy.moments == first.moments and copy.marks == first.marks
+        assert copy.moments == first.moments
+        assert copy.marks == first.marks
         assert {e.session_id for e in copy.rebuild(copy.last)} == {new}
     finally:
         db.close()
@@ -391,7 +402,8 @@ def test_importing_the_same_file_twice_imports_it_once(source, tmp_path):
     file = export_file(source, tmp_path, source["a"], source["b"])
     assert run("import", str(file), "--db", str(fresh))[0] == 0
     code, out, _ = run("import", str(file), "--db", str(fresh))
-    assert code == 0 and out.count(": already in the database") == 2
+    assert code == 0
+    assert out.count(": already in the database") == 2
     assert len(session_ids(fresh)) == 2
     db = open_database(fresh)
     try:
@@ -426,7 +438,8 @@ def test_references_outside_the_file_link_to_the_database_or_are_skipped_with_a_
     assert "1 fork(s) lost the link to their parent" in out
     same = edited(copy_db(source["path"], tmp_path / "same.db"), source["c"])
     code, out, _ = run("import", str(file), "--db", str(same), "--as-new")
-    assert code == 0 and "warning" not in out
+    assert code == 0
+    assert "warning" not in out
     new = out.split()[3]
     db = open_database(same)
     try:
@@ -523,11 +536,13 @@ def test_bad_import_files_are_one_clear_line_and_damage_nothing(source, tmp_path
     before = session_ids(target)
     code, out, err = run("import", str(file), "--db", str(target), "--as-new")
     assert code == 1, out
-    assert fragment in err and "Traceback" not in err
+    assert fragment in err
+    assert "Traceback" not in err
     after = session_ids(target)
     if case in ("not_json", "not_utf8", "missing_nested_key"):
         assert "the 1 conversation before it was imported and kept" in err
-        assert len(after) == len(before) + 1 and out.count("imported ") == 1
+        assert len(after) == len(before) + 1
+        assert out.count("imported ") == 1
         db = open_database(target)
         try:
             # the bad conversation left nothing behind: only the good one's rows were added
@@ -555,9 +570,9 @@ def test_a_database_of_another_application_is_refused_untouched(source, tmp_path
         conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
     argv = [str(export_file(source, tmp_path, source["a"]))] if command == "import" else ["--all"]
     code, _, err = run(command, *argv, "--db", str(foreign))
-    assert (
-        code == 1 and "a SQLite database of another application" in err and "Traceback" not in err
-    )
+    assert code == 1
+    assert "a SQLite database of another application" in err
+    assert "Traceback" not in err
     with sqlite3.connect(foreign) as conn:
         assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["notes"]
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
@@ -567,7 +582,9 @@ def test_a_file_that_is_not_sqlite_is_refused(source, tmp_path):
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not a database at all" * 100)
     code, _, err = run("import", str(export_file(source, tmp_path, source["a"])), "--db", str(junk))
-    assert code == 1 and "not a usable session database" in err and "Traceback" not in err
+    assert code == 1
+    assert "not a usable session database" in err
+    assert "Traceback" not in err
     assert junk.read_bytes() == b"this is not a database at all" * 100
 
 
@@ -583,7 +600,8 @@ def test_decisions_keep_their_best_score_through_export_and_import(source, tmp_p
     a = source["a"]
     (rec,) = records(source["path"], [a])
     scored = [d for d in rec["decisions"] if d["score"] is not None]
-    assert scored and all(d["best_score"] is not None for d in scored)
+    assert scored
+    assert all(d["best_score"] is not None for d in scored)
     fresh = tmp_path / "fresh.db"
     code, _, err = run("import", str(export_file(source, tmp_path, a)), "--db", str(fresh))
     assert code == 0, err

@@ -92,7 +92,8 @@ def refused(file: Path, db: Path, *flags: str, real: bool = True) -> str:
     done = (playground if real else in_process)("import", str(file), "--db", str(db), *flags)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1, (done.stdout, done.stderr)
-    assert "Traceback" not in done.stderr and len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert len(lines) == 1, done.stderr
     assert lines[0].startswith(f"error: {file}: "), lines[0]
     assert fingerprint(db) == before
     return lines[0].removeprefix(f"error: {file}: ")
@@ -309,7 +310,8 @@ def test_the_conversations_before_a_bad_line_are_kept_and_the_bad_one_leaves_no_
     file = write(tmp_path / "two.jsonl", a, b)
     db = fresh_db(tmp_path / "target.db")
     done = playground("import", str(file), "--db", str(db))
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
     assert done.stderr.strip() == (
         f"error: {file}: line 2: session.calls: expected an integer, found 'ten';"
         " the 1 conversation before it was imported and kept"
@@ -331,7 +333,8 @@ def test_importing_the_same_file_twice_imports_it_once(source, tmp_path):
     assert first.stdout.splitlines()[-1] == "2 imported, 0 already in the database"
     before = fingerprint(db)
     again = playground("import", str(source["file"]), "--db", str(db))
-    assert again.returncode == 0 and again.stderr == "", again.stderr
+    assert again.returncode == 0, again.stderr
+    assert again.stderr == "", again.stderr
     assert again.stdout.splitlines() == [
         f"skipped {source['a']}: already in the database",
         f"skipped {source['b']}: already in the database",
@@ -340,7 +343,8 @@ def test_importing_the_same_file_twice_imports_it_once(source, tmp_path):
     assert session_ids(db) == sorted([source["a"], source["b"]])
     assert fingerprint(db) == before
     shown = playground("show", source["a"], "--db", str(db))
-    assert shown.returncode == 0 and "Traceback" not in shown.stderr
+    assert shown.returncode == 0
+    assert "Traceback" not in shown.stderr
 
 
 def test_fixing_a_bad_line_and_importing_again_adds_only_that_conversation(source, tmp_path):
@@ -395,7 +399,8 @@ def test_different_content_under_a_taken_id_is_refused_and_imported_as_new_on_re
     first = done.stdout.splitlines()[0]
     new = first.split()[3]
     assert first == f"imported {source['a']} as {new} (renamed: the id was taken)"
-    assert new != source["a"] and new[:15] == source["a"][:15]
+    assert new != source["a"]
+    assert new[:15] == source["a"][:15]
     again = playground("import", str(file), "--db", str(db), "--as-new")
     assert again.returncode == 0, again.stderr
     assert (
@@ -404,7 +409,8 @@ def test_different_content_under_a_taken_id_is_refused_and_imported_as_new_on_re
     assert session_ids(db) == sorted([source["a"], new])
     for sid in (source["a"], new):
         shown = playground("show", sid, "--db", str(db))
-        assert shown.returncode == 0 and "Traceback" not in shown.stderr
+        assert shown.returncode == 0
+        assert "Traceback" not in shown.stderr
 
 
 # -- the model is the format ----------------------------------------------------------------------
@@ -429,7 +435,7 @@ def test_the_documented_field_reference_is_the_model():
     start = text.index(reference.BEGIN_MARK)
     end = text.index(reference.END_MARK) + len(reference.END_MARK)
     assert text[start:end] == reference.reference_markdown(), (
-        "regenerate it: python -m playground.transfer.reference --write docs/export-format.md"
+        "regenerate it: .venv/bin/python scripts/export_reference.py --write docs/export-format.md"
     )
 
 

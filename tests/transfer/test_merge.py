@@ -43,8 +43,20 @@ class Shards(NamedTuple):
 def _simulate(db: Path, seed: int) -> str:
     out = io.StringIO()
     code = cli.main(
-        ["simulate", "--engine", "offline", "--turns", "3", "--agents", "2"]
-        + ["--db", str(db), "--quiet", "--seed", str(seed)],
+        [
+            "simulate",
+            "--engine",
+            "offline",
+            "--turns",
+            "3",
+            "--agents",
+            "2",
+            "--db",
+            str(db),
+            "--quiet",
+            "--seed",
+            str(seed),
+        ],
         out=out,
         err=io.StringIO(),
     )

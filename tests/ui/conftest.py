@@ -20,17 +20,17 @@ if os.environ["QT_QPA_PLATFORM"] == "offscreen":
         os.path.dirname(os.path.abspath(__file__)), "offscreen-screen.json"
     )
 
-import asyncio  # noqa: E402
-from collections.abc import Callable, Generator  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any, ClassVar  # noqa: E402
+import asyncio
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any, ClassVar
 
-import PySide6  # noqa: E402,F401 - bind qasync to PySide6
-import pytest  # noqa: E402
-import qasync  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import PySide6  # noqa: F401 - bind qasync to PySide6
+import pytest
+import qasync
+from PySide6.QtWidgets import QApplication
 
-from ui.collector import MainThreadCollector  # noqa: E402
+from ui.collector import MainThreadCollector
 
 UI_TESTS = Path(__file__).resolve().parent
 #: Seconds each step of a test's loop teardown may take (cancelling the tasks the test left,
@@ -91,7 +91,7 @@ def _qasync_loop() -> qasync.QEventLoop:
     return TestLoop(app)
 
 
-def pytest_asyncio_loop_factories(config, item):  # noqa: ANN001, ANN201
+def pytest_asyncio_loop_factories(config, item):
     return {"qasync": _qasync_loop}
 
 
@@ -192,7 +192,7 @@ async def run_experiment(win: Any, condition: str, turns: int, **values: int) ->
     return view, sid
 
 
-def app_window(qtbot, db_path, minilm, size: tuple[int, int] | None = (1440, 900)):  # noqa: ANN001, ANN201
+def app_window(qtbot, db_path, minilm, size: tuple[int, int] | None = (1440, 900)):
     """The app's main window on ``db_path`` with the shared, already-loaded MiniLM, shown at
     ``size`` (None: Qt's default) and closed by ``qtbot`` after the test: ``(window, controller)``."""
     from playground.embedding.cache import CachingEmbedder

@@ -48,7 +48,8 @@ def test_report_view_shows_the_agreement_tables(qtbot, tmp_path: Path) -> None: 
     data.pair_data(db)
     view.refresh_button.click()
     assert _pairwise(view) == PAIRWISE_ROWS
-    assert "22 session pairs" in panel.pairs_note.text() and "1 tied" in panel.pairs_note.text()
+    assert "22 session pairs" in panel.pairs_note.text()
+    assert "1 tied" in panel.pairs_note.text()
     assert "Agreement: judge, geometry and humans" in view.table.toPlainText()
     # the tables show every row without a scroll bar of their own
     assert panel.pairwise.height() >= sum(panel.pairwise.rowHeight(r) for r in range(3))
@@ -69,7 +70,8 @@ def test_report_view_says_there_is_no_judge(qtbot, tmp_path: Path) -> None:  # t
     view.show()
     qtbot.wait(50)  # the first show redraws once at the shown size
     panel = view.agreement
-    assert panel.isVisibleTo(view) and "playground judge" in panel.metrics_note.text()
+    assert panel.isVisibleTo(view)
+    assert "playground judge" in panel.metrics_note.text()
     assert not panel.metrics.isVisibleTo(view)
     assert panel.cell(panel.pairwise, 0, 2) == "100.0% [85.1-100.0]"
     assert "playground judge" in panel.cell(panel.pairwise, 1, 2)
@@ -146,10 +148,13 @@ async def test_the_agreement_is_computed_off_the_gui_thread_while_the_panel_says
     await until(lambda: held.threads, what="the agreement computation to start")
     assert held.threads[0] is not threading.main_thread()
     # The counts, the table and the plots are on screen; the agreement says it is computing.
-    assert view.computing and panel.computing
-    assert panel.isVisibleTo(view) and panel.status.isVisibleTo(view)
+    assert view.computing
+    assert panel.computing
+    assert panel.isVisibleTo(view)
+    assert panel.status.isVisibleTo(view)
     assert panel.status.text().startswith("Computing agreement…")
-    assert not panel.pairwise.isVisibleTo(view) and not panel.metrics.isVisibleTo(view)
+    assert not panel.pairwise.isVisibleTo(view)
+    assert not panel.metrics.isVisibleTo(view)
     assert "computing agreement…" in view.summary.text()
     assert "Mann-Whitney" in view.table.toPlainText()
     assert len(view.images()) == 2
@@ -166,7 +171,8 @@ async def test_the_agreement_is_computed_off_the_gui_thread_while_the_panel_says
     # The same numbers as before the computation moved off the GUI thread.
     assert view.report == before
     assert view.table.toPlainText() == render_table(before)
-    assert not panel.computing and not panel.status.isVisibleTo(view)
+    assert not panel.computing
+    assert not panel.status.isVisibleTo(view)
     assert panel.cell(panel.metrics, 0, 4) == "0.90"
     assert _pairwise(view) == PAIRWISE_ROWS
     assert "computing" not in view.summary.text()
@@ -222,8 +228,10 @@ async def test_a_failed_computation_is_said_plainly_and_the_view_keeps_working(
     with caplog.at_level(logging.ERROR, logger="ui.rating.report_view"):
         await until(lambda: not view.computing, what="the failure")
     status = panel.status.text()
-    assert "could not be computed" in status and "the regression did not converge" in status
-    assert "Traceback" not in status and panel.status.isVisibleTo(view)
+    assert "could not be computed" in status
+    assert "the regression did not converge" in status
+    assert "Traceback" not in status
+    assert panel.status.isVisibleTo(view)
     assert not panel.pairwise.isVisibleTo(view)
     assert "Mann-Whitney" in view.table.toPlainText(), "the rest of the report stays"
     assert "computing" not in view.summary.text()
@@ -231,12 +239,15 @@ async def test_a_failed_computation_is_said_plainly_and_the_view_keeps_working(
 
     view.refresh_button.click()  # the window still works: a new refresh succeeds
     await until(lambda: not view.computing, what="the second refresh")
-    assert _pairwise(view) == PAIRWISE_ROWS and not panel.status.isVisibleTo(view)
+    assert _pairwise(view) == PAIRWISE_ROWS
+    assert not panel.status.isVisibleTo(view)
 
     view.set_experiment("no-such-experiment")  # a failure of the report itself
     await until(lambda: not view.computing, what="the unknown experiment")
-    assert view.message.isVisibleTo(view) and "no-such-experiment" in view.message.text()
-    assert view.table.toPlainText() == "" and not panel.isVisibleTo(view)
+    assert view.message.isVisibleTo(view)
+    assert "no-such-experiment" in view.message.text()
+    assert view.table.toPlainText() == ""
+    assert not panel.isVisibleTo(view)
     db.close()
 
 
@@ -255,7 +266,8 @@ async def test_closing_the_view_while_it_computes_stops_the_computation(
         await until(lambda: held.outcomes, what="the worker to end")
         await asyncio.sleep(0.05)
     # 22 pairs need the leave-one-out regressions: the worker stopped before the first one.
-    assert held.stop_set == [True] and held.outcomes == ["cancelled"]
+    assert held.stop_set == [True]
+    assert held.outcomes == ["cancelled"]
     assert not caplog.records
     assert view.agreement.cell(view.agreement.pairwise, 0, 1) == "", "nothing shown after close"
 

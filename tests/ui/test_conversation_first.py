@@ -145,17 +145,20 @@ async def test_six_messages_show_in_replay_with_geometry_at_1024_by_700(
     panel = win.geometry_view.panel
     await until(lambda: panel.status.text() == f"{MESSAGES} messages", what="the geometry")
     await _settled()
-    assert panel.isVisible() and win.transport.isVisible()
+    assert panel.isVisible()
+    assert win.transport.isVisible()
     assert len(win.conversation.messages()) == MESSAGES
     assert fully_visible(win) >= 6
     strip = win.decisions
-    assert strip.title.isVisible() and "step" in strip.title.text()
+    assert strip.title.isVisible()
+    assert "step" in strip.title.text()
     # Dragging the handle up opens the decision table again.
     split = win.center_split
     total = sum(split.sizes())
     split.moveSplitter(total - 160, 1)
     await _settled()
-    assert strip.table.isVisible() and strip.height() >= 150
+    assert strip.table.isVisible()
+    assert strip.height() >= 150
     win.replay.close()
     await controller.shutdown()
 

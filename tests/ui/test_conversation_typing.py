@@ -20,7 +20,7 @@ def _msg(i: int, speaker: str = "Ana", kind: str = "ai") -> domain.Message:
     )
 
 
-def _pane(qtbot, n: int = 12):  # noqa: ANN001, ANN202
+def _pane(qtbot, n: int = 12):
     bridge = EngineBridge()
     pane = ConversationPane(bridge, SelectedParticipant(), {"Ana": "#1f77b4", "Zoe": "#d62728"})
     qtbot.addWidget(pane)
@@ -76,7 +76,8 @@ def test_the_view_holds_still_while_a_person_types_a_message(qtbot):
     # Done typing (sent): the view follows again and shows the latest message.
     pane.composer.clear()
     qtbot.wait(50)
-    assert _at_bottom(pane) and not pane.jump_button.isVisible()
+    assert _at_bottom(pane)
+    assert not pane.jump_button.isVisible()
 
 
 def test_the_jump_button_shows_the_new_messages(qtbot):
@@ -87,7 +88,8 @@ def test_the_jump_button_shows_the_new_messages(qtbot):
     assert pane.jump_button.text() == "1 new message ↓"
     pane.jump_button.click()
     qtbot.wait(50)
-    assert _at_bottom(pane) and not pane.jump_button.isVisible()
+    assert _at_bottom(pane)
+    assert not pane.jump_button.isVisible()
     assert pane.composer.toPlainText() == "Wait", "the draft is kept"
 
 
@@ -109,5 +111,6 @@ def test_the_view_holds_still_while_a_note_is_open(qtbot):
     w.note_edit.setText("odd")
     w.note_edit.returnPressed.emit()
     qtbot.wait(50)
-    assert _at_bottom(pane) and not pane.jump_button.isVisible()
+    assert _at_bottom(pane)
+    assert not pane.jump_button.isVisible()
     assert QApplication.instance() is not None

@@ -16,7 +16,7 @@ def _decision(**kw: object) -> domain.Decision:
     return domain.Decision(**{**base, **kw})  # type: ignore[arg-type]
 
 
-def _cells(qtbot, *decisions: domain.Decision) -> list[str]:  # noqa: ANN001
+def _cells(qtbot, *decisions: domain.Decision) -> list[str]:
     bridge = EngineBridge()
     strip = DecisionStrip(bridge)
     qtbot.addWidget(strip)
@@ -26,7 +26,7 @@ def _cells(qtbot, *decisions: domain.Decision) -> list[str]:  # noqa: ANN001
     return [row[BEST] for row in strip.rows()]
 
 
-def test_a_drawn_system1_reply_shows_the_best_score_and_the_chosen_one_labelled(qtbot):  # noqa: ANN001
+def test_a_drawn_system1_reply_shows_the_best_score_and_the_chosen_one_labelled(qtbot):
     drawn = _decision(
         score=2.0, best_score=3.9,
         reason="best score 3.90 < imThreshold 3.95; System-1 reply drawn (p=1): thought #2, score 2.00",
@@ -35,7 +35,7 @@ def test_a_drawn_system1_reply_shows_the_best_score_and_the_chosen_one_labelled(
     assert _cells(qtbot, drawn, best) == ["best 3.90 / 3.95 · chosen 2.00", "4.20 / 3.95"]
 
 
-def test_a_recording_without_the_best_score_labels_a_system1_score_as_chosen(qtbot):  # noqa: ANN001
+def test_a_recording_without_the_best_score_labels_a_system1_score_as_chosen(qtbot):
     """Decisions recorded before the best score was kept: ``score`` is the best one, except for a
     drawn System-1 reply (its reason gives the best)."""
     old_draw = _decision(score=1.8, reason="best score 3.62 < imThreshold 3.95; System-1 reply drawn (p=0.1)")  # fmt: skip

@@ -33,7 +33,7 @@ def _window(qtbot: Any, db: Path, minilm: Any, environ: dict[str, str] | None = 
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = _window(qtbot, tmp_path / "x.db", minilm)
     yield win, controller
     view = win.experiments.view
@@ -93,12 +93,14 @@ async def test_an_experiment_launched_from_the_dialog_runs_to_the_end_with_its_s
     win, controller = window
     win.experiments.act_open.trigger()
     view = win.experiments.view
-    assert view is not None and view.isVisible()
+    assert view is not None
+    assert view.isVisible()
     assert view.experiments.rowCount() == 0
     job = _launch(view)
     seen: list[str] = []  # the panel's counters line at every progress update
     job.progress_changed.connect(lambda _p: seen.append(view.progress.stats.text()))
-    assert view.cancel_button.isEnabled() and not view.new_button.isEnabled()
+    assert view.cancel_button.isEnabled()
+    assert not view.new_button.isEnabled()
     await until(lambda: not job.running, timeout=240, what="the experiment to end")
     assert job.outcome == "finished", job.message
     xid = job.experiment_id
@@ -121,7 +123,8 @@ async def test_an_experiment_launched_from_the_dialog_runs_to_the_end_with_its_s
     assert view.runs.rowCount() == 4
     status = RUN_COLUMNS.index("Status")
     assert {view.runs.item(r, status).text() for r in range(4)} == {"finished"}
-    assert xid in view.status.text() and "finished" in view.status.text()
+    assert xid in view.status.text()
+    assert "finished" in view.status.text()
     # The real file: the same protocol as the command line's, 4 finished runs, 4 sessions.
     db = tmp_path / "x.db"
     assert _sql(db, "SELECT name FROM experiments WHERE id = ?", (xid,)) == [("pilot",)]
@@ -157,8 +160,10 @@ async def test_cancel_leaves_runs_interrupted_and_resume_completes_them_without_
     )
     view.cancel_button.click()
     await job.wait()
-    assert job.outcome == "cancelled" and "Resume" in view.status.text()
-    assert view.resume_button.isEnabled() and not view.cancel_button.isEnabled()
+    assert job.outcome == "cancelled"
+    assert "Resume" in view.status.text()
+    assert view.resume_button.isEnabled()
+    assert not view.cancel_button.isEnabled()
     xid, db = job.experiment_id, tmp_path / "x.db"
     first = dict(
         (((d, c), (s, st)) for d, c, s, st in _sql(
@@ -166,7 +171,9 @@ async def test_cancel_leaves_runs_interrupted_and_resume_completes_them_without_
         ))
     )  # fmt: skip
     statuses = sorted(st for _, st in first.values())
-    assert "interrupted" in statuses and "finished" in statuses and "running" not in statuses
+    assert "interrupted" in statuses
+    assert "finished" in statuses
+    assert "running" not in statuses
     assert len(first) < 4, "the conversations not started have no run yet"
     interrupted = [k for k, (_, st) in first.items() if st == "interrupted"]
     assert _sql(db, "SELECT status FROM sessions WHERE id = ?", (first[interrupted[0]][0],)) == [("interrupted",)]  # fmt: skip
@@ -176,7 +183,8 @@ async def test_cancel_leaves_runs_interrupted_and_resume_completes_them_without_
     assert "unfinished" in _cells(view.experiments, 0)[-1]
 
     again = view.resume()
-    assert again is not None and again.experiment_id == xid
+    assert again is not None
+    assert again.experiment_id == xid
     await until(lambda: not again.running, timeout=240, what="the resumed experiment")
     assert again.outcome == "finished", again.message
     skipped = sum(c.skipped for c in again.progress.conditions.values())
@@ -189,12 +197,14 @@ async def test_cancel_leaves_runs_interrupted_and_resume_completes_them_without_
             (xid,),
         )
     }
-    assert len(after) == 4 and {st for _, st, _ in after.values()} == {"finished"}
+    assert len(after) == 4
+    assert {st for _, st, _ in after.values()} == {"finished"}
     for key, (sid, st) in first.items():
         if st == "finished":  # never run twice: same session, one attempt
             assert after[key] == (sid, "finished", 1)
         else:  # run again once; the interrupted attempt's session is gone
-            assert after[key][2] == 2 and after[key][0] != sid
+            assert after[key][2] == 2
+            assert after[key][0] != sid
     assert _sql(db, "SELECT COUNT(*), SUM(status = 'finished') FROM sessions WHERE experiment_id = ?", (xid,)) == [(4, 4)]  # fmt: skip
     for r in range(view.runs.rowCount()):
         assert view.runs.item(r, status_col).text() == "finished"
@@ -223,7 +233,8 @@ async def test_closing_the_view_or_the_main_window_mid_run_cancels_cleanly(qtbot
             assert win.isVisible()
             await controller.shutdown()
         runs = _sql(db, "SELECT status FROM experiment_runs")
-        assert runs and {s for (s,) in runs} <= {"interrupted", "finished"}, runs
+        assert runs, runs
+        assert {s for (s,) in runs} <= {"interrupted", "finished"}, runs
         assert ("interrupted",) in runs
         assert _sql(db, "SELECT COUNT(*) FROM sessions WHERE status = 'running'") == [(0,)]
 
@@ -258,12 +269,14 @@ async def test_bad_options_and_an_unreachable_server_are_reported_not_raised(win
     dlg.personas_dir.editingFinished.emit()
     assert "is not a directory of persona files" in dlg.personas_info.text()
     dlg.buttons.accepted.emit()
-    assert dlg.isVisible() and "is not a directory of persona files" in dlg.error.text()
+    assert dlg.isVisible()
+    assert "is not a directory of persona files" in dlg.error.text()
     for box in dlg.conditions.values():
         box.setChecked(False)
     dlg.personas_dir.setText(controller.personas_dir)
     dlg.buttons.accepted.emit()
-    assert dlg.isVisible() and "at least one condition" in dlg.error.text()
+    assert dlg.isVisible()
+    assert "at least one condition" in dlg.error.text()
     dlg.reject()
     assert view.job is None
 
@@ -273,8 +286,10 @@ async def test_bad_options_and_an_unreachable_server_are_reported_not_raised(win
     job = _launch(view, engine="openai")
     await until(lambda: not job.running, timeout=60, what="the failed launch")
     assert job.outcome == "error"
-    assert "cannot reach" in view.status.text() and "Traceback" not in view.status.text()
-    assert view.new_button.isEnabled() and not view.cancel_button.isEnabled()
+    assert "cannot reach" in view.status.text()
+    assert "Traceback" not in view.status.text()
+    assert view.new_button.isEnabled()
+    assert not view.cancel_button.isEnabled()
     await controller.shutdown()
 
 
@@ -292,7 +307,9 @@ async def test_an_experiment_over_an_openai_compatible_server(qtbot, tmp_path, m
         await until(lambda: not job.running, timeout=240, what="the experiment")
         assert job.outcome == "finished", job.message
         p = job.progress
-        assert p is not None and p.calls > 0 and p.tokens > 0
+        assert p is not None
+        assert p.calls > 0
+        assert p.tokens > 0
         assert f"{p.calls:,} LLM calls" in view.progress.stats.text()
         assert srv.chat_calls >= p.calls
         assert job.plan.protocol.model == "fake-model"
@@ -314,4 +331,5 @@ async def test_eta_counts_only_this_runs_conversations() -> None:
     assert eta(p, now=150.0) == pytest.approx(130.0)
     p.conditions = {"a": experiment.ConditionProgress(total=4, done=2, skipped=2)}
     assert eta(p, now=150.0) is None
-    assert duration(130) == "2:10" and duration(3725) == "1:02:05"
+    assert duration(130) == "2:10"
+    assert duration(3725) == "1:02:05"

@@ -49,7 +49,7 @@ def test_the_new_session_dialog_shows_the_turn_cap(qtbot):
     assert "Engine…" in caps[0].text()
 
 
-def _dialog(qtbot) -> NewExperimentDialog:  # noqa: ANN001
+def _dialog(qtbot) -> NewExperimentDialog:
     base = load_settings({}, {"engine": "offline"})
     dlg = NewExperimentDialog(
         lambda o: plan_new(o, base, {}),

@@ -18,16 +18,16 @@ pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     return app_window(qtbot, tmp_path / "geometry.db", minilm)
 
 
-def _ready(controller) -> None:  # noqa: ANN001
+def _ready(controller) -> None:
     """The embedder counts as loaded (made on the test's own loop)."""
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
 
 
-async def _session(controller, people: int, icebreaker: str):  # noqa: ANN001, ANN202
+async def _session(controller, people: int, icebreaker: str):
     """A new session of the library's first ``people`` participants (the embedder counts as loaded)."""
     _ready(controller)
     room = await controller.new_session(controller.library()[:people], icebreaker=icebreaker)
@@ -35,22 +35,22 @@ async def _session(controller, people: int, icebreaker: str):  # noqa: ANN001, A
     return room
 
 
-def _idle(room) -> bool:  # noqa: ANN001
+def _idle(room) -> bool:
     return all(state == "idle" for state in room._states.values())
 
 
-async def _step(win, room, i: int) -> None:  # noqa: ANN001
+async def _step(win, room, i: int) -> None:
     before = room.step
     win.act_step.trigger()
     await until(lambda: room.step > before and _idle(room), what=f"step {i}")
 
 
-def _drawn(win, n: int) -> bool:  # noqa: ANN001
+def _drawn(win, n: int) -> bool:
     g = win.geometry_view.panel
     return g.trajectory.point_count() == n and g.series.point_count() == n
 
 
-async def _expected(controller, messages) -> dict[str, list[float | None]]:  # noqa: ANN001
+async def _expected(controller, messages) -> dict[str, list[float | None]]:
     """The series computed independently from the messages' MiniLM vectors."""
     vecs = await controller._embedder.embed([m.text for m in messages])
     return features.turn_series(vecs, [m.speaker for m in messages])
@@ -67,7 +67,8 @@ async def test_live_session_adds_one_point_per_message_and_the_series_grow(windo
     win, controller = window
     _ready(controller)
     g = win.geometry_view
-    assert not g.panel.isVisible() and not g.action.isChecked()
+    assert not g.panel.isVisible()
+    assert not g.action.isChecked()
     g.action.trigger()  # View ▸ Geometry
     assert g.panel.isVisible()
     room = await _session(controller, 3, "Any plans for May?")
@@ -82,7 +83,8 @@ async def test_live_session_adds_one_point_per_message_and_the_series_grow(windo
         assert traj.current_index() == n - 1, "the latest message is ringed"
         assert traj.ring_position() == traj.point_position(n - 1)
         assert g.panel.series.marker_turn() == room.messages[-1].id
-    assert counts[-1] > 1 and counts == sorted(counts)
+    assert counts[-1] > 1
+    assert counts == sorted(counts)
     messages = list(room.messages)
     traj = g.panel.trajectory
     # Coloured by speaker with the participants bar's colours; numbered by turn; a legend.
@@ -94,8 +96,10 @@ async def test_live_session_adds_one_point_per_message_and_the_series_grow(windo
     # The plotted values are the engine's features of these very messages.
     want = await _expected(controller, messages)
     cohesion, volatility = g.panel.series.values()
-    assert _close(cohesion, want["cohesion"]) and _close(volatility, want["volatility"])
-    assert volatility[0] is None and all(v is not None for v in volatility[1:])
+    assert _close(cohesion, want["cohesion"])
+    assert _close(volatility, want["volatility"])
+    assert volatility[0] is None
+    assert all(v is not None for v in volatility[1:])
     xy = features.trajectory_2d(await controller._embedder.embed([m.text for m in messages]))
     assert np.allclose([traj.point_position(i) for i in range(len(messages))], xy, atol=1e-5)
     # Hidden, it stops following; shown again, it catches up.
@@ -122,7 +126,8 @@ async def test_replay_moves_the_highlight_and_the_marker_with_the_position(windo
     assert not win.geometry_view.action.isChecked()
     await win.open_replay(str(controller.db_path), sid)
     g = win.geometry_view
-    assert g.action.isChecked() and g.panel.isVisible(), "a replay shows the geometry"
+    assert g.action.isChecked(), "a replay shows the geometry"
+    assert g.panel.isVisible(), "a replay shows the geometry"
     await until(lambda: _drawn(win, len(messages)), what="the replay's trajectory")
     db = controller.database()
     cached = db.execute(
@@ -147,10 +152,12 @@ async def test_replay_moves_the_highlight_and_the_marker_with_the_position(windo
     assert traj.current_index() == rec.messages_shown(decision.seq) - 1
     want = await _expected(controller, messages)
     cohesion, volatility = series.values()
-    assert _close(cohesion, want["cohesion"]) and _close(volatility, want["volatility"])
+    assert _close(cohesion, want["cohesion"])
+    assert _close(volatility, want["volatility"])
     # Closing the replay brings back the reader's choice (hidden).
     win.transport.close_button.click()
-    assert not g.action.isChecked() and not g.panel.isVisible()
+    assert not g.action.isChecked()
+    assert not g.panel.isVisible()
     await controller.shutdown()
 
 
@@ -165,7 +172,8 @@ async def test_a_one_message_session_shows_without_error(window):
     g = win.geometry_view.panel
     await until(lambda: _drawn(win, 1), what="one point in replay")
     cohesion, volatility = g.series.values()
-    assert cohesion == [None] and volatility == [None]
+    assert cohesion == [None]
+    assert volatility == [None]
     assert g.trajectory.point_position(0) == (0.0, 0.0)
     assert "1 message" in g.status.text()
     assert not win.banner.isVisible()
@@ -192,7 +200,8 @@ async def test_view_menu_shortcut_help_and_the_panes_keep_their_widths_at_1024(w
     await win.open_replay(str(controller.db_path), sid)
     # at 700 px replay leaves the room to the conversation; Ctrl+Shift+G opens the panel
     await until(lambda: _drawn(win, len(room.messages)), what="the replay's trajectory")
-    assert not g.visible and not g.panel.isVisible()
+    assert not g.visible
+    assert not g.panel.isVisible()
     g.action.trigger()
     await until(lambda: g.panel.isVisible(), what="the panel shown")
     await asyncio.sleep(0.1)

@@ -18,16 +18,16 @@ pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = build(db_path=str(tmp_path / "history.db"), environ={})
     controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
     qtbot.addWidget(win)
     win.resize(1440, 900)
     win.show()
-    yield win, controller
+    return win, controller
 
 
-def panes(win, memory, thoughts) -> dict:  # noqa: ANN001
+def panes(win, memory, thoughts) -> dict:
     """What the side panes and the decision strip show, as plain data."""
     return {
         "memory": memory.rows(),
@@ -40,24 +40,24 @@ def panes(win, memory, thoughts) -> dict:  # noqa: ANN001
     }
 
 
-def live(win) -> dict:  # noqa: ANN001
+def live(win) -> dict:
     return panes(win, win.memory, win.thoughts)
 
 
-def past(win) -> dict:  # noqa: ANN001
+def past(win) -> dict:
     return panes(win, win.history.memory, win.history.thoughts)
 
 
-def _idle(room) -> bool:  # noqa: ANN001
+def _idle(room) -> bool:
     return all(state == "idle" for state in room._states.values())
 
 
-def click(qtbot, win, message_id: int) -> None:  # noqa: ANN001
+def click(qtbot, win, message_id: int) -> None:
     w = win.conversation.widgets[message_id]
     qtbot.mouseClick(w.body, Qt.MouseButton.LeftButton)
 
 
-async def _start(win, controller, n: int = 3):  # noqa: ANN001, ANN202
+async def _start(win, controller, n: int = 3):
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(
         controller.library()[:n], icebreaker="What did you do last weekend?"
@@ -92,7 +92,8 @@ async def test_a_click_on_a_message_shows_its_trigger_as_the_live_window_showed_
         title = win.decisions.title.text()
         assert f"Showing the trigger of message #{mid} (step " in title
         assert win.decisions.live_button.isVisible()
-        assert not win.memory.isVisible() and win.history.memory.isVisible()
+        assert not win.memory.isVisible()
+        assert win.history.memory.isVisible()
         assert "As at step" in win.history._past[0][1].banner.text()
     # The icebreaker: no trigger produced it, and the strip says so with no decisions.
     click(qtbot, win, 1)
@@ -106,7 +107,8 @@ async def test_a_click_on_a_message_shows_its_trigger_as_the_live_window_showed_
     assert not win.history.memory.add_button.isVisible()
     # Back to live: the live panes as they were.
     win.decisions.live_button.click()
-    assert not win.history.looking_back and win.memory.isVisible()
+    assert not win.history.looking_back
+    assert win.memory.isVisible()
     assert not win.decisions.live_button.isVisible()
     win.selection.select(list(seen.values())[-1][0])
     assert live(win) == latest
@@ -135,11 +137,14 @@ async def test_new_messages_while_looking_back_neither_pull_the_view_back_nor_ge
     await asyncio.sleep(0.1)  # deferred sizing (which used to scroll to the newest message)
     # The history view stays where it was…
     assert win.history.looking_back
-    assert past(win) == shown and win.decisions.title.text() == title
-    assert bar.maximum() > 0 and bar.value() == 0  # more messages than fit, still at the top
+    assert past(win) == shown
+    assert win.decisions.title.text() == title
+    assert bar.maximum() > 0
+    assert bar.value() == 0  # more messages than fit, still at the top
     n = len(room.messages) - count
     note = win.decisions.past_note
-    assert note.isVisible() and note.text() == f"{win.history.new_messages} new messages since"
+    assert note.isVisible()
+    assert note.text() == f"{win.history.new_messages} new messages since"
     assert win.history.new_messages >= n
     # …and nothing is lost: the messages are in the conversation, the live panes followed.
     assert all(m.id in win.conversation.widgets for m in room.messages[-n:])
@@ -147,7 +152,8 @@ async def test_new_messages_while_looking_back_neither_pull_the_view_back_nor_ge
     await until(lambda: controller.task is None or controller.task.done(), what="stopped")
     win.decisions.live_button.click()
     await asyncio.sleep(0.05)
-    assert not win.history.looking_back and bar.value() == bar.maximum()
+    assert not win.history.looking_back
+    assert bar.value() == bar.maximum()
     h = SessionHistory.load(controller.database(), room.session_id)
     last = h.at_trigger(len(h.triggers) - 1)
     assert [r[0] for r in win.decisions.rows()] == [d.agent for d in last.decisions]
@@ -167,7 +173,9 @@ async def test_arrows_in_the_strip_step_through_triggers_and_back_to_live(window
     await until(lambda: win.decisions.table.hasFocus(), what="focus")
     qtbot.keyClick(win.decisions.table, Qt.Key.Key_Left)
     snap = win.history.snapshot
-    assert snap is not None and snap.trigger is not None and snap.trigger.index == n - 2
+    assert snap is not None
+    assert snap.trigger is not None
+    assert snap.trigger.index == n - 2
     expected = [d.agent for d in h.at_trigger(n - 2).decisions]
     assert [r[0] for r in win.decisions.rows()] == expected
     assert f"step {snap.step}" in win.decisions.title.text()
@@ -177,7 +185,8 @@ async def test_arrows_in_the_strip_step_through_triggers_and_back_to_live(window
     qtbot.keyClick(win.decisions.table, Qt.Key.Key_Right)
     assert win.history.snapshot.trigger.index == n - 1  # type: ignore[union-attr]
     qtbot.keyClick(win.decisions.table, Qt.Key.Key_Right)  # past the latest: live again
-    assert not win.history.looking_back and win.memory.isVisible()
+    assert not win.history.looking_back
+    assert win.memory.isVisible()
     await controller.stop()
 
 
@@ -194,7 +203,8 @@ async def test_after_the_run_and_in_replay_a_click_shows_the_trigger(window, qtb
     click(qtbot, win, mid)  # the session has ended: still readable
     assert f"Showing the trigger of message #{mid}" in win.decisions.title.text()
     await win.open_replay(str(controller.db_path), sid)
-    assert not win.history.looking_back and not win.decisions.back_button.isVisible()
+    assert not win.history.looking_back
+    assert not win.decisions.back_button.isVisible()
     h = SessionHistory.load(controller.database(), sid)
     target = h.at_message(2)
     win.replay.seek(win.replay.recording.last)

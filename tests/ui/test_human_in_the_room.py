@@ -17,19 +17,19 @@ pytestmark = pytest.mark.asyncio
 class _Painted(QObject):
     """The composer's placeholder text at each paint of its viewport: what was on screen."""
 
-    def __init__(self, composer) -> None:  # noqa: ANN001
+    def __init__(self, composer) -> None:
         super().__init__(composer)
         self.composer = composer
         self.seen: list[str] = []
         composer.viewport().installEventFilter(self)
 
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802, ANN001
+    def eventFilter(self, watched, event) -> bool:
         if event.type() == QEvent.Type.Paint:
             self.seen.append(self.composer.placeholderText())
         return False
 
 
-async def _session(controller, n: int = 3):  # noqa: ANN001, ANN202
+async def _session(controller, n: int = 3):
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:n], icebreaker="Weekend plans?")
     assert room is not None
@@ -82,5 +82,6 @@ async def test_the_next_session_has_its_own_speed_again(qtbot, tmp_path, minilm)
     assert win.pace.currentData() == "typing"  # a person reads along
     room = await _session(controller)
     assert win.pace.currentData() == "fast"
-    assert controller.settings.room.pace == "fast" and room.settings.room.pace == "fast"
+    assert controller.settings.room.pace == "fast"
+    assert room.settings.room.pace == "fast"
     await controller.shutdown()

@@ -18,15 +18,15 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PySide6.QtCore import QPoint  # noqa: E402
-from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+import pytest
+from PySide6.QtCore import QPoint
+from PySide6.QtWidgets import QApplication, QWidget
 
-from playground import domain, events  # noqa: E402
-from tests.ui.conftest import until  # noqa: E402
-from ui.app import build  # noqa: E402
-from ui.widgets.memory_table import COL_TEXT, COL_WEIGHT, MIN_TEXT_WIDTH  # noqa: E402
-from ui.window_layout import MIN_CONVERSATION, MIN_MEMORY, MIN_THOUGHTS  # noqa: E402
+from playground import domain, events
+from tests.ui.conftest import until
+from ui.app import build
+from ui.widgets.memory_table import COL_TEXT, COL_WEIGHT, MIN_TEXT_WIDTH
+from ui.window_layout import MIN_CONVERSATION, MIN_MEMORY, MIN_THOUGHTS
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = (
@@ -160,14 +160,18 @@ def check(m: dict[str, Any], agent: str = "Ana") -> None:
     assert m["minimum_width"] <= 1024, "the window fits 1024 px"
     assert m["window"][0] == width
     memory, conversation, thoughts = m["panes"]
-    assert memory >= MIN_MEMORY and conversation >= MIN_CONVERSATION and thoughts >= MIN_THOUGHTS
+    assert memory >= MIN_MEMORY
+    assert conversation >= MIN_CONVERSATION
+    assert thoughts >= MIN_THOUGHTS
     assert m["memory_text"] >= MIN_TEXT_WIDTH, "the memory text is more than a word per line"
     assert m["memory_text"] >= 0.4 * m["memory_viewport"]
     assert m["bubbles"], "bubbles shown"
     for b in m["bubbles"]:
         assert b["right"] <= m["page_viewport"], "a bubble is cut off"
-        assert b["delete_visible"] and b["delete_right"] <= m["page_viewport"], "✕ off-screen"
-    assert agent in m["memory_title"] and agent in m["thoughts_title"], "titles keep the name"
+        assert b["delete_visible"], "✕ off-screen"
+        assert b["delete_right"] <= m["page_viewport"], "✕ off-screen"
+    assert agent in m["memory_title"], "titles keep the name"
+    assert agent in m["thoughts_title"], "titles keep the name"
     for r in m["rows"]:
         assert r["right"] <= m["list_viewport"], "a message runs under the scroll bar"
         assert r["body_height"] >= r["body_needs"], "a message's last line is cut off"
@@ -176,7 +180,7 @@ def check(m: dict[str, Any], agent: str = "Ana") -> None:
 
 
 @pytest.fixture
-def win(qtbot, tmp_path):  # noqa: ANN001, ANN201
+def win(qtbot, tmp_path):
     """A window at 1024×700; each (async) test ends with ``await win.controller.shutdown()``."""
     window, _controller = build(db_path=str(tmp_path / "layout.db"), environ={})
     qtbot.addWidget(window)
@@ -187,7 +191,7 @@ def win(qtbot, tmp_path):  # noqa: ANN001, ANN201
 
 
 @pytest.mark.asyncio
-async def test_1024_by_700_is_usable(win) -> None:  # noqa: ANN001
+async def test_1024_by_700_is_usable(win) -> None:
     fill(win)
     win.conversation.set_human("Maya")  # the "✎ note" buttons change every row's header
     settle()
@@ -201,7 +205,7 @@ async def test_1024_by_700_is_usable(win) -> None:  # noqa: ANN001
 
 
 @pytest.mark.asyncio
-async def test_large_windows_share_the_space_out(win) -> None:  # noqa: ANN001
+async def test_large_windows_share_the_space_out(win) -> None:
     fill(win)
     sizes = {}
     for w, h in ((1024, 700), (1440, 900), (1920, 1080), (2560, 1440)):
@@ -220,21 +224,23 @@ async def test_large_windows_share_the_space_out(win) -> None:  # noqa: ANN001
 
 
 @pytest.mark.asyncio
-async def test_long_titles_are_elided_with_a_tooltip(win) -> None:  # noqa: ANN001
+async def test_long_titles_are_elided_with_a_tooltip(win) -> None:
     name = "Maximilian-Alexander von Hohenzollern-Sigmaringen"
     fill(win, agent=name)
     title = win.thoughts.header.title
     assert title.text() == f"Inner thoughts — {name}"
-    assert title.is_elided() and title.toolTip() == title.text()
+    assert title.is_elided()
+    assert title.toolTip() == title.text()
     assert title.shown_text().endswith("Sigmaringen"), "the end of the name stays in view"
     assert win.memory.title_label.toolTip() == f"Long-term memory — {name}"
     m = measure(win)
-    assert m["minimum_width"] <= 1024 and m["window"][0] == 1024, "a long name widens nothing"
+    assert m["minimum_width"] <= 1024, "a long name widens nothing"
+    assert m["window"][0] == 1024, "a long name widens nothing"
     await win.controller.shutdown()
 
 
 @pytest.mark.asyncio
-async def test_the_question_card_does_not_resize_the_panes(win) -> None:  # noqa: ANN001
+async def test_the_question_card_does_not_resize_the_panes(win) -> None:
     fill(win)
     conv = win.conversation
     conv.set_human("Maya")
@@ -244,7 +250,8 @@ async def test_the_question_card_does_not_resize_the_panes(win) -> None:  # noqa
     win.bridge.dispatch(events.MessagePosted(message=msg))
     settle()
     assert conv.card.isVisible()
-    assert win.width() == 1024 and win.minimumSizeHint().width() <= 1024
+    assert win.width() == 1024
+    assert win.minimumSizeHint().width() <= 1024
     assert win.splitter.sizes() == panes, "the panes keep their widths"
     card = conv.card
     assert _right_in(card, conv) <= conv.width()
@@ -260,7 +267,7 @@ async def test_the_question_card_does_not_resize_the_panes(win) -> None:  # noqa
 
 
 @pytest.mark.asyncio
-async def test_a_real_session_at_1024_is_usable(qtbot, tmp_path, minilm) -> None:  # noqa: ANN001
+async def test_a_real_session_at_1024_is_usable(qtbot, tmp_path, minilm) -> None:
     from playground.embedding.cache import CachingEmbedder
 
     window, controller = build(db_path=str(tmp_path / "real.db"), environ={})
@@ -312,7 +319,7 @@ def test_the_layout_holds_at_200_percent_scaling() -> None:
 
 
 @pytest.mark.asyncio
-async def test_the_decision_strip_leaves_the_reasons_room_at_1024(win) -> None:  # noqa: ANN001
+async def test_the_decision_strip_leaves_the_reasons_room_at_1024(win) -> None:
     """At 1024 px the policy's full name and the other columns took all but ~90 px: every reason
     ran to 3–4 lines and was cut off. The policy shows as its tag, with the name in a tooltip."""
     from ui.widgets.decision_strip import POLICY, WHY
@@ -342,7 +349,7 @@ async def test_the_decision_strip_leaves_the_reasons_room_at_1024(win) -> None: 
     await win.controller.shutdown()
 
 
-def test_decision_reasons_rewrap_when_the_window_narrows(qtbot) -> None:  # noqa: ANN001
+def test_decision_reasons_rewrap_when_the_window_narrows(qtbot) -> None:
     """Rows measured at 1440 px kept one line at 1024 and cut the reason short (the Why column
     stretches, and Qt does not report that as a section resize)."""
     from ui.bridge import EngineBridge

@@ -24,7 +24,7 @@ REASON = "a saved session was opened for replay"
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = app_window(qtbot, tmp_path / "leave.db", minilm)
     controller.users_dir = tmp_path / "users"
     yield win, controller
@@ -66,7 +66,8 @@ def _in_db(controller: Any, sid: str) -> dict[str, Any]:
 async def _question(win: Any) -> Any:
     await until(lambda: win.leave_question is not None, what="the question")
     q = win.leave_question
-    assert q.isVisible() and q.isModal()
+    assert q.isVisible()
+    assert q.isModal()
     return q
 
 
@@ -77,34 +78,44 @@ async def test_cancel_keeps_a_paused_storm_session_running_and_untouched(window)
     room = await _session(
         win, controller, "Has anyone bought a phone?", 3, simulated=[SimulatedSeat(user, 1.0)]
     )
-    assert controller.control.paused and not room.ended
+    assert controller.control.paused
+    assert not room.ended
     before = _in_db(controller, room.session_id)
     shown = win.conversation.messages()
     task = win.open_replay(str(controller.db_path), saved)
     q = await _question(win)
     text = q.text()
-    assert room.session_id in text and user.name in text and saved in text, text
-    assert q.end_button.text() == END_AND_OPEN and q.defaultButton() is q.cancel_button
+    assert room.session_id in text, text
+    assert user.name in text, text
+    assert saved in text, text
+    assert q.end_button.text() == END_AND_OPEN
+    assert q.defaultButton() is q.cancel_button
     q.cancel_button.click()
     await task
-    assert win.leave_question is None and not win.replay.active
-    assert controller.room is room and not room.ended and controller.control.paused
+    assert win.leave_question is None
+    assert not win.replay.active
+    assert controller.room is room
+    assert not room.ended
+    assert controller.control.paused
     assert _in_db(controller, room.session_id) == before  # nothing was written
     assert win.conversation.messages() == shown
     # It runs on: a step adds to it.
     n = len(room.messages)
     await step_session(win, room, 1)
-    assert len(room.messages) >= n and _in_db(controller, room.session_id)["status"] == "running"
+    assert len(room.messages) >= n
+    assert _in_db(controller, room.session_id)["status"] == "running"
     # A second request while the question is open cancels the first one.
     first = win.open_replay(str(controller.db_path), saved)
     q1 = await _question(win)
     second = win.open_replay(str(controller.db_path), saved)
     await until(lambda: win.leave_question not in (None, q1), what="the second question")
     await first
-    assert not win.replay.active and not room.ended
+    assert not win.replay.active
+    assert not room.ended
     win.leave_question.cancel_button.click()
     await second
-    assert not win.replay.active and not room.ended
+    assert not win.replay.active
+    assert not room.ended
     await controller.shutdown()
 
 
@@ -113,18 +124,23 @@ async def test_end_session_and_open_ends_a_joined_session_with_its_reason(window
     saved = await _saved(win, controller)
     room = await _session(win, controller, "Where shall we travel?", 1)
     await controller.join_as_human("Max")
-    assert controller.human == "Max" and not room.ended
+    assert controller.human == "Max"
+    assert not room.ended
     task = win.open_replay(str(controller.db_path), saved)
     q = await _question(win)
     assert "you joined it as Max" in q.text(), q.text()
     q.end_button.click()
     await task
-    assert room.ended and room.status == "interrupted"
+    assert room.ended
+    assert room.status == "interrupted"
     row = _in_db(controller, room.session_id)
-    assert row["status"] == "interrupted" and row["end_reason"] == REASON, row
+    assert row["status"] == "interrupted", row
+    assert row["end_reason"] == REASON, row
     assert row["finished_at"]
-    assert win.replay.active and win.replay.recording.session["id"] == saved
-    assert controller.room is None and controller.human is None
+    assert win.replay.active
+    assert win.replay.recording.session["id"] == saved
+    assert controller.room is None
+    assert controller.human is None
     await controller.shutdown()
 
 
@@ -137,7 +153,8 @@ async def test_no_live_session_no_question(window, monkeypatch):
 
     monkeypatch.setattr("ui.main_window.LeaveLiveQuestion", never)
     await win.open_replay(str(controller.db_path), saved)  # the session on screen has ended
-    assert win.replay.active and win.replay.recording.session["id"] == saved
+    assert win.replay.active
+    assert win.replay.recording.session["id"] == saved
     other = await _saved(win, controller)
     await win.open_replay(str(controller.db_path), other)  # a replay on screen: nothing live
     assert win.replay.recording.session["id"] == other
@@ -158,7 +175,8 @@ async def test_open_in_replay_from_experiments_brings_the_main_window_to_the_fro
     view.replay_button.click()
     await until(lambda: win.replay.active, what="the replay")
     assert win.replay.recording.session["id"] == sid
-    assert not win.isMinimized() and win.isVisible()
+    assert not win.isMinimized()
+    assert win.isVisible()
     await until(lambda: QApplication.activeWindow() is win, what="the main window active")
     await controller.shutdown()
 
@@ -166,23 +184,28 @@ async def test_open_in_replay_from_experiments_brings_the_main_window_to_the_fro
 async def test_a_new_session_asks_before_ending_the_live_one(window):
     win, controller = window
     room = await _session(win, controller, "Who plays an instrument?", 1)
-    assert controller.control.paused and not room.ended
+    assert controller.control.paused
+    assert not room.ended
     before = _in_db(controller, room.session_id)
     dlg = win.dialogs.open_new_session()
     assert dlg is not None
     dlg.accept()
     q = await _question(win)
-    assert room.session_id in q.text() and "Starting a new session ends it." in q.text(), q.text()
+    assert room.session_id in q.text(), q.text()
+    assert "Starting a new session ends it." in q.text(), q.text()
     q.cancel_button.click()
     await until(lambda: win.leave_question is None, what="the answer")
     await asyncio.sleep(0.2)
-    assert controller.room is room and not room.ended and not controller.setting_up
+    assert controller.room is room
+    assert not room.ended
+    assert not controller.setting_up
     assert _in_db(controller, room.session_id) == before  # nothing was written
     dlg = win.dialogs.open_new_session()
     assert dlg is not None
     dlg.accept()
     (await _question(win)).end_button.click()
     await until(lambda: controller.room not in (None, room), timeout=60, what="the new session")
-    assert room.ended and _in_db(controller, room.session_id)["status"] == "interrupted"
+    assert room.ended
+    assert _in_db(controller, room.session_id)["status"] == "interrupted"
     assert _in_db(controller, room.session_id)["end_reason"] == "a new session was started"
     await controller.shutdown()

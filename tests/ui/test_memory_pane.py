@@ -185,7 +185,7 @@ def test_edit_and_delete_events_update_rows(setup):
 
 
 def test_add_dialog_emits_add_requested_and_needs_text(setup, qtbot):
-    bridge, selection, pane = setup
+    _bridge, selection, pane = setup
     selection.select("Ana")
     dialog = pane.open_add_dialog()
     assert isinstance(dialog, MemoryEditDialog)
@@ -214,7 +214,7 @@ def test_add_dialog_emits_add_requested_and_needs_text(setup, qtbot):
 
 
 def test_empty_add_dialog_does_not_emit(setup, qtbot):
-    bridge, selection, pane = setup
+    _bridge, selection, pane = setup
     selection.select("Ana")
     dialog = pane.open_add_dialog()
     with qtbot.assertNotEmitted(pane.add_requested):

@@ -40,7 +40,8 @@ def test_the_weight_column_is_steady_at_every_width(qtbot):
             if table.isColumnHidden(COL_WEIGHT) != hidden_at[width]:
                 flips.append(width)
     assert not flips, f"the Weight column came and went at widths {flips[:5]}"
-    assert hidden_at[180] and not hidden_at[478]
+    assert hidden_at[180]
+    assert not hidden_at[478]
     # Growing, it shows once (and only once); the text keeps its minimum all along.
     states = [hidden_at[w] for w in sorted(hidden_at)]
     assert states == sorted(states, reverse=True), "hidden, then shown, as the pane widens"

@@ -21,19 +21,22 @@ def test_a_comparison_shows_none_of_the_raters_earlier_marks(qtbot, rated):  # n
     win.resize(1440, 900)
     win.show()
     win.start("ana", plan.id)
-    assert win.assignment is not None and win.assignment.session_b is not None
+    assert win.assignment is not None
+    assert win.assignment.session_b is not None
     for view in win.pairwise.views:  # before it plays
         assert "marked" not in view.status.text(), view.status.text()
     for view in win.pairwise.views:
         view.show_all()
-        assert view.cards and not any(c.marked for c in view.cards)
+        assert view.cards
+        assert not any(c.marked for c in view.cards)
         assert "marked" not in view.status.text()
     # The next comparison starts blank too, whatever was marked in this one.
     win.pairwise.views[0].cards[0].flag.click()
     assert "1 marked" in win.pairwise.views[0].status.text()
     win.pairwise.choose(0, "A flowed better")
     win.pairwise.submit.click()
-    assert win.assignment is not None and win.assignment.position == 2
+    assert win.assignment is not None
+    assert win.assignment.position == 2
     for view in win.pairwise.views:
         assert "marked" not in view.status.text()
         view.show_all()

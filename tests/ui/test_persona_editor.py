@@ -7,8 +7,8 @@ import shutil
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from playground import personas  # noqa: E402
-from ui.app import build  # noqa: E402
+from playground import personas
+from ui.app import build
 
 
 def test_edit_a_persona_and_reject_bad_values(qtbot, tmp_path):
@@ -36,7 +36,8 @@ def test_edit_a_persona_and_reject_bad_values(qtbot, tmp_path):
     with qtbot.waitSignal(editor.saved, timeout=2000):
         editor.try_save()
     reloaded = personas.load_persona(lib / f"{editor.persona.id}.toml")
-    assert reloaded.name == name and reloaded.description == "A kite enthusiast."
+    assert reloaded.name == name
+    assert reloaded.description == "A kite enthusiast."
     assert [m.text for m in reloaded.memories] == [
         "I like flying kites on the beach.",
         "I want to win a kite contest.",

@@ -7,8 +7,8 @@ import shutil
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from playground import personas  # noqa: E402
-from ui.app import build  # noqa: E402
+from playground import personas
+from ui.app import build
 
 
 def test_an_undecodable_persona_file_is_named_in_the_banner(qtbot, tmp_path):
@@ -26,4 +26,5 @@ def test_an_undecodable_persona_file_is_named_in_the_banner(qtbot, tmp_path):
 
     win.hide_error()
     win.dialogs.fill_add_menu()  # the "Add participant" menu reads the library too
-    assert f"{victim}: is UTF-16 text" in win.banner.text() and win.banner.isVisibleTo(win)
+    assert f"{victim}: is UTF-16 text" in win.banner.text()
+    assert win.banner.isVisibleTo(win)

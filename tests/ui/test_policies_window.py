@@ -22,20 +22,20 @@ from ui.widgets.decision_strip import DecisionStrip
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
     controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
     controller._embedder_task = None
     qtbot.addWidget(win)
     win.show()
-    yield win, controller
+    return win, controller
 
 
-def _idle(room) -> bool:  # noqa: ANN001
+def _idle(room) -> bool:
     return all(state == "idle" for state in room._states.values())
 
 
-async def _steps(controller, room, n: int) -> None:  # noqa: ANN001
+async def _steps(controller, room, n: int) -> None:
     """Run ``n`` triggers one at a time through the window's Step."""
     for _ in range(n):
         target = room.step + 1
@@ -47,12 +47,12 @@ async def _steps(controller, room, n: int) -> None:  # noqa: ANN001
         await until(done, what="the step to finish")
 
 
-def _placeholder(win) -> str:  # noqa: ANN001
+def _placeholder(win) -> str:
     page = win.thoughts._pages.get(win.thoughts._agent)
     return page.placeholder.text() if page is not None else ""
 
 
-def _chips(win) -> dict[str, str]:  # noqa: ANN001
+def _chips(win) -> dict[str, str]:
     return {
         name: chip.policy_tag.text() if chip.policy_tag.isVisibleTo(chip) else ""
         for name, chip in win.participants.chips.items()
@@ -62,7 +62,7 @@ def _chips(win) -> dict[str, str]:  # noqa: ANN001
 # -- the New session dialog ------------------------------------------------------------------------
 
 
-def test_the_new_session_dialog_gives_each_chosen_participant_a_policy(qtbot):  # noqa: ANN001
+def test_the_new_session_dialog_gives_each_chosen_participant_a_policy(qtbot):
     library = personas.load_personas()
     dlg = NewSessionDialog(library, [], load_settings({}))
     qtbot.addWidget(dlg)
@@ -131,14 +131,17 @@ async def test_a_mixed_room_runs_offline_and_the_strip_shows_the_prediction(wind
     assert win.decisions.prediction.isVisible()
     trigger_message = int(win.decisions.title.text().split("new message #")[1].split()[0])
     assert line.startswith(f"after #{trigger_message}: predicted ")  # the trigger's message
-    assert "anyone" in line and "→ turn:" in line
+    assert "anyone" in line
+    assert "→ turn:" in line
     # Each listener's policy is shown; a next-speaker agent's probability is its own in the prediction.
     for name, row in rows.items():
         assert row[4] == room.agent(name).policy
         if row[4] == "next-speaker":
-            assert row[2].startswith("p ") and row[3].startswith("next-speaker:")
+            assert row[2].startswith("p ")
+            assert row[3].startswith("next-speaker:")
         if row[4] == "reactive":
-            assert row[2] == "–" and row[3].startswith("reactive:")
+            assert row[2] == "–"
+            assert row[3].startswith("reactive:")
         if row[4] == "inner-thoughts":
             assert "/" in row[2] or row[2] == "–"
     shown = dict(
@@ -207,13 +210,15 @@ async def test_a_policy_change_in_the_dialog_reaches_the_room_and_the_database(w
     win, controller = window
     people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe")]
     room = await controller.new_session(people, icebreaker="Hey!")
-    assert room is not None and {a.policy for a in room.agents} == {"inner-thoughts"}
+    assert room is not None
+    assert {a.policy for a in room.agents} == {"inner-thoughts"}
     await until(lambda: len(win.participants.chips) == 3, what="the chips")
     assert _chips(win) == {"Ana": "IT", "Ben": "IT", "Chloe": "IT"}
 
     win.selection.select("Ben")
     dlg = win.dialogs.open_participant_settings()
-    assert dlg is not None and dlg.policy_value() == "inner-thoughts"
+    assert dlg is not None
+    assert dlg.policy_value() == "inner-thoughts"
     dlg.policy.setCurrentIndex(dlg.policy.findData("next-speaker"))
     assert "static persona" in dlg.policy_help.text()
     dlg.accept()
@@ -296,7 +301,7 @@ async def test_an_unknown_policy_is_refused_with_a_message(window):
 # -- the decision strip on its own ------------------------------------------------------------------
 
 
-def test_the_decision_strip_renders_a_next_speaker_prediction(qtbot):  # noqa: ANN001
+def test_the_decision_strip_renders_a_next_speaker_prediction(qtbot):
     bridge = EngineBridge()
     strip = DecisionStrip(bridge)
     qtbot.addWidget(strip)
@@ -344,7 +349,8 @@ def test_the_decision_strip_renders_a_next_speaker_prediction(qtbot):  # noqa: A
         "after #12: predicted anyone — anyone 0.41 · Chloe 0.28 · Ben 0.21 · Ana 0.10"
         f" [from the answer's logprobs] → turn: Chloe ({rule})"
     )
-    assert strip.prediction.isVisible() and "<b>anyone 0.41</b>" in strip.prediction.text()
+    assert strip.prediction.isVisible()
+    assert "<b>anyone 0.41</b>" in strip.prediction.text()
     assert strip.prediction.toolTip() == rule
     assert strip.rows() == [
         ["Ben", "silent", "p 0.21", f"next-speaker: {rule}; not picked", "next-speaker"],
@@ -353,5 +359,6 @@ def test_the_decision_strip_renders_a_next_speaker_prediction(qtbot):  # noqa: A
     ]
     # The next trigger starts afresh: no stale prediction.
     bridge.dispatch(events.TriggerFired(step=4, trigger="pause", message_id=13))
-    assert strip.rows() == [] and strip.prediction_line() == ""
+    assert strip.rows() == []
+    assert strip.prediction_line() == ""
     assert not strip.prediction.isVisible()

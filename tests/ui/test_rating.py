@@ -61,7 +61,7 @@ async def _simulate(path: Path, embedder: CachingEmbedder) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory, minilm) -> tuple[Path, list[str]]:  # noqa: ANN001
+def template(tmp_path_factory, minilm) -> tuple[Path, list[str]]:
     """Four real offline sessions, two per condition, built once for the module."""
     path = tmp_path_factory.mktemp("rating") / "template.db"
     ids = asyncio.run(_simulate(path, CachingEmbedder(minilm)))
@@ -69,7 +69,7 @@ def template(tmp_path_factory, minilm) -> tuple[Path, list[str]]:  # noqa: ANN00
 
 
 @pytest.fixture
-def rated(template, tmp_path):  # noqa: ANN001, ANN201
+def rated(template, tmp_path):
     """A private copy of the template database: (db, session ids, path)."""
     src, ids = template
     path = tmp_path / "rating.db"
@@ -110,7 +110,7 @@ def _texts(root: QWidget) -> list[str]:
     return [t for t in out if t]
 
 
-def _hidden(db, sid: str, said: str) -> dict[str, set[str]]:  # noqa: ANN001
+def _hidden(db, sid: str, said: str) -> dict[str, set[str]]:
     """What blind mode must never show of a session, read from every table that holds it.
 
     ``said`` is the text of the conversations on screen.
@@ -140,7 +140,10 @@ def _hidden(db, sid: str, said: str) -> dict[str, set[str]]:  # noqa: ANN001
         "scores": scores - {""},
         "session": {sid, s[0], s[1], s[2]},
     }
-    assert hidden["thoughts"] and hidden["memories"] and hidden["reasons"] and hidden["scores"]
+    assert hidden["thoughts"]
+    assert hidden["memories"]
+    assert hidden["reasons"]
+    assert hidden["scores"]
     return hidden
 
 
@@ -148,7 +151,7 @@ WORDS = ["thought", "System-1", "System 1", "System-2", "interrupt", "offline en
          "score", "saliency", "memory", "decision", "condition", "engine", "model"]  # fmt: skip
 
 
-def assert_blind(root: QWidget, db, session_ids: list[str]) -> None:  # noqa: ANN001
+def assert_blind(root: QWidget, db, session_ids: list[str]) -> None:
     texts = _texts(root)
     said = {m.text for sid in session_ids for m in load_blind_messages(db, sid)}
     statements = {f"<b>{i.label}</b> — {i.statement}" for i in CONVERSATION_METRICS}
@@ -165,7 +168,7 @@ def assert_blind(root: QWidget, db, session_ids: list[str]) -> None:  # noqa: AN
         assert not re.search(r"\d\.\d\d", text), f"a score-like number is visible: {text!r}"
 
 
-def _plan(db, ids: list[str], kind: str = "conversation", raters=("ana",), n: int = 3):  # noqa: ANN001, ANN202
+def _plan(db, ids: list[str], kind: str = "conversation", raters=("ana",), n: int = 3):
     return RatingStore(db).create_plan("pilot", kind, list(raters), n, sessions=ids, seed=5)
 
 
@@ -181,7 +184,8 @@ def test_blind_rating_window_hides_thoughts_scores_decisions_memories_and_proven
     win.show()
     win.start("ana", plan.id)
     a = win.assignment
-    assert a is not None and win.position.text() == "1 of 3"
+    assert a is not None
+    assert win.position.text() == "1 of 3"
     qtbot.waitUntil(lambda: win.blind.complete, timeout=10_000)
     messages = load_blind_messages(db, a.session_a)
     assert win.blind.texts() == [m.text for m in messages]
@@ -206,7 +210,8 @@ def test_pairwise_view_is_blind_too(qtbot, rated):
     win.start("ana", plan.id)
     qtbot.waitUntil(lambda: win.pairwise.both_shown, timeout=10_000)
     a = win.assignment
-    assert a is not None and a.session_b is not None
+    assert a is not None
+    assert a.session_b is not None
     assert_blind(win, db, [a.session_a, a.session_b])
 
 
@@ -223,7 +228,8 @@ def test_typing_shows_a_message_partly_then_whole_at_the_chosen_speed(qtbot, rat
     qtbot.waitUntil(lambda: bool(view.texts() and view.texts()[0]), timeout=3000)
     qtbot.wait(250)
     partial = view.texts()[0]
-    assert 0 < len(partial) < len(first) and first.startswith(partial)
+    assert 0 < len(partial) < len(first)
+    assert first.startswith(partial)
     assert len(view.cards) == 1, "the next message waits for this one"
     qtbot.waitUntil(lambda: view.texts()[0] == first, timeout=10_000)
 
@@ -245,7 +251,8 @@ def test_typing_shows_a_message_partly_then_whole_at_the_chosen_speed(qtbot, rat
     slow.finished.connect(lambda: finished.append(True))
     slow.show_all_button.click()
     assert slow.texts() == [m.text for m in messages[1:]]
-    assert slow.complete and finished == [True]
+    assert slow.complete
+    assert finished == [True]
     assert not slow.show_all_button.isEnabled()
 
 
@@ -303,7 +310,8 @@ def test_an_unnatural_turn_mark_is_saved_for_that_rater_only(qtbot, rated):
     again.start("ana")
     again.blind.show_all()
     card = again.blind.cards[2]
-    assert card.marked and card.comment.text().startswith("Elif answered")
+    assert card.marked
+    assert card.comment.text().startswith("Elif answered")
     card.flag.click()
     assert store.turn_marks(ids[0], "ana") == []
 
@@ -355,7 +363,8 @@ def test_pairwise_follows_the_plan_order_requires_a_reason_and_saves_the_choice(
     win.show()
     win.start("ana", plan.id)
     a = win.assignment
-    assert a is not None and a.session_b is not None
+    assert a is not None
+    assert a.session_b is not None
     conds = dict(db.execute("SELECT id, condition FROM sessions").fetchall())
     assert conds[a.session_a] != conds[a.session_b]
     first, second = load_blind_messages(db, a.session_a), load_blind_messages(db, a.session_b)
@@ -387,7 +396,8 @@ def test_pairwise_follows_the_plan_order_requires_a_reason_and_saves_the_choice(
         )
     ]
     assert store.progress(plan.id)["ana"] == (1, 2)
-    assert win.assignment is not None and win.assignment.position == 2
+    assert win.assignment is not None
+    assert win.assignment.position == 2
 
     win.resize(1024, 700)  # narrow: one above the other
     qtbot.waitUntil(lambda: win.pairwise.splitter.orientation().name == "Vertical", timeout=2000)
@@ -407,10 +417,13 @@ def test_a_plan_made_in_the_dialog_is_worked_through_and_resumes_after_a_restart
     dlg.per_rater.setValue(9)
     dlg.check(ids)
     assert dlg.create_plan() is None
-    assert "4" in dlg.message.text() and dlg.store.plans() == [], "too many asked: error shown"
+    assert "4" in dlg.message.text(), "too many asked: error shown"
+    assert dlg.store.plans() == [], "too many asked: error shown"
     dlg.per_rater.setValue(4)
     plan = dlg.create_plan()
-    assert plan is not None and plan.raters == ["ana", "ben"] and plan.per_rater == 4
+    assert plan is not None
+    assert plan.raters == ["ana", "ben"]
+    assert plan.per_rater == 4
     assert dlg.plan_widgets[plan.id].bars["ana"].text() == "0 / 4"
 
     win = RaterWindow(db, cps=FAST)
@@ -426,7 +439,8 @@ def test_a_plan_made_in_the_dialog_is_worked_through_and_resumes_after_a_restart
         for m in CONVERSATION_METRICS:
             win.form.choose(m.key, n + 2)
         win.submit_button.click()
-    assert win.progress.value() == 2 and win.progress.maximum() == 4
+    assert win.progress.value() == 2
+    assert win.progress.maximum() == 4
     third = win.assignment
     win.close()
     db.close()
@@ -436,14 +450,16 @@ def test_a_plan_made_in_the_dialog_is_worked_through_and_resumes_after_a_restart
         win2 = RaterWindow(db2, cps=FAST)
         qtbot.addWidget(win2)
         win2.start("ana", plan.id)
-        assert win2.assignment == third and win2.position.text() == "3 of 4"
+        assert win2.assignment == third
+        assert win2.position.text() == "3 of 4"
         assert win2.assignment.session_a not in done
         assert win2.progress.value() == 2
         dlg2 = RatingPlanDialog(db2)
         qtbot.addWidget(dlg2)
         bars = dlg2.plan_widgets[plan.id].bars
         assert (bars["ana"].value(), bars["ana"].maximum()) == (2, 4)
-        assert bars["ana"].text() == "2 / 4" and bars["ben"].text() == "0 / 4"
+        assert bars["ana"].text() == "2 / 4"
+        assert bars["ben"].text() == "0 / 4"
         store = RatingStore(db2)
         assert store.conversation_ratings(done[0], "ana") == {
             m.key: 3 for m in CONVERSATION_METRICS
@@ -466,7 +482,8 @@ def test_a_rater_outside_the_plan_or_without_a_name_is_told_so(qtbot, rated):
     win = RaterWindow(db, cps=FAST)
     qtbot.addWidget(win)
     win.start("   ", plan.id)
-    assert win.error.isVisibleTo(win) and "name" in win.error.text()
+    assert win.error.isVisibleTo(win)
+    assert "name" in win.error.text()
     win.start("zoe", plan.id)
     assert "not a rater of the plan" in win.error.text()
     assert win.stack.currentWidget() is win.sign_in_page
@@ -503,7 +520,8 @@ def test_report_view_says_no_ratings_then_shows_the_table_and_both_plots(qtbot, 
     qtbot.addWidget(view)
     view.resize(1440, 900)
     view.show()
-    assert view.message.isVisibleTo(view) and "No ratings yet" in view.message.text()
+    assert view.message.isVisibleTo(view)
+    assert "No ratings yet" in view.message.text()
     assert view.images() == []
 
     store = RatingStore(db)
@@ -524,13 +542,17 @@ def test_report_view_says_no_ratings_then_shows_the_table_and_both_plots(qtbot, 
     view.refresh_button.click()
     assert not view.message.isVisibleTo(view)
     table = view.table.toPlainText()
-    assert "Ratings report" in table and "inner-thoughts" in table and "baseline" in table
+    assert "Ratings report" in table
+    assert "inner-thoughts" in table
+    assert "baseline" in table
     assert "Mann-Whitney" in table
     images = view.images()
-    assert len(images) == 2 and all(p.width() > 300 and p.height() > 100 for p in images)
+    assert len(images) == 2
+    assert all(p.width() > 300 and p.height() > 100 for p in images)
 
     view.set_experiment("no-such-experiment")
-    assert "no-such-experiment" in view.message.text() and view.images() == []
+    assert "no-such-experiment" in view.message.text()
+    assert view.images() == []
 
 
 def test_the_report_says_what_the_rater_saw_and_chose(qtbot, rated):
@@ -545,7 +567,8 @@ def test_the_report_says_what_the_rater_saw_and_chose(qtbot, rated):
     win.show()
     win.start("ana", plan.id)
     a = win.assignment
-    assert a is not None and a.session_b is not None
+    assert a is not None
+    assert a.session_b is not None
     shown_a = conds[a.session_a]
     if shown_a != "inner-thoughts":  # the plan's coin flip: make A the later condition in
         # alphabetical order, so that screen order and condition order disagree
@@ -556,7 +579,8 @@ def test_the_report_says_what_the_rater_saw_and_chose(qtbot, rated):
         db.conn.commit()
         win.start("ana", plan.id)
         a = win.assignment
-        assert a is not None and conds[a.session_a] == "inner-thoughts"
+        assert a is not None
+        assert conds[a.session_a] == "inner-thoughts"
     qtbot.waitUntil(lambda: win.pairwise.both_shown, timeout=10_000)
     assert win.pairwise.options[0].text() == "Conversation A"
     win.pairwise.choose(0, "A sounded like people")
@@ -572,7 +596,9 @@ def test_the_report_says_what_the_rater_saw_and_chose(qtbot, rated):
     seen = f"ana {a.session_a} (inner-thoughts) {a.session_b} (baseline) A (= inner-thoughts)"
     assert seen in lines
     summary = view.summary.text()
-    assert "1 rater ·" in summary and "1 preference ·" in summary and "0 questionnaires" in summary
+    assert "1 rater ·" in summary
+    assert "1 preference ·" in summary
+    assert "0 questionnaires" in summary
 
 
 def test_a_plan_of_one_rater_and_one_pair_is_announced_in_the_singular(qtbot, rated):

@@ -16,15 +16,15 @@ pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = build(db_path=str(tmp_path / "w.db"), environ={})
     controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
     qtbot.addWidget(win)
     win.show()
-    yield win, controller
+    return win, controller
 
 
-async def _human_session(controller, name: str = "Zoe"):  # noqa: ANN001, ANN202
+async def _human_session(controller, name: str = "Zoe"):
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:2], icebreaker="Hey!")
     assert room is not None
@@ -40,8 +40,10 @@ async def test_the_questionnaire_is_offered_once_when_a_human_session_ends(windo
     assert win.rating.questionnaire is None
     await controller.stop()
     dlg = win.rating.questionnaire
-    assert dlg is not None and dlg.isVisible(), "offered when the session ended"
-    assert dlg.session_id == room.session_id and dlg.respondent.text() == "Zoe"
+    assert dlg is not None, "offered when the session ended"
+    assert dlg.isVisible(), "offered when the session ended"
+    assert dlg.session_id == room.session_id
+    assert dlg.respondent.text() == "Zoe"
     assert dlg.windowModality() != Qt.WindowModality.ApplicationModal  # the window stays usable
     for i, item in enumerate(PARTICIPANT_ITEMS):
         dlg.form.choose(item.key, 1 + i % 7)
@@ -67,11 +69,15 @@ async def test_closing_the_window_offers_nothing_and_closes_the_rating_windows(w
     await _human_session(controller, "Ivy")
     rater = win.rating.open_rater()
     plans = win.rating.open_plans()
-    assert rater is not None and plans is not None and rater.isVisible() and plans.isVisible()
+    assert rater is not None
+    assert plans is not None
+    assert rater.isVisible()
+    assert plans.isVisible()
     win.close()
     await until(lambda: controller.db is None, what="shutdown")
     assert win.rating.questionnaire is None, "closing must not wait for a questionnaire"
-    assert not rater.isVisible() and not plans.isVisible()
+    assert not rater.isVisible()
+    assert not plans.isVisible()
 
 
 async def test_the_rating_menu_opens_each_window_on_the_controllers_database(window):
@@ -88,20 +94,25 @@ async def test_the_rating_menu_opens_each_window_on_the_controllers_database(win
     ]
     win.rating.act_questionnaire.trigger()
     picker = win.rating.picker
-    assert picker is not None and picker.list.count() == 1
+    assert picker is not None
+    assert picker.list.count() == 1
     assert picker.chosen() == (room.session_id, "Max")
     picker.open_button.click()
     q = picker.questionnaire
-    assert q is not None and q.isVisible() and q.respondent.text() == "Max"
+    assert q is not None
+    assert q.isVisible()
+    assert q.respondent.text() == "Max"
     for item in PARTICIPANT_ITEMS:
         q.form.choose(item.key, 5)
     q.save_button.click()
     assert RatingStore(controller.database()).questionnaire(room.session_id, "Max")
 
     win.rating.act_plans.trigger()
-    assert win.rating.plans is not None and win.rating.plans.sessions.count() == 1
+    assert win.rating.plans is not None
+    assert win.rating.plans.sessions.count() == 1
     win.rating.act_rate.trigger()
-    assert win.rating.rater is not None and win.rating.rater.isVisible()
+    assert win.rating.rater is not None
+    assert win.rating.rater.isVisible()
     rater = win.rating.rate_session(room.session_id)
     assert rater is win.rating.rater
     rater.start("Max")
@@ -109,7 +120,8 @@ async def test_the_rating_menu_opens_each_window_on_the_controllers_database(win
     assert [c.msg.text for c in rater.blind.cards][-1] == room.messages[-1].text
     win.rating.act_report.trigger()
     report = win.rating.report
-    assert report is not None and report.isVisible()
+    assert report is not None
+    assert report.isVisible()
     await until(lambda: not report.computing, what="the report (computed in the background)")
     assert "No ratings yet" not in report.message.text()  # the questionnaire counts
     assert "1 questionnaire " in report.table.toPlainText()

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.asyncio
 
 async def test_a_failed_write_stops_the_run_with_a_banner_and_the_window_stays_up(
     qtbot, tmp_path, minilm
-):  # noqa: ANN001
+):
     path = tmp_path / "ui.db"
     win, controller = build(db_path=str(path), environ={})
     controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
@@ -33,19 +33,22 @@ async def test_a_failed_write_stops_the_run_with_a_banner_and_the_window_stays_u
     lock: sqlite3.Connection | None = None
     try:
         room = await controller.new_session(controller.library()[:2], icebreaker="Hello there?")
-        assert room is not None and room.status == "running"
+        assert room is not None
+        assert room.status == "running"
         lock = sqlite3.connect(path, timeout=10, isolation_level=None)
         lock.execute("BEGIN IMMEDIATE")  # another program's write lock, held on and on
         win.act_run.trigger()
         await until(lambda: win.banner.isVisible(), what="the banner")
         text = win.banner.text()
         assert f"could not save to {path}: database is locked" in text
-        assert "the run stopped" in text and "1 message was saved before" in text
+        assert "the run stopped" in text
+        assert "1 message was saved before" in text
         await until(lambda: controller.task is None or controller.task.done(), what="the run ends")
         assert room.status == "failed"
         assert "could not save" in win.messages.status_label.text()
         assert win.isVisible(), "the window stays up"
-        assert not win.act_run.isEnabled() and not win.act_step.isEnabled()
+        assert not win.act_run.isEnabled()
+        assert not win.act_step.isEnabled()
         lock.execute("ROLLBACK")
         lock.close()
         lock = None

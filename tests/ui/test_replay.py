@@ -17,16 +17,16 @@ pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = build(db_path=str(tmp_path / "replay.db"), environ={})
     controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
     qtbot.addWidget(win)
     win.resize(1440, 900)
     win.show()
-    yield win, controller
+    return win, controller
 
 
-def snapshot(win) -> dict:  # noqa: ANN001
+def snapshot(win) -> dict:
     """Everything the three panes and the decision strip show, as plain data."""
     bubbles = [
         (
@@ -54,11 +54,11 @@ def snapshot(win) -> dict:  # noqa: ANN001
     }
 
 
-def _idle(room) -> bool:  # noqa: ANN001
+def _idle(room) -> bool:
     return all(state == "idle" for state in room._states.values())
 
 
-async def _live_run(win, controller, steps: int) -> tuple[str, list[tuple[int, dict]]]:  # noqa: ANN001
+async def _live_run(win, controller, steps: int) -> tuple[str, list[tuple[int, dict]]]:
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     people = controller.library()[:3]
     room = await controller.new_session(people, icebreaker="What did you do last weekend?")
@@ -91,8 +91,10 @@ async def test_replay_shows_what_the_live_window_showed_at_each_step(
     win, controller = window
     sid, seen = await _live_run(win, controller, steps=6)
     await win.open_replay(str(controller.db_path), sid)
-    assert win.replay.active and win.transport.isVisible()
-    assert not win.act_run.isEnabled() and not win.act_step.isEnabled()
+    assert win.replay.active
+    assert win.transport.isVisible()
+    assert not win.act_run.isEnabled()
+    assert not win.act_step.isEnabled()
     # Jump to each recorded moment forwards, then in a shuffled order (backwards jumps rebuild).
     order = list(range(len(seen))) + random.Random(4).sample(range(len(seen)), len(seen))
     for i in order:
@@ -117,10 +119,12 @@ async def test_transport_steps_plays_at_typing_speed_and_reads_the_keyboard(wind
     assert win.replay.position == rec.moments[1].seq
     qtbot.keyClick(win, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
     nxt = rec.next_moment(rec.moments[1].seq, "message")
-    assert nxt is not None and win.replay.position == nxt.seq
+    assert nxt is not None
+    assert win.replay.position == nxt.seq
     assert len(win.conversation.widgets) == 2
     qtbot.keyClick(win, Qt.Key.Key_Left)
-    assert win.replay.position < nxt.seq and len(win.conversation.widgets) == 1
+    assert win.replay.position < nxt.seq
+    assert len(win.conversation.widgets) == 1
     # Play: the next message is typed out, not shown at once.
     win.replay.seek(rec.previous_moment(nxt.seq).seq)
     win.transport.cps.setValue(20)
@@ -131,7 +135,8 @@ async def test_transport_steps_plays_at_typing_speed_and_reads_the_keyboard(wind
     text = rec.message_text[nxt.message_id]
     await until(lambda: 0 < len(body[nxt.message_id].body.text()) < len(text), what="typing")
     partial = body[nxt.message_id].body.text()
-    assert partial.endswith("▍") and text.startswith(partial[:-1])
+    assert partial.endswith("▍")
+    assert text.startswith(partial[:-1])
     await until(lambda: body[nxt.message_id].body.text() == text, timeout=20, what="typed out")
     qtbot.keyClick(win, Qt.Key.Key_Space)
     assert not win.replay.playing
@@ -150,7 +155,8 @@ async def test_timeline_marks_scrubbing_and_read_only_replay(window, qtbot):
     sid, _ = await _live_run(win, controller, steps=4)
     await win.open_replay(str(controller.db_path), sid)
     rec = win.replay.recording
-    assert rec is not None and rec.marks, "a stopped run has at least silences or replies marked"
+    assert rec is not None, "a stopped run has at least silences or replies marked"
+    assert rec.marks, "a stopped run has at least silences or replies marked"
     tl = win.transport.timeline
     qtbot.mouseClick(tl, Qt.MouseButton.LeftButton, pos=tl.rect().center())
     assert win.replay.position == tl.seq_at(tl.rect().center().x())
@@ -163,7 +169,8 @@ async def test_timeline_marks_scrubbing_and_read_only_replay(window, qtbot):
     scored = [b for b in win.thoughts.bubbles() if b.score() is not None]
     assert scored
     popup = scored[0].show_evaluation()
-    assert popup is not None and "for" in popup.text().lower()
+    assert popup is not None
+    assert "for" in popup.text().lower()
     popup.close()
     # Minds cannot be changed in a replay: the request is refused with a way forward.
     bubble = next(iter(win.thoughts.bubbles()), None)
@@ -173,7 +180,8 @@ async def test_timeline_marks_scrubbing_and_read_only_replay(window, qtbot):
     n = controller.database().execute("SELECT COUNT(*) FROM messages").fetchone()[0]
     assert n == len(rec.message_seq)
     win.transport.close_button.click()
-    assert not win.replay.active and not win.transport.isVisible()
+    assert not win.replay.active
+    assert not win.transport.isVisible()
     await controller.shutdown()
 
 
@@ -203,7 +211,8 @@ async def test_fork_continues_live_from_the_replayed_moment_and_a_human_can_join
     dlg.accept()
     await until(lambda: controller.room is not None and controller.human == "Zoe", what="fork")
     room = controller.room
-    assert not win.replay.active and not win.transport.isVisible()
+    assert not win.replay.active
+    assert not win.transport.isVisible()
     db = controller.database()
     row = db.execute(
         "SELECT parent_id, fork_seq, fork_message, status FROM sessions WHERE id = ?",
@@ -237,7 +246,7 @@ async def test_fork_continues_live_from_the_replayed_moment_and_a_human_can_join
     await controller.shutdown()
 
 
-def _message(i: int):  # noqa: ANN202
+def _message(i: int):
     from playground import domain
 
     return domain.Message(id=i, speaker="Ana", text=f"message number {i}", step=i, at="")
@@ -287,9 +296,11 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
         for mid, item in pane.items.items()
         if pane.list.visualItemRect(item).intersects(pane.list.viewport().rect())
     ]
-    assert 100 in in_view and len(in_view) < JUMP_MESSAGES
+    assert 100 in in_view
+    assert len(in_view) < JUMP_MESSAGES
     assert all(pane._widgets[m].msg.id == m for m in in_view), "rows in view are up to date"
-    assert pane._unbound and not set(pane._unbound) & set(in_view), "rows above wait"
+    assert pane._unbound, "rows above wait"
+    assert not set(pane._unbound) & set(in_view), "rows above wait"
     assert sorted(pane.widgets) == list(range(101 - JUMP_MESSAGES, 101))  # settles
     assert not pane._unbound
     visible = visible_rows()
@@ -306,7 +317,8 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
     jump(99, 99)
     assert sorted(pane.widgets) == list(range(100 - JUMP_MESSAGES, 100))
     assert all(pane.widgets[m] is before[m] for m in range(101 - JUMP_MESSAGES, 100))
-    assert pane.list.count() == rows and visible_rows() == [r - 1 for r in visible]
+    assert pane.list.count() == rows
+    assert visible_rows() == [r - 1 for r in visible]
     jump(99, 100)
     assert all(pane.widgets[m] is before[m] for m in range(101 - JUMP_MESSAGES, 101))
     assert visible_rows() == visible
@@ -342,9 +354,11 @@ async def test_a_replayed_human_session_shows_the_persons_notes_and_no_composer(
     win.replay.seek(rec.last)
     zoe = next(m for m in room.messages if m.speaker == "Zoe")
     w = win.conversation.widgets[zoe.id]
-    assert w.notes.isVisibleTo(w) and "Zoe's private reason" in w.notes.text()
+    assert w.notes.isVisibleTo(w)
+    assert "Zoe's private reason" in w.notes.text()
     assert "I want Ana to talk" in w.notes.text()
-    assert not w.note_button.isVisibleTo(w) and not win.conversation.card.isVisibleTo(win)
+    assert not w.note_button.isVisibleTo(w)
+    assert not win.conversation.card.isVisibleTo(win)
     assert not win.conversation.composer.isEnabled()
     # Going back and forth keeps exactly one copy of the note.
     win.replay.seek(rec.first)
@@ -429,11 +443,13 @@ async def test_a_jump_draws_what_is_in_view_first_and_the_rest_a_moment_later(wi
             bubble = page.bubbles[tid]
             if bubble.isVisible() and bubble.geometry().intersects(view):
                 assert tid not in page.unbound, "a bubble in view is up to date"
-                assert bubble._id_badge.text() == f"#{tid}" and bubble.text() == ledger[tid].text
+                assert bubble._id_badge.text() == f"#{tid}"
+                assert bubble.text() == ledger[tid].text
         deferred_seen |= bool(page.unbound)
         # Asking for the contents finishes the rest: every bubble and row is right.
         assert [b.thought_id for b in win.thoughts.bubbles()] == page.order
         assert all(b._id_badge.text() == f"#{b.thought_id}" for b in win.thoughts.bubbles())
-        assert not page.unbound and not page.parked
+        assert not page.unbound
+        assert not page.parked
     assert deferred_seen, "some bubbles were out of view and left for later"
     await controller.shutdown()

@@ -90,7 +90,7 @@ def _write_session(path: Path, messages: int) -> str:
 
 
 @pytest.fixture
-def replay(qtbot, tmp_path):  # noqa: ANN001, ANN201
+def replay(qtbot, tmp_path):
     db_path = tmp_path / "seek.db"
     sid = _write_session(db_path, 120)
     win, controller = build(db_path=str(db_path), environ={})
@@ -100,7 +100,7 @@ def replay(qtbot, tmp_path):  # noqa: ANN001, ANN201
     return win, controller, str(db_path), sid
 
 
-def _bubble_widgets(win) -> set[int]:  # noqa: ANN001
+def _bubble_widgets(win) -> set[int]:
     return {
         id(b)
         for b in win.thoughts._pages[win.selection.name].findChildren(QWidget)
@@ -121,7 +121,8 @@ async def test_the_first_jump_after_opening_makes_no_widgets(replay):
     win.replay.seek(rec.moments[-3].seq)
     win.thoughts.settle()
     win.conversation.settle()
-    assert len(page.order) == MAX_BUBBLES and len(win.conversation.widgets) == 40
+    assert len(page.order) == MAX_BUBBLES
+    assert len(win.conversation.widgets) == 40
     assert _bubble_widgets(win) == bubbles, "no bubble was made by the jump"
     assert win.conversation.list.count() == rows, "no row was made by the jump"
     await controller.shutdown()
@@ -158,7 +159,7 @@ async def test_a_step_back_keeps_the_bubbles_and_rows_of_what_is_still_shown(rep
     await controller.shutdown()
 
 
-def test_rows_fit_the_view_when_its_scroll_bar_comes(qtbot):  # noqa: ANN001
+def test_rows_fit_the_view_when_its_scroll_bar_comes(qtbot):
     from ui.bridge import EngineBridge
     from ui.selection import SelectedParticipant
 
@@ -181,7 +182,7 @@ def test_rows_fit_the_view_when_its_scroll_bar_comes(qtbot):  # noqa: ANN001
     bridge.detach()
 
 
-def test_message_text_is_selectable_under_the_mouse_and_drawn_the_same(qtbot):  # noqa: ANN001
+def test_message_text_is_selectable_under_the_mouse_and_drawn_the_same(qtbot):
     msg = domain.Message(id=3, speaker="Ana", text="Boats and gardens, " * 12, step=3, at="")
     w = MessageWidget(msg, "#1f77b4")
     qtbot.addWidget(w)
@@ -197,7 +198,8 @@ def test_message_text_is_selectable_under_the_mouse_and_drawn_the_same(qtbot):  
     QApplication.sendEvent(w.body, QEnterEvent(pos, pos, w.body.mapToGlobal(pos)))
     assert w.body.textInteractionFlags() == Qt.TextInteractionFlag.TextSelectableByMouse
     QApplication.processEvents()
-    assert w.body.height() == height and w.body.grab().toImage() == plain
+    assert w.body.height() == height
+    assert w.body.grab().toImage() == plain
     qtbot.mouseClick(w.body, Qt.MouseButton.LeftButton, pos=w.body.rect().center())
     w.body.setSelection(0, 5)
     assert w.body.selectedText() == "Boats"
@@ -216,7 +218,7 @@ def test_message_text_is_selectable_under_the_mouse_and_drawn_the_same(qtbot):  
         (Qt.TextFormat.PlainText, Qt.TextInteractionFlag.NoTextInteraction, False, "badgeId"),
     ],
 )
-def test_fitted_labels_measure_exactly_as_qt_labels(qtbot, fmt, flags, wrap, name):  # noqa: ANN001
+def test_fitted_labels_measure_exactly_as_qt_labels(qtbot, fmt, flags, wrap, name):
     """Every size a fitted label gives is the one a plain QLabel of the same look computes, for
     new texts, texts seen before, other widths and another font."""
     host = QWidget()
@@ -253,14 +255,12 @@ def test_fitted_labels_measure_exactly_as_qt_labels(qtbot, fmt, flags, wrap, nam
             for width in (84, 250, 344, 641):
                 assert fitted.heightForWidth(width) == qt.heightForWidth(width), (text, width)
             if not wrap:
-                assert (
-                    fitted.sizeHint() == qt.sizeHint()
-                    and fitted.minimumSizeHint() == qt.minimumSizeHint()
-                )
+                assert fitted.sizeHint() == qt.sizeHint()
+                assert fitted.minimumSizeHint() == qt.minimumSizeHint()
     fitted_label.clear_cache()
 
 
-def test_a_header_beside_a_hidden_button_asks_only_for_its_height(qtbot):  # noqa: ANN001
+def test_a_header_beside_a_hidden_button_asks_only_for_its_height(qtbot):
     """A message's header gets its whole row while the "✎ note" button beside it is hidden: its
     size hints then give the height Qt measures (remembered per line shape), and no width; with
     the button shown, they are Qt's own again."""

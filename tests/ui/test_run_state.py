@@ -17,15 +17,15 @@ ICEBREAKER = "What did you do last weekend?"
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
     controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
     qtbot.addWidget(win)
     win.show()
-    yield win, controller
+    return win, controller
 
 
-async def _session(controller, n: int = 3, *, typing: bool = False):  # noqa: ANN001, ANN202
+async def _session(controller, n: int = 3, *, typing: bool = False):
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))  # the model is loaded
     if typing:  # each message takes as long as typing it: a step in flight lasts a while
         controller.settings.room.pace = "typing"
@@ -35,7 +35,7 @@ async def _session(controller, n: int = 3, *, typing: bool = False):  # noqa: AN
     return room
 
 
-def _speaking(room) -> bool:  # noqa: ANN001
+def _speaking(room) -> bool:
     return "speaking" in room.states.values()
 
 
@@ -55,14 +55,17 @@ async def test_pause_says_pausing_until_the_step_in_flight_has_posted_then_pause
     win.act_pause.trigger()
 
     assert win.run_label.text() == "Pausing…"
-    assert not win.act_run.isEnabled() and not win.act_step.isEnabled()
-    assert not win.act_pause.isEnabled() and win.act_stop.isEnabled()
+    assert not win.act_run.isEnabled()
+    assert not win.act_step.isEnabled()
+    assert not win.act_pause.isEnabled()
+    assert win.act_stop.isEnabled()
     await until(lambda: win.run_label.text() == "Paused", what="paused")
     # The message in flight was posted before the window said "Paused" (documented choice).
     paused_at = next(n for text, n in seen if text == "Paused")
     assert paused_at == before + 1 == len(room.messages)
     assert room.messages[-1].id in win.conversation.widgets
-    assert win.act_run.isEnabled() and win.act_step.isEnabled()
+    assert win.act_run.isEnabled()
+    assert win.act_step.isEnabled()
     await asyncio.sleep(0.6)
     assert len(room.messages) == before + 1, "nothing is posted once Paused"
     await controller.shutdown()
@@ -74,13 +77,16 @@ async def test_run_and_step_are_disabled_while_a_step_runs(window):
     win.act_step.trigger()
     await until(lambda: room.step >= 1 and _speaking(room), what="the step in flight")
     assert win.run_label.text() == "Stepping…"
-    assert not win.act_run.isEnabled() and not win.act_step.isEnabled()
+    assert not win.act_run.isEnabled()
+    assert not win.act_step.isEnabled()
     assert not win.act_pause.isEnabled()
     n = len(room.messages)
     await controller.step()  # a second Step asked anyway (e.g. a shortcut) is not a second step
     await until(lambda: win.run_label.text() == "Paused", what="the step to end")
-    assert win.act_run.isEnabled() and win.act_step.isEnabled()
-    assert room.step == 1 and len(room.messages) == n + 1
+    assert win.act_run.isEnabled()
+    assert win.act_step.isEnabled()
+    assert room.step == 1
+    assert len(room.messages) == n + 1
     await controller.shutdown()
 
 
@@ -119,7 +125,8 @@ async def test_run_pressed_while_a_new_session_is_set_up_applies_to_the_new_one(
     await until(lambda: win.leave_question is not None, what="the question")
     win.leave_question.end_button.click()  # the set-up starts; the old session is on screen a moment
     await until(lambda: controller.setting_up, what="the set-up")
-    assert not win.act_run.isEnabled() and not win.act_step.isEnabled()
+    assert not win.act_run.isEnabled()
+    assert not win.act_step.isEnabled()
     assert win.run_label.text() == "Setting up…"
     win.act_run.trigger()  # disabled: nothing happens
     run = asyncio.ensure_future(controller.run())  # asked anyway (a shortcut, a script)
@@ -129,14 +136,15 @@ async def test_run_pressed_while_a_new_session_is_set_up_applies_to_the_new_one(
     assert old.step == 1, "the session being replaced did not run"
     assert old.status == "interrupted"
     await until(lambda: len(new.messages) >= 3 or new.status != "running", what="the new run")
-    assert len(new.messages) >= 3 and win.run_label.text() == "Running"
+    assert len(new.messages) >= 3
+    assert win.run_label.text() == "Running"
     assert not win.banner.isVisible(), win.banner.text()
     await controller.shutdown()
 
 
 async def test_the_model_loads_from_start_up_and_a_set_up_waiting_for_it_says_so(
-    qtbot,  # noqa: ANN001
-    tmp_path,  # noqa: ANN001
+    qtbot,
+    tmp_path,
 ):
     win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
     qtbot.addWidget(win)
@@ -152,7 +160,8 @@ async def test_the_model_loads_from_start_up_and_a_set_up_waiting_for_it_says_so
     await until(lambda: busy, what="a busy state")
     if not loading.done():  # the usual case here: the model is still loading
         assert busy[0] == "Loading the embedding model (all-MiniLM-L6-v2)…"
-        assert win.busy.isVisible() and win.busy.text() == busy[0]
+        assert win.busy.isVisible()
+        assert win.busy.text() == busy[0]
         assert win.busy.geometry() == win.conversation.rect()
     # The window stays responsive while the model loads and the session is set up.
     loop = asyncio.get_running_loop()
@@ -165,6 +174,7 @@ async def test_the_model_loads_from_start_up_and_a_set_up_waiting_for_it_says_so
         assert now - begun < 120, "the session was not set up"
     assert worst < 0.5, f"the window froze for {worst:.2f} s"
     await until(lambda: not controller.setting_up, what="the set-up to end")
-    assert not win.busy.isVisible() and busy[-1] == ""
+    assert not win.busy.isVisible()
+    assert busy[-1] == ""
     assert any(t.startswith("Setting up the session") for t in busy)
     await controller.shutdown()

@@ -5,14 +5,14 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
+import pytest
 
-from playground import domain, events  # noqa: E402
-from playground.history.ledger import ThoughtLedger  # noqa: E402
-from ui.bridge import EngineBridge  # noqa: E402
-from ui.selection import SelectedParticipant  # noqa: E402
-from ui.widgets.thought_bubble import SORT_SCORE, SORT_SCORE_HELP  # noqa: E402
-from ui.widgets.thoughts_pane import ThoughtsPane  # noqa: E402
+from playground import domain, events
+from playground.history.ledger import ThoughtLedger
+from ui.bridge import EngineBridge
+from ui.selection import SelectedParticipant
+from ui.widgets.thought_bubble import SORT_SCORE, SORT_SCORE_HELP
+from ui.widgets.thoughts_pane import ThoughtsPane
 
 
 def thought(tid: int) -> domain.Thought:
@@ -62,7 +62,8 @@ def test_current_scores_come_first_and_each_bubble_says_its_step(pane) -> None: 
             events.ThoughtEvaluated(agent="Ana", evaluation=evaluation(tid, score, step))
         )
     p.sort_combo.setCurrentText(SORT_SCORE)
-    assert p.sort_combo.currentText() == SORT_SCORE and "latest step" in SORT_SCORE
+    assert p.sort_combo.currentText() == SORT_SCORE
+    assert "latest step" in SORT_SCORE
     assert ids(p) == [3, 2, 1, 4], "step 7's scores first; step 3's 4.90 is not ranked as current"
     said = {b.thought_id: b.scored_text() for b in p.bubbles()}
     assert said == {1: "scored at step 3", 2: "scored at step 7", 3: "scored at step 7", 4: ""}
@@ -75,7 +76,7 @@ def test_current_scores_come_first_and_each_bubble_says_its_step(pane) -> None: 
 
 
 def test_a_replay_jump_sorts_the_same_way(pane) -> None:  # type: ignore[no-untyped-def]
-    bridge, p = pane
+    _bridge, p = pane
     p.sort_combo.setCurrentText(SORT_SCORE)
     ledger = ThoughtLedger()
     ledger.apply([events.ThoughtFormed(thought=thought(t)) for t in (1, 2, 3, 4)])

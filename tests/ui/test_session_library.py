@@ -12,21 +12,21 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PySide6.QtCore import QPoint, Qt  # noqa: E402
-from PySide6.QtGui import QKeySequence  # noqa: E402
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QKeySequence
 
-from playground import personas  # noqa: E402
-from playground.embedding.cache import CachingEmbedder  # noqa: E402
+from playground import personas
+from playground.embedding.cache import CachingEmbedder
 from playground.room import loops
-from playground.storage import library, open_database  # noqa: E402
-from tests.conftest import offline_settings  # noqa: E402
-from tests.support.rooms import build as build_room  # noqa: E402
-from tests.ui.conftest import until  # noqa: E402
-from ui.app import build, open_library_at_start  # noqa: E402
-from ui.dialogs.new_session import NewSessionDialog  # noqa: E402
-from ui.widgets.session_library import EMPTY_TEXT, SessionLibraryDialog  # noqa: E402
-from ui.widgets.session_table import human_duration  # noqa: E402
+from playground.storage import library, open_database
+from tests.conftest import offline_settings
+from tests.support.rooms import build as build_room
+from tests.ui.conftest import until
+from ui.app import build, open_library_at_start
+from ui.dialogs.new_session import NewSessionDialog
+from ui.widgets.session_library import EMPTY_TEXT, SessionLibraryDialog
+from ui.widgets.session_table import human_duration
 
 MARMALADE = "Who here has tried making marmalade at home?"
 CERTAINTY = "Is 100% certainty ever possible?"
@@ -120,8 +120,11 @@ def test_the_file_menu_opens_the_library_of_the_controllers_database(window, sav
     assert win.act_open_session.shortcut() == QKeySequence(QKeySequence.StandardKey.Open)
     win.act_open_session.trigger()
     dlg = win.library_dialog
-    assert dlg is not None and dlg.isVisible() and not dlg.isModal()
-    assert dlg.db_path == str(controller.db_path) and dlg.path_label.text() == dlg.db_path
+    assert dlg is not None
+    assert dlg.isVisible()
+    assert not dlg.isModal()
+    assert dlg.db_path == str(controller.db_path)
+    assert dlg.path_label.text() == dlg.db_path
     assert sorted(shown(dlg)) == sorted(saved[1].values())
     row = dlg.proxy_row(saved[1]["short"])
     people = ", ".join(p.name for p in personas.load_personas()[:3])
@@ -151,7 +154,8 @@ def test_sorting_by_turns_is_numeric(dialog, qtbot, saved):
     x = header.sectionViewportPosition(5) + header.sectionSize(5) // 2
     qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
     turns = [int(t) for t in column(dialog, 5)]
-    assert max(turns) >= 10 and min(turns) < 10  # "10" sorts after "4", not before
+    assert max(turns) >= 10
+    assert min(turns) < 10  # "10" sorts after "4", not before
     assert turns in (sorted(turns), sorted(turns, reverse=True))
     qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
     assert [int(t) for t in column(dialog, 5)] == sorted(turns, reverse=turns == sorted(turns))
@@ -194,12 +198,14 @@ def test_delete_asks_first_and_declining_keeps_everything(dialog, saved, db_path
     dialog.confirm = lambda q: asked.append(q) or False
     assert dialog.select_session(victim)
     dialog.delete_button.click()
-    assert victim in asked[0] and "4 message(s) and 0 rating record(s)" in asked[0]
+    assert victim in asked[0]
+    assert "4 message(s) and 0 rating record(s)" in asked[0]
     assert victim in shown(dialog)
 
     dialog.confirm = lambda q: True
     dialog.delete_button.click()
-    assert victim not in shown(dialog) and len(shown(dialog)) == 2
+    assert victim not in shown(dialog)
+    assert len(shown(dialog)) == 2
     assert "Deleted" in dialog.message.text()
     check = open_database(db_path, create=False)
     assert [s.id for s in library.list_sessions(check) if s.id == victim] == []
@@ -229,7 +235,8 @@ def test_multi_select_exports_and_single_actions_need_one(dialog, saved, tmp_pat
     ids = saved[1]
     dialog.select_session(ids["short"])
     dialog.select_session(ids["baseline"], clear=False)
-    assert dialog.export_button.isEnabled() and not dialog.open_button.isEnabled()
+    assert dialog.export_button.isEnabled()
+    assert not dialog.open_button.isEnabled()
     target = tmp_path / "two.jsonl"
     dialog.ask_export_path = lambda: (str(target), "jsonl")
     dialog.export_button.click()
@@ -258,7 +265,8 @@ def test_new_session_like_this_prefills_the_dialog_and_applies_the_engine(window
     assert [p.id for p in session.chosen()] == [changed.id, removed.id]
     assert session.chosen() == snapshot  # the snapshots, not today's files
     assert session.icebreaker_text() == CERTAINTY
-    assert session.seed.value() == 3 and session.preset.currentData() == "simulation"
+    assert session.seed.value() == 3
+    assert session.preset.currentData() == "simulation"
     assert controller.settings.room.max_turns == 3  # the saved session's settings
     assert controller.settings.engine.engine == "offline"
     assert "API key" not in win.messages.status_label.text()
@@ -277,7 +285,8 @@ def test_new_session_like_a_server_session_says_the_key_was_not_saved(window, sa
         db.execute("UPDATE sessions SET config = ? WHERE id = ?", [json.dumps(config), sid])
     db.close()
     session = win.new_session_like(str(db_path), sid)
-    assert session is not None and len(session.chosen()) == 3
+    assert session is not None
+    assert len(session.chosen()) == 3
     assert controller.settings.engine.engine == "openai"
     assert controller.settings.llm.model == "llama3.1"
     assert "API keys are never saved" in win.messages.status_label.text()
@@ -300,8 +309,10 @@ def test_a_corrupt_or_foreign_database_is_reported_and_the_previous_one_kept(
     conn.close()
     assert not dialog.set_database(foreign)
     assert "another application" in dialog.message.text()
-    assert shown(dialog) == before and dialog.path_label.text() != str(foreign)
-    assert dialog.db is not None and library.count_sessions(dialog.db) == 3
+    assert shown(dialog) == before
+    assert dialog.path_label.text() != str(foreign)
+    assert dialog.db is not None
+    assert library.count_sessions(dialog.db) == 3
 
 
 def test_an_empty_or_missing_database_shows_the_placeholder(qtbot, tmp_path):
@@ -331,7 +342,8 @@ def test_start_up_opens_the_library_only_when_there_are_sessions(qtbot, tmp_path
     qtbot.addWidget(win)
     win.show()
     assert open_library_at_start(win) is None
-    assert win.banner.isVisible() and "not a usable session database" in win.banner.text()
+    assert win.banner.isVisible()
+    assert "not a usable session database" in win.banner.text()
 
 
 @pytest.mark.asyncio
@@ -345,7 +357,8 @@ async def test_open_from_the_library_replays_the_session(qtbot, db_path, saved, 
     dlg.select_session(sid)
     dlg.open_button.click()
     await until(lambda: win.replay.recording is not None, what="the replay")
-    assert win.replay.recording is not None and win.replay.recording.session["id"] == sid
+    assert win.replay.recording is not None
+    assert win.replay.recording.session["id"] == sid
     await controller.shutdown()
 
 
@@ -360,5 +373,6 @@ async def test_rate_blind_from_the_library_opens_the_rater_window(qtbot, db_path
     assert dlg.rate_button.isEnabled()
     dlg.rate_button.click()
     rater = win.rating.rater
-    assert rater is not None and rater.isVisible()
+    assert rater is not None
+    assert rater.isVisible()
     await controller.shutdown()

@@ -39,7 +39,7 @@ HEADER = re.compile(
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = app_window(qtbot, tmp_path / "switch.db", minilm)
     controller.users_dir = tmp_path / "users"
     yield win, controller
@@ -208,7 +208,8 @@ def _check_panes(win: Any, want: dict, upto: int, *, complete: bool) -> None:
             assert len(cards) == len(states), f"{name}'s hidden states differ from session {sid}"
             for card, (turn, mid) in zip(cards, states, strict=True):
                 text = card.text()
-                assert f"Turn {turn}" in text and f"Said in #{mid}: “{texts[mid]}”" in text, text
+                assert f"Turn {turn}" in text, text
+                assert f"Said in #{mid}: “{texts[mid]}”" in text, text
     if complete:
         steps = [d["step"] for d in want["decisions"]]
         title = win.decisions.title.text()
@@ -225,7 +226,8 @@ def _check_panes(win: Any, want: dict, upto: int, *, complete: bool) -> None:
 
 async def _check_live(win: Any, controller: Any) -> None:
     room = controller.room
-    assert room is not None and not win.replay.active
+    assert room is not None
+    assert not win.replay.active
     want = _expected(controller.database(), room.session_id)
     _check_panes(win, want, upto=len(want["messages"]), complete=True)
     await _geometry_matches(win, want)
@@ -234,7 +236,8 @@ async def _check_live(win: Any, controller: Any) -> None:
 async def _check_replay(win: Any, db_path: str, sid: str) -> None:
     """The replay of ``sid``, as opened, at its end and back at its start."""
     rec = win.replay.recording
-    assert rec is not None and rec.session["id"] == sid
+    assert rec is not None
+    assert rec.session["id"] == sid
     want = _expected(rec.db, sid)
     _check_panes(win, want, upto=rec.messages_shown(win.replay.position), complete=False)
     await _geometry_matches(win, want)
@@ -257,7 +260,8 @@ async def _open(win: Any, db_path: str, sid: str, *, end_live: bool = True) -> N
         (question.end_button if end_live else question.cancel_button).click()
     await task
     if end_live:
-        assert win.replay.recording is not None and win.replay.recording.session["id"] == sid
+        assert win.replay.recording is not None
+        assert win.replay.recording.session["id"] == sid
 
 
 # -- the tests -------------------------------------------------------------------------------------
@@ -280,7 +284,10 @@ async def test_a_then_b_then_a_and_a_one_message_session_show_only_their_own_con
     assert len({w["rows"][0] for w in (want_a, want_b, want_one)}) == 3
     assert any(want_b["colors"].get(n) not in (None, c) for n, c in want_a["colors"].items())
     for w in (want_a, want_b):
-        assert w["thoughts"] and w["hidden_states"] and w["decisions"] and w["memories"]
+        assert w["thoughts"]
+        assert w["hidden_states"]
+        assert w["decisions"]
+        assert w["memories"]
     assert {t["id"] for t in want_a["thoughts"]} & {t["id"] for t in want_b["thoughts"]}
     for sid in (a, b, a, one, b):
         await _open(win, db_path, sid)
@@ -330,7 +337,8 @@ async def test_open_in_replay_from_experiments_shows_that_conversation_in_front(
     await _open(win, db_path, a)
     await _check_replay(win, db_path, a)
     view, sid = await run_experiment(win, "inner-thoughts", 4, agents=3, seed=3)
-    assert sid is not None and sid != a
+    assert sid is not None
+    assert sid != a
     # The main window is behind the Experiments window, minimised: Open in replay brings it back.
     win.showMinimized()
     view.raise_()

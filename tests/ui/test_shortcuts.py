@@ -21,22 +21,22 @@ pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = build(db_path=str(tmp_path / "keys.db"), environ={})
     controller._embedder = CachingEmbedder(minilm)
     qtbot.addWidget(win)
     win.resize(1024, 700)
     win.show()
-    yield win, controller
+    return win, controller
 
 
-async def _active(win) -> None:  # noqa: ANN001
+async def _active(win) -> None:
     win.raise_()
     win.activateWindow()
     await until(lambda: QApplication.activeWindow() is win, what="the window to be active")
 
 
-async def _session(controller, n: int = 3):  # noqa: ANN001, ANN202
+async def _session(controller, n: int = 3):
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:n], icebreaker="Weekend plans?")
     assert room is not None
@@ -73,11 +73,14 @@ async def test_the_menu_bar_holds_every_toolbar_action_with_its_shortcut(window)
     assert speeds == [win.pace.itemText(i) for i in range(win.pace.count())]
     listed = {text: keys for _path, text, keys in menu_shortcuts(win.menuBar())}
     assert listed["New session…"] == "Ctrl+N"
-    assert listed["Run"] == "Space" and listed["Pause"] == "Space"
+    assert listed["Run"] == "Space"
+    assert listed["Pause"] == "Space"
     assert listed["Stop"] == "Ctrl+."
-    assert listed["Next pane"] == "F6" and listed["Previous pane"] == "Shift+F6"
+    assert listed["Next pane"] == "F6"
+    assert listed["Previous pane"] == "Shift+F6"
     titles = [a.text().replace("&", "") for a in win.menuBar().actions()]
-    assert titles[:4] == ["File", "Edit", "Session", "View"] and titles[-1] == "Help"
+    assert titles[:4] == ["File", "Edit", "Session", "View"]
+    assert titles[-1] == "Help"
     await controller.shutdown()
 
 
@@ -85,7 +88,8 @@ async def test_help_lists_the_keyboard_shortcuts(window):
     win, controller = window
     win.keys.act_shortcuts.trigger()
     dlg = win.keys.dialog
-    assert isinstance(dlg, ShortcutsDialog) and dlg.isVisible()
+    assert isinstance(dlg, ShortcutsDialog)
+    assert dlg.isVisible()
     rows = dict(dlg.rows())
     assert rows["Ctrl+N"].startswith("New session")
     assert rows["Ctrl+."].startswith("Stop")
@@ -137,7 +141,8 @@ async def test_space_presses_a_focused_button_and_types_in_the_composer(window):
     await until(lambda: win.memory._dialog is not None, what="Space to press Add…")
     win.memory._dialog.reject()
     await asyncio.sleep(0.1)
-    assert not win.act_pause.isEnabled() and win.act_run.isEnabled(), "Space did not run"
+    assert not win.act_pause.isEnabled(), "Space did not run"
+    assert win.act_run.isEnabled(), "Space did not run"
     # The composer (a person in the room): Space types a space.
     await controller.join_as_human("Zoe")
     await _active(win)
@@ -171,7 +176,7 @@ async def test_f6_cycles_the_panes_and_shift_f6_goes_back(window):
     await controller.shutdown()
 
 
-def _key_text(seq) -> str:  # noqa: ANN001
+def _key_text(seq) -> str:
     from ui.shortcuts import key_text
 
     return key_text(seq)
@@ -189,7 +194,8 @@ async def test_the_shortcuts_listed_are_the_ones_registered(window):
     keys = [k for k, _ in rows]
     assert keys.count("Ctrl+Shift+D") == 1, "STORM dialogues… (in two menus) is listed once"
     assert "Ctrl+Z" in keys, "Edit ▸ Undo"
-    assert "Shift+←" in keys and "Shift+→" in keys, "replay: a message back / on"
+    assert "Shift+←" in keys, "replay: a message back / on"
+    assert "Shift+→" in keys, "replay: a message back / on"
     assert len(rows) == len(set(rows)), "a shortcut is listed twice"
     assert all(what for _keys, what in rows), "every shortcut says what it does"
     registered = sorted(
@@ -210,7 +216,8 @@ async def test_edit_undo_brings_back_a_deleted_thought(window):
     win, controller = window
     edit = next(a.menu() for a in win.menuBar().actions() if a.text().replace("&", "") == "Edit")
     undo = next(a for a in edit.actions() if a.shortcut().toString() == "Ctrl+Z")
-    assert undo is win.undo.action and not undo.isEnabled()
+    assert undo is win.undo.action
+    assert not undo.isEnabled()
     await _session(controller)
     win.act_step.trigger()
     await until(lambda: win.thoughts.bubbles(), what="thought bubbles")

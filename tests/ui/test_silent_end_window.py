@@ -20,16 +20,16 @@ QUIET = PRESETS["simulation"].model_copy(
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
     controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
     qtbot.addWidget(win)
     win.resize(1024, 700)
     win.show()
-    yield win, controller
+    return win, controller
 
 
-async def quiet_session_ended(win, controller):  # noqa: ANN001, ANN201
+async def quiet_session_ended(win, controller):
     """A session of three agents nobody's motivation carries over imThreshold 5, run to its end."""
     controller.configure({"engine": "offline", "max_silent_steps": 2})
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
@@ -47,7 +47,7 @@ async def quiet_session_ended(win, controller):  # noqa: ANN001, ANN201
 
 async def test_the_window_shows_why_nobody_spoke_in_full(window):
     win, controller = window
-    room, reason = await quiet_session_ended(win, controller)
+    _room, reason = await quiet_session_ended(win, controller)
     assert "no thought's motivation reached the threshold (best " in reason
     assert "against 5.00); try a more talkative preset (active-contributor)" in reason
     assert win.banner.text() == f"Session finished: {reason}"  # every word of it
@@ -57,7 +57,8 @@ async def test_the_window_shows_why_nobody_spoke_in_full(window):
     for w, h in ((1024, 700), (1440, 900)):  # wrapped, not clipped, at both sizes
         win.resize(w, h)
         await asyncio.sleep(0.05)
-        assert win.banner.isVisible() and win.banner.width() <= w
+        assert win.banner.isVisible()
+        assert win.banner.width() <= w
         assert win.banner.height() >= win.banner.heightForWidth(win.banner.width())
     win.show_error("something broke")  # an error after it takes the error look again
     assert win.banner.text() == "⚠ something broke"

@@ -15,14 +15,14 @@ from ui.rating.plans import RatingPlanDialog
 pytestmark = pytest.mark.asyncio
 
 
-async def _session(controller, n: int = 3):  # noqa: ANN001, ANN202
+async def _session(controller, n: int = 3):
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:n], icebreaker="Weekend plans?")
     assert room is not None
     return room
 
 
-async def _step(win, room) -> None:  # noqa: ANN001
+async def _step(win, room) -> None:
     before = room.step
     win.act_step.trigger()
     await until(
@@ -73,7 +73,7 @@ async def test_an_ended_session_and_a_replay_offer_no_add_or_delete(qtbot, tmp_p
 
 
 async def test_select_all_goes_with_the_plan_dialogs_session_list(qtbot, tmp_path, minilm):
-    win, controller = app_window(qtbot, tmp_path / "p.db", minilm)
+    _win, controller = app_window(qtbot, tmp_path / "p.db", minilm)
     await _session(controller)
     await controller.stop()
     dlg = RatingPlanDialog(controller.database())
@@ -81,11 +81,14 @@ async def test_select_all_goes_with_the_plan_dialogs_session_list(qtbot, tmp_pat
     dlg.show()
     buttons = {b.text(): b for b in dlg.findChildren(QPushButton)}
     select_all, select_none = buttons["Select all"], buttons["Select none"]
-    assert dlg.sessions.isEnabled() and select_all.isEnabled() and select_none.isEnabled()
+    assert dlg.sessions.isEnabled()
+    assert select_all.isEnabled()
+    assert select_none.isEnabled()
     dlg.from_experiment.setChecked(True)
     assert not dlg.sessions.isEnabled()
     assert not select_all.isEnabled(), "Select all works on a disabled list"
     assert not select_none.isEnabled()
     dlg.from_sessions.setChecked(True)
-    assert select_all.isEnabled() and select_none.isEnabled()
+    assert select_all.isEnabled()
+    assert select_none.isEnabled()
     await controller.shutdown()

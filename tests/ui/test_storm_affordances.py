@@ -97,4 +97,5 @@ def test_the_empty_storm_view_says_what_to_do_and_offers_no_replay(qtbot, tmp_pa
     write(c.database(), [Dialogue("s-a", "m1", 0, True, [(0.6, 0.5), (0.7, 0.6)])])
     view.refresh()
     assert not view.empty_hint.isVisible()
-    assert view.replay_button.isEnabled() and view.selected_session() == "s-a"
+    assert view.replay_button.isEnabled()
+    assert view.selected_session() == "s-a"

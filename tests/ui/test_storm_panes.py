@@ -8,23 +8,23 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from pathlib import Path
+from typing import Any
 
-import pytest  # noqa: E402
+import pytest
 
-from playground import domain, errors, events  # noqa: E402
-from playground.domain.simulated_user import HiddenState, TaskProfile, UserProfile  # noqa: E402
-from playground.storage import open_database  # noqa: E402
-from tests.ui.storm_rows import Dialogue, write  # noqa: E402
-from ui.bridge import EngineBridge  # noqa: E402
-from ui.selection import SelectedParticipant  # noqa: E402
-from ui.storm.profile_editor import ProfileEditorDialog  # noqa: E402
-from ui.storm.profile_view import UNKNOWN_MARK  # noqa: E402
-from ui.storm.view import ALL_MODELS, DIALOGUE_COLUMNS, TABLE_COLUMNS, StormWindow  # noqa: E402
-from ui.widgets.hidden_state_pane import MARKER  # noqa: E402
-from ui.widgets.memory_pane import MemoryPane  # noqa: E402
-from ui.widgets.thoughts_pane import ThoughtsPane  # noqa: E402
+from playground import domain, errors, events
+from playground.domain.simulated_user import HiddenState, TaskProfile, UserProfile
+from playground.storage import open_database
+from tests.ui.storm_rows import Dialogue, write
+from ui.bridge import EngineBridge
+from ui.selection import SelectedParticipant
+from ui.storm.profile_editor import ProfileEditorDialog
+from ui.storm.profile_view import UNKNOWN_MARK
+from ui.storm.view import ALL_MODELS, DIALOGUE_COLUMNS, TABLE_COLUMNS, StormWindow
+from ui.widgets.hidden_state_pane import MARKER
+from ui.widgets.memory_pane import MemoryPane
+from ui.widgets.thoughts_pane import ThoughtsPane
 
 
 def _profile() -> UserProfile:
@@ -41,7 +41,7 @@ def _profile() -> UserProfile:
 
 
 @pytest.fixture
-def panes(qtbot):  # noqa: ANN001, ANN201
+def panes(qtbot):
     bridge, selection = EngineBridge(), SelectedParticipant()
     thoughts, memory = ThoughtsPane(bridge, selection), MemoryPane(bridge, selection)
     for w in (thoughts, memory):
@@ -77,7 +77,8 @@ def test_a_simulated_users_hidden_state_shows_as_marked_bubbles_with_a_growing_s
     selection.select("Mara")
     hidden = thoughts.hidden
     assert thoughts._stack.currentWidget() is hidden
-    assert hidden.banner.text() == MARKER and hidden.banner.isVisible()
+    assert hidden.banner.text() == MARKER
+    assert hidden.banner.isVisible()
     _turn(bridge, 0, clarity=0.2, satisfaction=0.4, inner_thoughts="Which phone? No idea.",
           satisfaction_explanation="nothing useful yet", clarity_explanation="vague need",
           emotion="confused", intent="ask", emotion_source="keywords")  # fmt: skip
@@ -87,11 +88,15 @@ def test_a_simulated_users_hidden_state_shows_as_marked_bubbles_with_a_growing_s
     # the missing satisfaction is a gap in the sparkline, not the stored placeholder 0.5
     assert hidden.sparkline.values() == ([0.4, None], [0.2, 0.6])
     newest, first = (c.text() for c in hidden.cards())
-    assert "Turn 1" in newest and "“message 1”" in newest and "Satisfaction 0.5 (missing)" in newest
-    assert "Turn 0" in first and "Which phone? No idea." in first
+    assert "Turn 1" in newest
+    assert "“message 1”" in newest
+    assert "Satisfaction 0.5 (missing)" in newest
+    assert "Turn 0" in first
+    assert "Which phone? No idea." in first
     assert "Satisfaction 0.40 — nothing useful yet" in first
     assert "Clarity 0.20 — vague need" in first
-    assert "Emotion confused (from keywords)" in first and "Intent ask" in first
+    assert "Emotion confused (from keywords)" in first
+    assert "Intent ask" in first
     assert "(from keywords)" not in first.split("Intent")[1]
     assert thoughts.header.title.text() == "Inner state — Mara (simulated user)"
     selection.select("Ana")  # an agent: thoughts, no hidden state
@@ -108,7 +113,9 @@ def test_a_simulated_users_left_pane_shows_its_profile_with_unknown_attributes_m
     assert memory.stack.currentWidget() is memory.profile_view
     assert memory.title_label.text() == "Private profile — Mara (simulated user)"
     text = memory.profile_view.text()
-    assert "Buy a smartphone" in text and "budget" in text and "$300" in text
+    assert "Buy a smartphone" in text
+    assert "budget" in text
+    assert "$300" in text
     assert f"beginner ({UNKNOWN_MARK})" in text
     assert f"30s ({UNKNOWN_MARK})" not in text
     assert memory.buttons_row.isHidden(), "no memory to add to"
@@ -121,24 +128,30 @@ def test_the_profile_editor_refuses_bad_values_next_to_their_fields_and_saves_go
     dlg.show()
     dlg.name_edit.setText("Mara Lee")  # a name with a space
     dlg.try_save()
-    assert dlg.isVisible() and not written
-    assert dlg.errors["name"].isVisible() and dlg.errors["name"].text()
+    assert dlg.isVisible()
+    assert not written
+    assert dlg.errors["name"].isVisible()
+    assert dlg.errors["name"].text()
     assert not dlg.errors["base"].isVisible()
     dlg.name_edit.setText("Mara")
     dlg.inputs["base"].setPlainText("age_group = 30s\ntech experience beginner")  # type: ignore[attr-defined]
     dlg.try_save()
-    assert "line 2" in dlg.errors["base"].text() and not dlg.errors["name"].isVisible()
+    assert "line 2" in dlg.errors["base"].text()
+    assert not dlg.errors["name"].isVisible()
     dlg.inputs["base"].setPlainText("age_group = 30s\ntech_experience = beginner")  # type: ignore[attr-defined]
     dlg.inputs["unknown"].setPlainText("base.shoe_size")  # type: ignore[attr-defined]
     dlg.try_save()
-    assert "base.shoe_size" in dlg.errors["unknown"].text() and not written
+    assert "base.shoe_size" in dlg.errors["unknown"].text()
+    assert not written
     dlg.inputs["unknown"].setPlainText("base.tech_experience")  # type: ignore[attr-defined]
     dlg.task.setText("")
     dlg.try_save()
-    assert dlg.errors["task.task"].isVisible() and not written
+    assert dlg.errors["task.task"].isVisible()
+    assert not written
     dlg.task.setText("Buy a tablet")
     dlg.try_save()
-    assert not dlg.isVisible() and written[-1].task.task == "Buy a tablet"
+    assert not dlg.isVisible()
+    assert written[-1].task.task == "Buy a tablet"
     assert written[-1].unknown == ["base.tech_experience"]
 
 
@@ -179,7 +192,7 @@ class _Controller:
 
 def test_the_storm_view_shows_a_curve_per_group_and_a_table_2_row_per_assistant_and_uncertainty(
     qtbot, tmp_path
-):  # noqa: ANN001
+):
     controller = _Controller(tmp_path / "storm.db")
     write(controller.database(), DIALOGUES)
     opened: list[tuple[str, str]] = []
@@ -209,7 +222,7 @@ def test_the_storm_view_shows_a_curve_per_group_and_a_table_2_row_per_assistant_
     assert opened == [(str(tmp_path / "storm.db"), "s-c")]
 
 
-def test_the_storm_view_leaves_unreadable_turns_out_and_says_how_many(qtbot, tmp_path):  # noqa: ANN001
+def test_the_storm_view_leaves_unreadable_turns_out_and_says_how_many(qtbot, tmp_path):
     # Neither dialogue was ever rated above its first turn; counting the unreadable turns as
     # 0.5 showed "Improved 100.0%" for this row.
     controller = _Controller(tmp_path / "storm.db")
@@ -236,7 +249,7 @@ def test_the_storm_view_leaves_unreadable_turns_out_and_says_how_many(qtbot, tmp
     assert view.group_curve_count() == 1
 
 
-def test_the_storm_view_says_when_the_database_cannot_be_read(qtbot, tmp_path):  # noqa: ANN001
+def test_the_storm_view_says_when_the_database_cannot_be_read(qtbot, tmp_path):
     controller = _Controller(tmp_path / "storm.db")
     write(controller.database(), DIALOGUES[:1])
     view = StormWindow(controller, lambda *_: None)
@@ -244,7 +257,6 @@ def test_the_storm_view_says_when_the_database_cannot_be_read(qtbot, tmp_path): 
     assert view.table.rowCount() == 1
     controller.database().execute("DROP TABLE storm_dialogues")
     view.refresh()
-    assert (
-        view.status.text().startswith("STORM report:") and "storm_dialogues" in view.status.text()
-    )
+    assert view.status.text().startswith("STORM report:")
+    assert "storm_dialogues" in view.status.text()
     assert view.table.rowCount() == 1, "what was shown stays"

@@ -21,13 +21,13 @@ pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
     controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
     controller.users_dir = tmp_path / "users"
     qtbot.addWidget(win)
     win.show()
-    yield win, controller
+    return win, controller
 
 
 def _states(db_path: str, session_id: str, name: str) -> list[tuple[int, int]]:
@@ -58,7 +58,8 @@ async def test_two_simulated_users_and_an_agent_show_hidden_state_only_for_the_u
     gen.task.setCurrentText("Refill my prescription")
     gen.difficulty.setCurrentIndex(gen.difficulty.findData(2))
     gen.try_generate()
-    assert gen.profile == two and (controller.users_dir / f"{two.id}.toml").exists()
+    assert gen.profile == two
+    assert (controller.users_dir / f"{two.id}.toml").exists()
     box.speak.setValue(0.9)
     agent = controller.library()[0]
     for i in range(dlg.list.count()):
@@ -69,7 +70,8 @@ async def test_two_simulated_users_and_an_agent_show_hidden_state_only_for_the_u
     await until(lambda: controller.room is not None and len(controller.room.participants) == 3)
     room = controller.room
     users = [u.name for u in room.simulated_users]
-    assert len(users) == 2 and agent.name in room.participants
+    assert len(users) == 2
+    assert agent.name in room.participants
     win.act_run.trigger()
     await until(
         lambda: all(sum(m.speaker == u for m in room.messages) >= 2 for u in users),
@@ -82,7 +84,8 @@ async def test_two_simulated_users_and_an_agent_show_hidden_state_only_for_the_u
     for u in users:
         win.participants.chips[u].clicked.emit(u)
         hidden = win.thoughts.hidden
-        assert win.thoughts._stack.currentWidget() is hidden and hidden.isVisible()
+        assert win.thoughts._stack.currentWidget() is hidden
+        assert hidden.isVisible()
         assert hidden.banner.text() == MARKER
         said = [m for m in room.messages if m.speaker == u]
         rows = _states(str(controller.db_path), room.session_id, u)
@@ -110,7 +113,8 @@ async def test_two_simulated_users_and_an_agent_show_hidden_state_only_for_the_u
     add.buttons.accepted.emit()
     await until(lambda: len(room.simulated_users) == 3, what="the added simulated user")
     added = room.simulated_users[-1]
-    assert added.profile == three and added.speak_probability == 0.5
+    assert added.profile == three
+    assert added.speak_probability == 0.5
     assert win.participants.chips[added.name].kind == "simulated"
     await controller.shutdown()
 
@@ -144,10 +148,12 @@ async def test_the_replay_shows_the_hidden_states_up_to_the_moment(window):
     assert hidden.sparkline.point_count() == len(said)
     win.replay.seek(rec.message_seq[said[1].id])  # back: a rebuild at the user's second message
     assert win.thoughts._stack.currentWidget() is hidden
-    assert hidden.sparkline.point_count() == 2 and len(hidden.cards()) == 2
+    assert hidden.sparkline.point_count() == 2
+    assert len(hidden.cards()) == 2
     assert said[1].text in hidden.cards()[0].text()
     win.replay.seek(rec.message_seq[said[0].id] - 1)  # just before the first: nothing yet
-    assert hidden.sparkline.point_count() == 0 and hidden.empty.isVisible()
+    assert hidden.sparkline.point_count() == 0
+    assert hidden.empty.isVisible()
     win.replay.seek(rec.message_seq[said[2].id])  # forward, event by event
     assert hidden.sparkline.point_count() == 3
     win.replay.close()

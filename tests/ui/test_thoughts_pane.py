@@ -4,16 +4,16 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
-from playground import domain, events  # noqa: E402
-from ui.bridge import EngineBridge  # noqa: E402
-from ui.selection import SelectedParticipant  # noqa: E402
-from ui.widgets.evaluation_popup import EvaluationPopup  # noqa: E402
-from ui.widgets.thought_bubble import SORT_SCORE  # noqa: E402
-from ui.widgets.thoughts_pane import ThoughtsPane  # noqa: E402
+from playground import domain, events
+from ui.bridge import EngineBridge
+from ui.selection import SelectedParticipant
+from ui.widgets.evaluation_popup import EvaluationPopup
+from ui.widgets.thought_bubble import SORT_SCORE
+from ui.widgets.thoughts_pane import ThoughtsPane
 
 
 def thought(tid: int, agent: str = "Ana", **kw) -> domain.Thought:  # type: ignore[no-untyped-def]
@@ -114,7 +114,8 @@ def test_score_badge_updates_and_sort_by_score(setup) -> None:  # type: ignore[n
     # The layout shows the bubbles in the same order, top to bottom.
     QApplication.processEvents()
     tops = [b.y() for b in pane.bubbles()]
-    assert tops == sorted(tops) and len(set(tops)) == 4
+    assert tops == sorted(tops)
+    assert len(set(tops)) == 4
 
 
 def test_click_forces_expression_and_delete_button_requests_deletion(setup, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -271,7 +272,7 @@ def test_a_replay_jump_keeps_the_bubbles_of_thoughts_still_shown(setup, monkeypa
     from ui import deferred
 
     monkeypatch.setattr(deferred, "FILL_DELAY_MS", 60_000)
-    bridge, selection, pane = setup
+    _bridge, selection, pane = setup
     selection.select("Ana")
     _rebuild(pane, [thought(t) for t in range(1, 13)])
     before = {b.thought_id: b for b in pane.bubbles()}
@@ -288,7 +289,8 @@ def test_a_replay_jump_keeps_the_bubbles_of_thoughts_still_shown(setup, monkeypa
     ]
     QApplication.processEvents()
     tops = [b.y() for b in pane.bubbles()]
-    assert tops == sorted(tops) and len(set(tops)) == 12, "laid out in that order"
+    assert tops == sorted(tops), "laid out in that order"
+    assert len(set(tops)) == 12, "laid out in that order"
     # Sorted by score, where a jump reorders the thoughts that stay: all in the new order.
     pane.sort_combo.setCurrentText(SORT_SCORE)
     scored = [(thought(t), evaluation(t, 1 + t / 10)) for t in range(1, 13)]
@@ -300,11 +302,12 @@ def test_a_replay_jump_keeps_the_bubbles_of_thoughts_still_shown(setup, monkeypa
     assert [b.score_text() for b in pane.bubbles()] == [f"{5 - t / 10:.2f}" for t in range(1, 13)]
     QApplication.processEvents()
     tops = [b.y() for b in pane.bubbles()]
-    assert tops == sorted(tops) and len(set(tops)) == 12
+    assert tops == sorted(tops)
+    assert len(set(tops)) == 12
 
 
 def test_message_stimuli_are_described_after_a_replay_jump(setup) -> None:  # type: ignore[no-untyped-def]
-    bridge, selection, pane = setup
+    _bridge, selection, pane = setup
     selection.select("Ana")
     msg = domain.Message(id=5, speaker="Bo", text="Budget first?", step=5, at="")
     _rebuild(pane, [thought(1)], messages=[msg])
@@ -316,5 +319,6 @@ def test_the_sampled_method_says_how_many_samples_were_read():
     from ui.widgets.evaluation_popup import method_explanation
 
     text = method_explanation("sampled", 17)
-    assert "sampled" in text and "17 samples were read" in text
+    assert "sampled" in text
+    assert "17 samples were read" in text
     assert "samples were read" not in method_explanation("logprobs")

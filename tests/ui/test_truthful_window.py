@@ -26,16 +26,16 @@ ENDED = r"has ended \(interrupted at \d\d:\d\d:\d\d\); it can no longer change"
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
     controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
     qtbot.addWidget(win)
     win.resize(1440, 900)
     win.show()
-    yield win, controller
+    return win, controller
 
 
-async def _started(win, controller):  # noqa: ANN001, ANN202
+async def _started(win, controller):
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(
         controller.library()[:3], icebreaker="What did you do last weekend?"
@@ -47,7 +47,7 @@ async def _started(win, controller):  # noqa: ANN001, ANN202
     return room
 
 
-def _unsaid_bubble(win, room):  # noqa: ANN001, ANN202
+def _unsaid_bubble(win, room):
     name = win.selection.name
     reservoir = room.agent(name).reservoir
     return name, next(
@@ -75,7 +75,8 @@ async def test_a_thought_clicked_right_after_stop_posts_nothing_and_the_window_s
     await until(lambda: win.banner.isVisible(), what="the refusal")
     assert "Express thought" in win.banner.text()
     assert __import__("re").search(ENDED, win.banner.text())
-    assert "New session like this" in win.banner.text() and "fork" in win.banner.text()
+    assert "New session like this" in win.banner.text()
+    assert "fork" in win.banner.text()
     for refuse, what in (
         (lambda: win.memory.add_requested.emit(name, "fact", "I keep bees.", 1.0), "Add memory"),
         (lambda: win.thoughts.delete_requested.emit(name, tid), "Delete thought"),
@@ -90,7 +91,8 @@ async def test_a_thought_clicked_right_after_stop_posts_nothing_and_the_window_s
     for w, h in ((1024, 700), (1440, 900)):  # the reason and the ways on fit the window
         win.resize(w, h)
         await asyncio.sleep(0.05)
-        assert win.banner.isVisible() and win.banner.width() <= w
+        assert win.banner.isVisible()
+        assert win.banner.width() <= w
         assert win.banner.height() >= win.banner.heightForWidth(win.banner.width())
     # The way on: a new session with the same settings.
     win.ended_offer.follow("like")
@@ -139,7 +141,7 @@ async def test_the_status_bar_keeps_the_sessions_engine_when_the_engine_dialog_c
     await controller.shutdown()
 
 
-async def test_a_tie_as_shown_reads_tied_in_the_decision_strip(qtbot):  # noqa: ANN001
+async def test_a_tie_as_shown_reads_tied_in_the_decision_strip(qtbot):
     bridge = EngineBridge()
     strip = DecisionStrip(bridge)
     qtbot.addWidget(strip)
@@ -170,7 +172,7 @@ async def test_a_tie_as_shown_reads_tied_in_the_decision_strip(qtbot):  # noqa: 
     assert loser.agent in text
 
 
-async def test_a_random_memory_pull_shows_random_and_its_cosine_never_a_saliency(qtbot):  # noqa: ANN001
+async def test_a_random_memory_pull_shows_random_and_its_cosine_never_a_saliency(qtbot):
     bridge = EngineBridge()
     selection = SelectedParticipant()
     pane = MemoryPane(bridge, selection)
@@ -195,5 +197,7 @@ async def test_a_random_memory_pull_shows_random_and_its_cosine_never_a_saliency
     cell = pane.table.item(row, COL_SALIENCY).text()
     assert cell == "random\ncos 0.12"
     tip = pane.table.item(row, COL_TEXT).toolTip()
-    assert "-0.01" not in cell + tip and "pulled in at random" in tip and "0.12" in tip
+    assert "-0.01" not in cell + tip
+    assert "pulled in at random" in tip
+    assert "0.12" in tip
     assert pane.table.item([r["id"] for r in pane.rows()].index(1), COL_SALIENCY).text() == "0.62"

@@ -17,7 +17,7 @@ from ui.app import build
 pytestmark = pytest.mark.asyncio
 
 
-async def _session(controller, n: int, icebreaker: str | None):  # noqa: ANN001, ANN202
+async def _session(controller, n: int, icebreaker: str | None):
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:n], icebreaker=icebreaker)
     assert room is not None
@@ -46,12 +46,14 @@ async def test_an_interruption_is_marked_and_the_decision_strip_explains_both_si
         assert rows["Ben"][1] == "silent"
         assert "lost the floor to Chloe, who interrupted" in rows["Ben"][3]
         chloe = room.messages[-1]
-        assert chloe.speaker == "Chloe" and chloe.interruption
+        assert chloe.speaker == "Chloe"
+        assert chloe.interruption
         assert "⚡ interrupts" in win.conversation.widgets[chloe.id].header.text()
 
         await room.step_once()  # the turn stayed Ben's: he answers now
         rows = {r[0]: r for r in win.decisions.rows()}
-        assert rows["Ben"][1] == "speaks" and "addressed" in rows["Ben"][3]
+        assert rows["Ben"][1] == "speaks"
+        assert "addressed" in rows["Ben"][3]
         ben = room.messages[-1]
         assert ben.speaker == "Ben"
         assert "⚡" not in win.conversation.widgets[ben.id].header.text()

@@ -16,17 +16,17 @@ pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     from playground.embedding.cache import CachingEmbedder
 
     win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
     controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
     qtbot.addWidget(win)
     win.show()
-    yield win, controller
+    return win, controller
 
 
-async def _stepped(win, controller, n: int = 3, preset: str | None = None):  # noqa: ANN001, ANN202
+async def _stepped(win, controller, n: int = 3, preset: str | None = None):
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))  # the model is loaded
     room = await controller.new_session(
         controller.library()[:n], icebreaker="What did you do last weekend?", preset=preset
@@ -52,7 +52,8 @@ async def test_a_deleted_thought_is_back_after_undo_in_the_pane_the_database_and
     name = win.selection.name
     victim = win.thoughts.bubbles()[0]
     tid, text = victim.thought_id, room.agent(name).reservoir.get(victim.thought_id).text
-    assert not win.act_undo.isEnabled() and not win.undo.button.isVisibleTo(win)
+    assert not win.act_undo.isEnabled()
+    assert not win.undo.button.isVisibleTo(win)
 
     win.thoughts.delete_requested.emit(name, tid)
     await until(lambda: win.thoughts.bubble(tid) is None, what="the bubble to go")
@@ -64,16 +65,18 @@ async def test_a_deleted_thought_is_back_after_undo_in_the_pane_the_database_and
     win.undo.button.click()
     await until(lambda: win.thoughts.bubble(tid) is not None, what="the bubble to come back")
     bubble = win.thoughts.bubble(tid)
-    assert bubble is not None and text in bubble.text()
+    assert bubble is not None
+    assert text in bubble.text()
     assert tid in room.agent(name).reservoir
     assert _deleted(controller.db_path, room.session_id, tid) == 0
     evaluations = win.thoughts.ledger.evaluations.get(name, {})
     assert evaluations.get(tid), "its evaluations are back with it"
-    assert not win.act_undo.isEnabled() and not win.undo.button.isVisibleTo(win)
+    assert not win.act_undo.isEnabled()
+    assert not win.undo.button.isVisibleTo(win)
     assert "Restored" in win.messages.status_label.text()
 
     # Ctrl+Z (the action) undoes the latest of several deletions first.
-    others = [b.thought_id for b in win.thoughts.bubbles() if b.thought_id != tid][:1] + [tid]
+    others = [*[b.thought_id for b in win.thoughts.bubbles() if b.thought_id != tid][:1], tid]
     for t in others:
         win.thoughts.delete_requested.emit(name, t)
     await until(lambda: all(win.thoughts.bubble(t) is None for t in others), what="deleted")
@@ -100,7 +103,8 @@ async def test_undo_is_not_offered_across_sessions(window):
     win.thoughts.delete_requested.emit(win.selection.name, win.thoughts.bubbles()[0].thought_id)
     await until(lambda: win.act_undo.isEnabled(), what="undo offered")
     await controller.new_session(controller.library()[:2], icebreaker=None)
-    assert not win.act_undo.isEnabled() and not win.undo.pending()
+    assert not win.act_undo.isEnabled()
+    assert not win.undo.pending()
     await controller.shutdown()
 
 
@@ -113,7 +117,8 @@ async def test_chips_show_preset_and_thresholds_and_a_change_applies_from_the_ne
     name = next(a.name for a in room.agents if a.name != room.messages[-1].speaker)
     chip = win.participants.chips[name]
     assert chip.preset_label.text() == "active-contributor"
-    assert "imThreshold 3.59" in chip.toolTip() and "interruptThreshold 4.8" in chip.toolTip()
+    assert "imThreshold 3.59" in chip.toolTip()
+    assert "interruptThreshold 4.8" in chip.toolTip()
     assert "active-contributor preset" in chip.toolTip()
 
     custom = PRESETS["active-contributor"].model_copy(update={"im_threshold": 4.37})
@@ -125,13 +130,16 @@ async def test_chips_show_preset_and_thresholds_and_a_change_applies_from_the_ne
     await until(lambda: room.agent(name).proactivity == custom, what="the change")
     status = win.messages.status_label
     await until(lambda: "imThreshold 4.37" in status.text(), what="confirmation")
-    assert "next trigger" in status.text() and name in status.text()
-    assert chip.preset_label.text() == "custom" and "imThreshold 4.37" in chip.toolTip()
+    assert "next trigger" in status.text()
+    assert name in status.text()
+    assert chip.preset_label.text() == "custom"
+    assert "imThreshold 4.37" in chip.toolTip()
 
     win.act_step.trigger()
     await until(lambda: controller.run_state() == "paused" and room.step >= 2, what="next step")
     rows = [r for r in win.decisions.rows() if r and r[0].startswith(name)]
-    assert rows and any("4.37" in cell for cell in rows[0][2:4]), (
+    assert rows, f"the decision strip explains with the new threshold: {rows}"
+    assert any("4.37" in cell for cell in rows[0][2:4]), (
         f"the decision strip explains with the new threshold: {rows}"
     )
     await controller.shutdown()

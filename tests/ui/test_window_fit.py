@@ -81,8 +81,16 @@ def x_screen(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[s
     width, height = request.param
     read, write = os.pipe()
     xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", f"{width}x{height}x24"]
-        + ["-nolisten", "tcp"],
+        [
+            "Xvfb",
+            "-displayfd",
+            str(write),
+            "-screen",
+            "0",
+            f"{width}x{height}x24",
+            "-nolisten",
+            "tcp",
+        ],
         pass_fds=(write,),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -133,7 +141,8 @@ def test_every_window_and_its_buttons_fit_the_screen(x_screen: tuple[str, QRect]
         timeout=240,
     )
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("FIT ")), None)
-    assert out.returncode == 0 and line, out.stderr[-3000:]
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert line, out.stderr[-3000:]
     report = json.loads(line[4:])
     available = QRect(*report["available"])
     assert QRect(*report["screen"]) == screen
@@ -271,7 +280,8 @@ def test_a_size_a_small_screen_imposed_is_not_kept_as_a_choice(qtbot: Any, kept:
     w = _Big()
     qtbot.addWidget(w)
     w.show()
-    assert w.width() < available.width() and w.height() < available.height(), "fitted"
+    assert w.width() < available.width(), "fitted"
+    assert w.height() < available.height(), "fitted"
     w.close()
     s = QSettings(str(kept), QSettings.Format.IniFormat)
     assert s.value(f"{screen_fit.GROUP}/_Big/size") == QSize(9000, 6000), "what it asked for"
@@ -360,4 +370,5 @@ def test_a_fitted_dialog_left_to_the_garbage_collector_does_not_crash_the_app():
         [sys.executable, "-X", "faulthandler", "-c", GC_SCRIPT],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert run.returncode == 0 and "survived" in run.stdout, run.stderr[-2000:]
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "survived" in run.stdout, run.stderr[-2000:]

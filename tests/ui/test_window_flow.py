@@ -18,7 +18,7 @@ pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
+def window(qtbot, tmp_path, minilm):
     win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
     controller._embedder = None
     from playground.embedding.cache import CachingEmbedder
@@ -26,16 +26,16 @@ def window(qtbot, tmp_path, minilm):  # noqa: ANN001, ANN201
     controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
     qtbot.addWidget(win)
     win.show()
-    yield win, controller
+    return win, controller
 
 
-def _step_done(room) -> bool:  # noqa: ANN001
+def _step_done(room) -> bool:
     return room.step >= 1 and all(state == "idle" for state in room._states.values())
 
 
 async def _start(
     win, controller, n: int = 4, icebreaker: str | None = "What did you do last weekend?"
-):  # noqa: ANN001, ANN202
+):
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     people = controller.library()[:n]
     room = await controller.new_session(people, icebreaker=icebreaker)
@@ -65,7 +65,8 @@ async def test_a_four_agent_offline_simulation_fills_the_panes(window):
     assert room.messages
     win.act_stop.trigger()
     await until(lambda: room.status == "interrupted", what="stop")
-    assert not win.act_run.isEnabled() and not win.act_step.isEnabled()
+    assert not win.act_run.isEnabled()
+    assert not win.act_step.isEnabled()
     await controller.run()
     assert "has ended (interrupted at " in win.banner.text()
     await controller.shutdown()
@@ -82,7 +83,8 @@ async def test_selecting_another_participant_switches_both_side_panes(window):
     win.participants.chips[other].clicked.emit(other)
     assert win.selection.name == other
     after_memory = [r["text"] for r in win.memory.rows()]
-    assert after_memory and after_memory != before_memory
+    assert after_memory
+    assert after_memory != before_memory
     assert {
         room.agent(other).reservoir.get(b.thought_id).agent for b in win.thoughts.bubbles()
     } <= {other}
@@ -94,7 +96,8 @@ async def test_force_express_posts_the_thought_and_delete_removes_a_bubble(windo
     room = await _start(win, controller)
     win.act_step.trigger()
     await until(lambda: _step_done(room), what="the step to finish")
-    assert win.act_run.isEnabled() and not win.act_pause.isEnabled()  # paused again after one step
+    assert win.act_run.isEnabled()
+    assert not win.act_pause.isEnabled()  # paused again after one step
     await until(lambda: len(win.thoughts.bubbles()) >= 2, what="bubbles")
     name = win.selection.name
     bubbles = win.thoughts.bubbles()
@@ -104,7 +107,8 @@ async def test_force_express_posts_the_thought_and_delete_removes_a_bubble(windo
     n = len(room.messages)
     win.thoughts.force_express_requested.emit(name, target.thought_id)
     await until(lambda: len(room.messages) > n, what="the forced message")
-    assert room.messages[-1].speaker == name and room.messages[-1].thought_id == target.thought_id
+    assert room.messages[-1].speaker == name
+    assert room.messages[-1].thought_id == target.thought_id
     await until(lambda: room.messages[-1].id in win.conversation.widgets, what="message shown")
     victim = next(b.thought_id for b in win.thoughts.bubbles() if b.thought_id != target.thought_id)
     win.thoughts.delete_requested.emit(name, victim)
@@ -134,7 +138,8 @@ async def test_an_added_memory_is_used_as_a_stimulus(window):
         what="a thought with the new memory as stimulus",
     )
     row = next(r for r in win.memory.rows() if r["id"] == mem.id)
-    assert row["saliency"] is not None and row["highlighted"]
+    assert row["saliency"] is not None
+    assert row["highlighted"]
     await controller.shutdown()
 
 
@@ -186,7 +191,8 @@ async def test_human_joins_gets_a_reply_and_private_notes_never_reach_a_prompt(
     db.close()
     assert ("reason", "SECRET-REASON I want Ana to talk") in notes
     assert ("reaction", "SECRET-REACTION that felt warm") in notes
-    assert "SECRET-REASON" not in prompts and "SECRET-REACTION" not in prompts
+    assert "SECRET-REASON" not in prompts
+    assert "SECRET-REACTION" not in prompts
     assert "Nice! What else?" in prompts  # the agents did see the messages themselves
 
 
@@ -314,8 +320,10 @@ async def test_bad_settings_and_unreachable_servers_are_reported_in_the_window(w
     await until(lambda: win.banner.isVisible(), what="the error banner")
     assert "cannot reach" in win.banner.text()
     # …and survives the failed attempt: same room, same panes, still recording.
-    assert controller.room is room and room.status == "running"
-    assert len(win.participants.chips) == 2 and len(win.conversation.widgets) == 1
+    assert controller.room is room
+    assert room.status == "running"
+    assert len(win.participants.chips) == 2
+    assert len(win.conversation.widgets) == 1
     with pytest.raises(Exception, match="max_turns"):
         controller.configure({"max_turns": 0})
     await controller.shutdown()
@@ -326,10 +334,12 @@ async def test_joining_mid_simulation_keeps_the_session_running(window):
     room = await _start(win, controller, n=3)
     win.act_step.trigger()
     await until(lambda: _step_done(room), what="a simulated step")
-    assert controller.task is not None and not controller.task.done()  # the loop waits to go on
+    assert controller.task is not None
+    assert not controller.task.done()  # the loop waits to go on
     await controller.join_as_human("Zoe")
     assert room.status == "running"
-    assert win.act_stop.isEnabled() and win.conversation.composer.isEnabled()
+    assert win.act_stop.isEnabled()
+    assert win.conversation.composer.isEnabled()
     controller.set_pace("fast")
     n = len(room.messages)
     await controller.send("Hello everyone, mind if I join?")

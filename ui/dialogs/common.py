@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox
 
 PRESET_LABELS = {
@@ -12,12 +14,13 @@ PRESET_LABELS = {
 }
 
 
-def ok_cancel(dialog: QDialog) -> QDialogButtonBox:
-    """OK / Cancel wired to the dialog's accept / reject."""
+def ok_cancel(dialog: QDialog, on_ok: Callable[[], object] | None = None) -> QDialogButtonBox:
+    """OK / Cancel wired to the dialog's accept (or ``on_ok``, which checks before accepting) /
+    reject."""
     buttons = QDialogButtonBox(
         QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
     )
-    buttons.accepted.connect(dialog.accept)
+    buttons.accepted.connect(dialog.accept if on_ok is None else on_ok)
     buttons.rejected.connect(dialog.reject)
     return buttons
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground import domain, errors, personas
+from ui.dialogs.common import ok_cancel
 from ui.experiments.launch import EngineChoice, Options, Plan
 from ui.screen_fit import fit_window
 
@@ -116,13 +117,9 @@ class NewExperimentDialog(QDialog):
         self.error.setStyleSheet("color:#c62828;")
         self.error.hide()
         lay.addWidget(self.error)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
+        self.buttons = ok_cancel(self)
         ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         ok.setText("Launch")
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)
         self.personas_dir.editingFinished.connect(self._check_personas)
         self._restore()

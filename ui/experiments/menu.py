@@ -52,7 +52,7 @@ class ExperimentsMenu(QObject):
     def new_experiment(self) -> NewExperimentDialog | None:
         return self.open_view().open_new_dialog()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is not self.window or event.type() != QEvent.Type.Close:
             return False
         view = self.view

@@ -39,6 +39,7 @@ from ui.experiments.tables import (
     fill_runs,
     fill_summary,
 )
+from ui.theme import show_status, show_warning
 from ui.tool_window import SessionsWindow, selected_data
 from ui.tool_window import group_box as _group
 from ui.tool_window import read_only_table as _table
@@ -249,12 +250,10 @@ class ExperimentsWindow(SessionsWindow):
     # -- messages --------------------------------------------------------------------------------
 
     def show_error(self, text: str) -> None:
-        self.status.setStyleSheet("color:#c62828;")
-        self.status.setText(f"⚠ {text}")
+        show_warning(self.status, text)
 
     def hint(self, text: str) -> None:
-        self.status.setStyleSheet("color:#333;")
-        self.status.setText(text)
+        show_status(self.status, text, "#333")
 
     # -- commands --------------------------------------------------------------------------------
 
@@ -372,7 +371,7 @@ class ExperimentsWindow(SessionsWindow):
 
     # -- closing ---------------------------------------------------------------------------------
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:
         if not self.running:
             if self.dialog is not None:
                 with contextlib.suppress(RuntimeError):

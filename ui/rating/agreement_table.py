@@ -159,7 +159,7 @@ class AgreementPanel(QWidget):
             bits.append(f"judge {a.pairwise_judge}")
         if a.features_model:
             bits.append(f"{len(a.features)} geometry features ({a.features_model})")
-        self.details.setText(" · ".join(bits + ["hover for the methods"]))
+        self.details.setText(" · ".join([*bits, "hover for the methods"]))
         self.show()
 
     def cell(self, table: QTableWidget, row: int, column: int) -> str:

@@ -12,8 +12,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
-    QScrollArea,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -23,6 +21,7 @@ from PySide6.QtWidgets import (
 from playground.settings import RoomSettings
 from playground.storage import SessionReader, library
 from ui import theme
+from ui.tool_window import button, white_page
 from ui.typewriter import Typewriter
 
 FLAG_OFF = "⚑ Unnatural?"
@@ -183,13 +182,11 @@ class BlindConversationView(QWidget):
         top = QHBoxLayout()
         self.title = QLabel("<b>Conversation</b>")
         top.addWidget(self.title, 1)
-        self.play_button = QPushButton("Pause")
-        self.play_button.setToolTip("Pause or resume the typing")
-        self.play_button.clicked.connect(self.toggle)
+        self.play_button = button("Pause", "Pause or resume the typing", self.toggle)
         top.addWidget(self.play_button)
-        self.show_all_button = QPushButton("Show all")
-        self.show_all_button.setToolTip("Show the rest of the conversation at once")
-        self.show_all_button.clicked.connect(self.show_all)
+        self.show_all_button = button(
+            "Show all", "Show the rest of the conversation at once", self.show_all
+        )
         top.addWidget(self.show_all_button)
         top.addWidget(QLabel("Speed"))
         self.speed = QSpinBox()
@@ -202,12 +199,7 @@ class BlindConversationView(QWidget):
         top.addWidget(self.speed)
         lay.addLayout(top)
 
-        self.scroll_area = QScrollArea()
-        self.scroll_area.setWidgetResizable(True)
-        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        inner = QWidget()
-        inner.setObjectName("blindInner")
-        inner.setStyleSheet("#blindInner { background:white; }")
+        self.scroll_area, inner = white_page("blindInner")
         self._list = QVBoxLayout(inner)
         self._list.setContentsMargins(0, 0, 0, 0)
         self._list.setSpacing(0)

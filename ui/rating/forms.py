@@ -121,6 +121,17 @@ class LikertForm(QWidget):
     def is_complete(self) -> bool:
         return self.answered() == len(self.rows)
 
+    def missing(self) -> int:
+        """How many statements are not answered yet."""
+        return len(self.rows) - self.answered()
+
+    def progress_text(self) -> str:
+        """``"3 statements left."``, or ``"All answered."``."""
+        missing = self.missing()
+        if not missing:
+            return "All answered."
+        return f"{missing} statement{'s' if missing > 1 else ''} left."
+
     def choose(self, key: str, value: int) -> None:
         """Answer one statement as a click would (tests, keyboard-free use)."""
         self.rows[key].buttons[value].click()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QWidget
@@ -14,6 +15,8 @@ from ui.rating.questionnaire import JoinedSessionPicker, QuestionnaireDialog
 from ui.rating.rater_window import RaterWindow
 from ui.tool_window import bring_to_front
 from ui.window.host import WindowHost
+
+W = TypeVar("W", bound=QWidget)
 
 
 class RatingMenu(QObject):
@@ -69,16 +72,24 @@ class RatingMenu(QObject):
     def _raise(self, w: QWidget) -> QWidget:
         return bring_to_front(w)
 
-    def open_rater(self) -> RaterWindow | None:
-        """The blind rating window (one at a time; an open one is brought to the front)."""
-        if not self._alive(self.rater):
+    def _front(self, current: W | None, make: Callable[[Any], W]) -> W | None:
+        """``current`` while it is open, else a new window from ``make(database)``, brought to the
+        front; None when the database cannot be opened (the window says why)."""
+        if not self._alive(current):
             db = self._db()
             if db is None:
                 return None
-            self.rater = RaterWindow(db, self._main)
-        assert self.rater is not None
-        self._raise(self.rater)
-        return self.rater
+            current = make(db)
+        assert current is not None
+        self._raise(current)
+        return current
+
+    def open_rater(self) -> RaterWindow | None:
+        """The blind rating window (one at a time; an open one is brought to the front)."""
+        w = self._front(self.rater, lambda db: RaterWindow(db, self._main))
+        if w is not None:
+            self.rater = w
+        return w
 
     def rate_session(self, session_id: str, db_path: str | None = None) -> RaterWindow | None:
         """Rate one chosen session blind, outside any plan (from the session library).
@@ -103,15 +114,15 @@ class RatingMenu(QObject):
         return w
 
     def open_plans(self) -> RatingPlanDialog | None:
-        if not self._alive(self.plans):
-            db = self._db()
-            if db is None:
-                return None
-            self.plans = RatingPlanDialog(db, self._main)
-            self.plans.plan_created.connect(self._plan_created)
-        assert self.plans is not None
-        self._raise(self.plans)
-        return self.plans
+        def make(db: Any) -> RatingPlanDialog:
+            plans = RatingPlanDialog(db, self._main)
+            plans.plan_created.connect(self._plan_created)
+            return plans
+
+        w = self._front(self.plans, make)
+        if w is not None:
+            self.plans = w
+        return w
 
     def _plan_created(self, _plan: object) -> None:
         if self._alive(self.rater):
@@ -121,16 +132,12 @@ class RatingMenu(QObject):
     def open_report(self) -> QWidget | None:
         from ui.rating.report_view import ReportView  # matplotlib loads only when asked for
 
-        if not self._alive(self.report):
-            db = self._db()
-            if db is None:
-                return None
-            self.report = ReportView(db, self._main)
-        else:
+        if self._alive(self.report):
             self.report.refresh()  # type: ignore[union-attr]
-        assert self.report is not None
-        self._raise(self.report)
-        return self.report
+        w = self._front(self.report, lambda db: ReportView(db, self._main))
+        if w is not None:
+            self.report = w
+        return w
 
     def open_questionnaire_picker(self) -> JoinedSessionPicker | None:
         db = self._db()
@@ -182,7 +189,7 @@ class RatingMenu(QObject):
                 with contextlib.suppress(RuntimeError):  # already deleted on the C++ side
                     w.close()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.window and event.type() == QEvent.Type.Close and not self.closing:
             self.closing = True  # no questionnaire is offered from now on
             self.close_all()

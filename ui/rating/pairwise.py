@@ -156,7 +156,7 @@ class PairwiseView(QWidget):
         self.hint.setStyleSheet("color:#c62828;")
         self.hint.setText(text)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         wide = self.window().width() >= WIDE
         orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical

@@ -35,6 +35,7 @@ from playground.rating.store import Plan, PlanKind, RatingStore
 from playground.report.format import count
 from playground.storage import library
 from ui.screen_fit import fit_window
+from ui.theme import show_warning
 
 KINDS = {"conversation": "Conversation ratings (7 statements)", "pairwise": "Pairwise preference"}
 
@@ -237,8 +238,7 @@ class RatingPlanDialog(QDialog):
                 seed=self.seed.value(),
             )
         except errors.PlaygroundError as exc:
-            self.message.setStyleSheet("color:#c62828;")
-            self.message.setText(f"⚠ {exc}")
+            show_warning(self.message, str(exc))
             return None
         self.message.setStyleSheet("color:#2e7d32;")
         self.message.setText(

@@ -24,6 +24,7 @@ from playground.rating.store import PARTICIPANT_ITEMS, RatingStore
 from playground.storage import library
 from ui.rating.forms import LikertForm
 from ui.screen_fit import fit_window
+from ui.theme import show_warning
 
 
 class QuestionnaireDialog(QDialog):
@@ -76,20 +77,13 @@ class QuestionnaireDialog(QDialog):
         self._update()
 
     def _update(self) -> None:
-        missing = len(self.form.rows) - self.form.answered()
         name = bool(self.respondent.text().strip())
-        self.save_button.setEnabled(missing == 0 and name)
+        self.save_button.setEnabled(self.form.missing() == 0 and name)
         self.message.setStyleSheet("color:#555;")
-        if not name:
-            self.message.setText("Enter your name.")
-        elif missing:
-            self.message.setText(f"{missing} statement{'s' if missing > 1 else ''} left.")
-        else:
-            self.message.setText("All answered.")
+        self.message.setText(self.form.progress_text() if name else "Enter your name.")
 
     def _error(self, text: str) -> None:
-        self.message.setStyleSheet("color:#c62828;")
-        self.message.setText(f"⚠ {text}")
+        show_warning(self.message, text)
 
     def accept(self) -> None:
         """Save, then close; on an error the dialog stays open with the message."""

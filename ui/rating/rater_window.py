@@ -266,7 +266,8 @@ class RaterWindow(ToolWindow):
 
     def advance(self) -> None:
         """Show the rater's first unfinished assignment, or the thank-you page."""
-        assert self.plan is not None and self.rater is not None
+        assert self.plan is not None
+        assert self.rater is not None
         done, total = self.store.progress(self.plan.id).get(self.rater, (0, 0))
         self.who.setText(
             f"Rater: <b>{html.escape(self.rater)}</b> · plan: {html.escape(self.plan.name)}"
@@ -295,7 +296,8 @@ class RaterWindow(ToolWindow):
             self.show_error(str(exc))
 
     def _show_single(self) -> None:
-        assert self.single is not None and self.rater is not None
+        assert self.single is not None
+        assert self.rater is not None
         self.who.setText(f"Rater: <b>{html.escape(self.rater)}</b> · one conversation")
         self.position.setText("")
         self.progress.hide()
@@ -339,15 +341,13 @@ class RaterWindow(ToolWindow):
     # -- answers ---------------------------------------------------------------------------------------
 
     def _update_submit(self) -> None:
-        missing = len(self.form.rows) - self.form.answered()
         seen = self.blind.complete
-        self.submit_button.setEnabled(seen and missing == 0)
-        if not seen:
-            self.form_hint.setText("Submit opens once the whole conversation has been shown.")
-        elif missing:
-            self.form_hint.setText(f"{missing} statement{'s' if missing > 1 else ''} left.")
-        else:
-            self.form_hint.setText("All answered.")
+        self.submit_button.setEnabled(seen and self.form.missing() == 0)
+        self.form_hint.setText(
+            self.form.progress_text()
+            if seen
+            else "Submit opens once the whole conversation has been shown."
+        )
 
     def _mark(self, which: int, message_id: int, marked: bool, comment: str) -> None:
         if self.rater is None or which >= len(self._sessions):
@@ -415,7 +415,7 @@ class RaterWindow(ToolWindow):
         self.error.hide()
         self.error.setText("")
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: Any) -> None:
         self.blind.stop()
         for v in self.pairwise.views:
             v.stop()

@@ -25,8 +25,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QPushButton,
-    QScrollArea,
     QSizePolicy,
     QSplitter,
     QVBoxLayout,
@@ -40,7 +38,7 @@ from playground.report.model import Report
 from playground.storage.database import database_path
 from ui.rating import report_jobs
 from ui.rating.agreement_table import AgreementPanel
-from ui.tool_window import ToolWindow
+from ui.tool_window import ToolWindow, button, white_page
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +87,9 @@ class ReportView(ToolWindow):
         edit.returnPressed.connect(self.refresh)
         self.experiment.activated.connect(lambda _i: self.refresh())
         top.addWidget(self.experiment)
-        self.refresh_button = QPushButton("Refresh")
-        self.refresh_button.setToolTip("Recompute everything from the database")
-        self.refresh_button.clicked.connect(self.refresh)
+        self.refresh_button = button(
+            "Refresh", "Recompute everything from the database", self.refresh
+        )
         top.addWidget(self.refresh_button)
         self.summary = QLabel("")
         self.summary.setStyleSheet("color:#555;")
@@ -112,12 +110,7 @@ class ReportView(ToolWindow):
         mono.setPointSize(9)
         self.table.setFont(mono)
         self.table.setPlaceholderText(COMPUTING)
-        self.scroll_area = QScrollArea()
-        self.scroll_area.setWidgetResizable(True)
-        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        inner = QWidget()
-        inner.setObjectName("plots")
-        inner.setStyleSheet("#plots { background:white; }")
+        self.scroll_area, inner = white_page("plots")
         il = QVBoxLayout(inner)
         self.agreement = AgreementPanel()
         il.addWidget(self.agreement)
@@ -243,7 +236,7 @@ class ReportView(ToolWindow):
         except errors.PlaygroundError as exc:  # an unknown experiment, an unreadable database
             if self._current(generation):
                 self._failed(step, str(exc), expected=True)
-        except Exception as exc:  # noqa: BLE001 - a view must never take the window down
+        except Exception as exc:  # a view must never take the window down (logged)
             log.exception("ratings report: computing the %s failed", step)
             if self._current(generation):
                 self._failed(step, f"{type(exc).__name__}: {exc}", expected=False)
@@ -351,7 +344,7 @@ class ReportView(ToolWindow):
         label.setPixmap(pm)
         label.setFixedHeight(pm.height())  # the scroll area then scrolls through the plots
 
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if self._closed_while_computing:  # shown again: compute what was dropped at the close
             self.refresh()
@@ -370,13 +363,13 @@ class ReportView(ToolWindow):
         ):
             self.refresh()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self.computing:  # nobody will look at the result: stop computing it
             self._stop_work()
             self._closed_while_computing = True
         super().closeEvent(event)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         wide = self.width() >= WIDE
         if wide != self._wide:
@@ -388,7 +381,7 @@ class ReportView(ToolWindow):
             first = int(size * (0.52 if wide else 0.4))
             self.split.setSizes([first, size - first])
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.scroll_area.viewport() and event.type() == QEvent.Type.Resize:
             for img in (self.likert_image, self.preference_image):
                 self._fit(img)

@@ -54,7 +54,7 @@ class Timeline(QWidget):
         self.setMouseTracking(True)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def sizeHint(self) -> QSize:
         return QSize(400, 34)
 
     def set_recording(self, recording: Recording | None) -> None:
@@ -97,7 +97,7 @@ class Timeline(QWidget):
 
     # -- painting and mouse ------------------------------------------------------------------------
 
-    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+    def resizeEvent(self, event) -> None:
         self._track = None
         super().resizeEvent(event)
 
@@ -127,7 +127,7 @@ class Timeline(QWidget):
         p.end()
         return pix
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+    def paintEvent(self, event: QPaintEvent) -> None:
         if self._track is None:
             self._track = self._draw_track()
         p = QPainter(self)
@@ -143,11 +143,11 @@ class Timeline(QWidget):
             p.drawEllipse(QPointF(x, track_y), 6, 6)
         p.end()
 
-    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+    def mousePressEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton and self.recording is not None:
             self.scrubbed.emit(self.seq_at(event.position().x()))
 
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
         rec = self.recording
         if rec is None:
             return

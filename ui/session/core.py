@@ -199,7 +199,8 @@ class SessionCore(QObject):
 
     async def embedder(self) -> CachingEmbedder:
         self.start_loading_embedder()
-        assert self._embedder_task is not None and self._embedder is not None
+        assert self._embedder_task is not None
+        assert self._embedder is not None
         await asyncio.shield(self._embedder_task)
         return self._embedder
 

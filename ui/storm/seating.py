@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
@@ -34,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from playground import errors
 from playground.domain.simulated_user import UNCERTAINTIES, UserProfile
+from ui.dialogs.common import ok_cancel
 from ui.screen_fit import fit_window, preferred_size
 from ui.storm.commands import DEFAULT_SPEAK_PROBABILITY, SimulatedSeat
 
@@ -128,11 +128,7 @@ class GenerateProfileDialog(QDialog):
         form.addRow("Task", self.task)
         form.addRow("Difficulty", self.difficulty)
         form.addRow("Uncertainty", self.uncertainty)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.buttons.accepted.connect(self.try_generate)
-        self.buttons.rejected.connect(self.reject)
+        self.buttons = ok_cancel(self, self.try_generate)
         lay = QVBoxLayout(self)
         lay.addLayout(form)
         lay.addWidget(self.save_box)
@@ -298,11 +294,7 @@ class AddSimulatedUserDialog(QDialog):
         self.setWindowTitle("Add a simulated user")
         self.users = SimulatedUsersBox(controller, self)
         self.users.setTitle("Profile (tick one or more)")
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.buttons.accepted.connect(self._ok)
-        self.buttons.rejected.connect(self.reject)
+        self.buttons = ok_cancel(self, self._ok)
         self.error = QLabel("")
         self.error.setStyleSheet("color:#c62828;")
         self.error.hide()

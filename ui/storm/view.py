@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from playground import errors
 from playground.storm import report as storm_report
+from ui.theme import WARNING_COLOR, show_status
 from ui.tool_window import SessionsWindow, fit_height, selected_data
 from ui.tool_window import group_box as _group
 from ui.tool_window import read_only_item as _item
@@ -251,7 +252,7 @@ class StormWindow(SessionsWindow):
         self.model.currentIndexChanged.connect(lambda _i: self._show_groups())
         self.refresh()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event: QResizeEvent) -> None:
         # A short window gives the curves the height; the methods stay in the tooltip.
         self.methods.setVisible(event.size().height() >= METHODS_MIN_HEIGHT)
         super().resizeEvent(event)
@@ -404,5 +405,4 @@ class StormWindow(SessionsWindow):
         return self.open_replay_at(self.db_path, sid)
 
     def show_error(self, text: str) -> None:
-        self.status.setStyleSheet("color:#c62828;")
-        self.status.setText(text)
+        show_status(self.status, text, WARNING_COLOR)

@@ -51,7 +51,7 @@ class BusyOverlay(QWidget):
         self.raise_()
         self.show()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self._covered and event.type() == QEvent.Type.Resize:
             self.setGeometry(self._covered.rect())
         return False

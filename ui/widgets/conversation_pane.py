@@ -209,7 +209,7 @@ class ConversationPane(MessageRows):
         self.card.hide()
         super().begin_rebuild(keep)
 
-    def _posted(self, msg) -> bool:  # noqa: ANN001
+    def _posted(self, msg) -> bool:
         if not super()._posted(msg):
             return False
         if self.follow_latest and self.holding():
@@ -220,7 +220,7 @@ class ConversationPane(MessageRows):
             self.card.hide()
         return True
 
-    def _ask(self, msg) -> None:  # noqa: ANN001
+    def _ask(self, msg) -> None:
         self._card_message = msg.id
         self.card_label.setText(QUESTION.format(speaker=msg.speaker))
         self.card.show()

@@ -228,7 +228,7 @@ class DecisionStrip(QWidget):
         self.past_row.hide()
         self._render(self._live_prediction, self._live_decisions)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
             QTimer.singleShot(
                 0, self.table, self.table.resizeRowsToContents
@@ -262,7 +262,7 @@ class DecisionStrip(QWidget):
         """The next-speaker prediction shown for this trigger, as plain text ("" when none)."""
         return prediction_text(self._prediction) if self._prediction is not None else ""
 
-    def _trigger(self, e) -> None:  # noqa: ANN001
+    def _trigger(self, e) -> None:
         what = f"new message #{e.message_id}" if e.trigger == "new_message" else "pause (silence)"
         self._live_title = f"<b>Decisions</b> — step {e.step}, trigger: {what}"
         self._live_prediction = None

@@ -37,7 +37,7 @@ class ElidedLabel(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setText(text)
 
-    def text(self) -> str:  # noqa: D102 - QLabel API: the whole text, not the shown one
+    def text(self) -> str:
         return self._full
 
     def shown_text(self) -> str:
@@ -48,18 +48,18 @@ class ElidedLabel(QLabel):
         """Whether the label shows less than its whole text."""
         return super().text() != self._full
 
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt API
+    def setText(self, text: str) -> None:
         self._full = text
         self._elide()
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def minimumSizeHint(self) -> QSize:
         m = self.contentsMargins()
         return QSize(
             self.fontMetrics().horizontalAdvance("…") + m.left() + m.right(),
             super().minimumSizeHint().height(),
         )
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def sizeHint(self) -> QSize:
         m = self.contentsMargins()
         fm = self.fontMetrics()
         return QSize(
@@ -67,11 +67,11 @@ class ElidedLabel(QLabel):
             max(fm.height(), super().minimumSizeHint().height()),
         )
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._elide()
 
-    def changeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override (font changes)
+    def changeEvent(self, event) -> None:
         super().changeEvent(event)
         self._elide()
 

@@ -83,40 +83,40 @@ class FittedLabel(QLabel):
             )
         return look
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
+    def changeEvent(self, event: QEvent) -> None:
         self._look_key = None  # font, style or contents margins may have changed
         super().changeEvent(event)
 
     # Setters that change the look without a change event.
-    def setWordWrap(self, on: bool) -> None:  # noqa: N802 - Qt API
+    def setWordWrap(self, on: bool) -> None:
         self._look_key = None
         super().setWordWrap(on)
 
-    def setTextFormat(self, fmt: Qt.TextFormat) -> None:  # noqa: N802 - Qt API
+    def setTextFormat(self, fmt: Qt.TextFormat) -> None:
         self._look_key = None
         super().setTextFormat(fmt)
 
-    def setTextInteractionFlags(self, flags: Qt.TextInteractionFlag) -> None:  # noqa: N802
+    def setTextInteractionFlags(self, flags: Qt.TextInteractionFlag) -> None:
         self._look_key = None
         super().setTextInteractionFlags(flags)
 
-    def setAlignment(self, alignment: Qt.AlignmentFlag) -> None:  # noqa: N802 - Qt API
+    def setAlignment(self, alignment: Qt.AlignmentFlag) -> None:
         self._look_key = None
         super().setAlignment(alignment)
 
-    def setMargin(self, margin: int) -> None:  # noqa: N802 - Qt API
+    def setMargin(self, margin: int) -> None:
         self._look_key = None
         super().setMargin(margin)
 
-    def setIndent(self, indent: int) -> None:  # noqa: N802 - Qt API
+    def setIndent(self, indent: int) -> None:
         self._look_key = None
         super().setIndent(indent)
 
-    def setObjectName(self, name: str) -> None:  # noqa: N802 - Qt API
+    def setObjectName(self, name: str) -> None:
         self._look_key = None
         super().setObjectName(name)
 
-    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
+    def heightForWidth(self, width: int) -> int:
         if not self.wordWrap():
             return super().heightForWidth(width)
         key = (self._look(), self.text(), width)
@@ -126,12 +126,12 @@ class FittedLabel(QLabel):
             _remember(_heights, key, height)
         return height
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def sizeHint(self) -> QSize:
         if self.wordWrap():
             return QSize(0, self.fontMetrics().height())
         return self._single_line_hints()[0]
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def minimumSizeHint(self) -> QSize:
         if self.wordWrap():
             return QSize(0, 0)
         return self._single_line_hints()[1]

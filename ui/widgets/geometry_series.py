@@ -13,32 +13,13 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
 from ui.widgets.legend_plot import plot_with_legend
+from ui.widgets.sparkline import curve, gaps
 
 #: Line colours: cohesion (green, solid) and volatility (purple, dashed).
 COHESION_COLOR = "#2e7d32"
 VOLATILITY_COLOR = "#6a1b9a"
 #: The current-moment marker (the replay timeline's cursor colour).
 MARKER_COLOR = "#283593"
-
-
-def _curve(plot: pg.PlotItem, color: str, *, dashed: bool = False) -> pg.PlotDataItem:
-    pen = pg.mkPen(color, width=2)
-    if dashed:
-        pen.setDashPattern([4, 3])
-    return plot.plot(
-        [],
-        [],
-        pen=pen,
-        symbol="o",
-        symbolSize=4,
-        symbolBrush=color,
-        symbolPen=color,
-        connect="finite",
-    )
-
-
-def _floats(values: Sequence[float | None]) -> np.ndarray:
-    return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
 
 
 class GeometrySeries(pg.GraphicsLayoutWidget):
@@ -63,8 +44,8 @@ class GeometrySeries(pg.GraphicsLayoutWidget):
         plot.showGrid(x=False, y=True, alpha=0.25)
         plot.getAxis("left").setWidth(30)
         plot.getAxis("bottom").setHeight(20)  # the turn numbers; the header says "per turn"
-        self.cohesion = _curve(plot, COHESION_COLOR)
-        self.volatility = _curve(plot, VOLATILITY_COLOR, dashed=True)
+        self.cohesion = curve(plot, COHESION_COLOR, symbol_size=4)
+        self.volatility = curve(plot, VOLATILITY_COLOR, dashed=True, symbol_size=4)
         self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(MARKER_COLOR, width=2))
         self.marker.hide()
         plot.addItem(self.marker)
@@ -97,7 +78,7 @@ class GeometrySeries(pg.GraphicsLayoutWidget):
             )
         self._turns = list(turns)
         x = np.array(self._turns, dtype=float)
-        c, v = _floats(cohesion), _floats(volatility)
+        c, v = np.array(gaps(cohesion), dtype=float), np.array(gaps(volatility), dtype=float)
         for item, y in ((self.cohesion, c), (self.volatility, v)):
             if np.isfinite(y).any():
                 item.setData(x, y, connect="finite")

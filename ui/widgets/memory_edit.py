@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground import domain
+from ui.dialogs.common import ok_cancel
 
 #: The kinds a person may give a memory (the engine also makes utterance and thought memories).
 EDITABLE_KINDS = ("fact", "objective", "interest", "knowledge", "experience")
@@ -51,12 +52,8 @@ class MemoryEditDialog(QDialog):
             self.text_edit.setPlainText(memory.text)
             self.weight_spin.setValue(memory.weight)
 
-        self.button_box = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
+        self.button_box = ok_cancel(self)
         self.ok_button = self.button_box.button(QDialogButtonBox.StandardButton.Ok)
-        self.button_box.accepted.connect(self.accept)
-        self.button_box.rejected.connect(self.reject)
 
         form = QFormLayout()
         form.addRow("Kind", self.kind_combo)

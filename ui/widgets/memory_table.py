@@ -74,7 +74,7 @@ class MemoryTable(QTableWidget):
         metrics = self.fontMetrics()
         pad = 12  # cell margins and the header's own padding
         widest = {
-            COL_KIND: EDITABLE_KINDS + ("utterance", "thought", "Kind"),
+            COL_KIND: (*EDITABLE_KINDS, "utterance", "thought", "Kind"),
             COL_WEIGHT: ("Weight", "1.00"),
             COL_SALIENCY: ("Saliency", "random", "cos -0.00", "0.00"),
         }
@@ -98,7 +98,7 @@ class MemoryTable(QTableWidget):
         self._relayout_timer.timeout.connect(self.resizeRowsToContents)
         header.sectionResized.connect(self._on_section_resized)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event: QResizeEvent) -> None:
         self.fit_columns()
         super().resizeEvent(event)
 

@@ -245,7 +245,7 @@ class MessageRows(QWidget):
         if self._unbound:
             self._fill.schedule()
 
-    def _bind(self, mid: int, msg) -> None:  # noqa: ANN001
+    def _bind(self, mid: int, msg) -> None:
         self._widgets[mid].bind(msg, self.colors.get(msg.speaker, "#333"))
         self._schedule_fit()
         self._unfitted.add(mid)
@@ -320,7 +320,7 @@ class MessageRows(QWidget):
             )
         )
 
-    def _posted(self, msg) -> bool:  # noqa: ANN001
+    def _posted(self, msg) -> bool:
         """Show a message posted (or collect it during a replay's rebuild); True if it was added
         to the rows now."""
         if self._rebuilding:
@@ -334,7 +334,7 @@ class MessageRows(QWidget):
         self._trim()
         return True
 
-    def _add(self, msg) -> None:  # noqa: ANN001
+    def _add(self, msg) -> None:
         color = self.colors.get(msg.speaker, "#333")
         if self._spare:  # a hidden row left by a replay jump: show it again with this message
             item, w = self._spare.pop(0)
@@ -350,7 +350,7 @@ class MessageRows(QWidget):
         self._schedule_fit()
         self._unfitted.add(msg.id)
 
-    def _new_row(self, msg, color: str) -> tuple[QListWidgetItem, MessageWidget]:  # noqa: ANN001
+    def _new_row(self, msg, color: str) -> tuple[QListWidgetItem, MessageWidget]:
         w = MessageWidget(msg, color)
         w.note_submitted.connect(self.note_requested)
         w.note_editing.connect(lambda on, w=w: self._note_editing(w, on))
@@ -370,7 +370,7 @@ class MessageRows(QWidget):
         if self.follow_latest and not self.holding():
             self.list.scrollToBottom()
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.MouseButtonPress and getattr(event, "button", None):
             w = watched if isinstance(watched, MessageWidget) else watched.parent()
             if (
@@ -381,7 +381,7 @@ class MessageRows(QWidget):
                 self.message_clicked.emit(w.msg.id)
         return super().eventFilter(watched, event)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         for mid in self.items:
             self._measure(mid)
@@ -394,7 +394,7 @@ class MessageRows(QWidget):
             if w.width() != width:
                 self._measure(mid)
 
-    def _annotation(self, e) -> None:  # noqa: ANN001
+    def _annotation(self, e) -> None:
         if self._rebuilding:
             self._pending_notes.append(e)
             return

@@ -53,15 +53,15 @@ class _Body(FittedLabel):
         if self.textInteractionFlags() != Qt.TextInteractionFlag.TextSelectableByMouse:
             self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-    def enterEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+    def enterEvent(self, event) -> None:
         self.make_selectable()
         super().enterEvent(event)
 
-    def mousePressEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+    def mousePressEvent(self, event) -> None:
         self.make_selectable()
         super().mousePressEvent(event)
 
-    def contextMenuEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+    def contextMenuEvent(self, event) -> None:
         self.make_selectable()
         super().contextMenuEvent(event)
 
@@ -71,7 +71,7 @@ class _NoteEdit(QLineEdit):
 
     cancelled = Signal()
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape:
             self.cancelled.emit()
             return
@@ -89,7 +89,7 @@ class MessageWidget(QFrame):
     #: holds the view still while it is open.
     note_editing = Signal(bool)
 
-    def __init__(self, msg, color: str, parent: QWidget | None = None) -> None:  # noqa: ANN001
+    def __init__(self, msg, color: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.msg = msg
         self.setObjectName("msg")
@@ -129,7 +129,7 @@ class MessageWidget(QFrame):
         self._highlighted: bool | None = None
         self.bind(msg, color)
 
-    def bind(self, msg, color: str) -> None:  # noqa: ANN001
+    def bind(self, msg, color: str) -> None:
         """Show ``msg`` (a replay recycles message widgets instead of making new ones)."""
         self.msg = msg
         marks = []
@@ -225,7 +225,7 @@ class MessageList(QListWidget):
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setStyleSheet("#emptyHint { color:#666; font-size:14px; padding:24px; }")
 
-    def resizeEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override (of the view)
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.placeholder.setGeometry(self.viewport().rect())
         if event.size().width() != event.oldSize().width():
@@ -237,7 +237,7 @@ class Composer(QPlainTextEdit):
 
     submitted = Signal(str)
 
-    def setPlaceholderText(self, text: str) -> None:  # noqa: N802 - Qt override
+    def setPlaceholderText(self, text: str) -> None:
         """Qt repaints the placeholder only when it appears or disappears, not when its text
         changes: an empty composer would go on showing the old text (e.g. "Join as a human…"
         after joining) until something else repainted it."""
@@ -245,7 +245,7 @@ class Composer(QPlainTextEdit):
             super().setPlaceholderText(text)
             self.viewport().update()
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         if (
             event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
             and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier

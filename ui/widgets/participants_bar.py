@@ -133,7 +133,7 @@ class ParticipantChip(QFrame):
             f"#chip {{ border:2px solid {border}; border-radius:8px; background:{'#f4f8ff' if on else 'white'}; }}"
         )
 
-    def mousePressEvent(self, event) -> None:  # noqa: N802, ANN001 - Qt override
+    def mousePressEvent(self, event) -> None:
         self.clicked.emit(self.name)
 
 
@@ -194,12 +194,12 @@ class ParticipantsBar(QScrollArea):
             height += self.horizontalScrollBar().sizeHint().height()
         self.setFixedHeight(min(TALL, height))
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.LayoutRequest and watched is self.widget():
             self._fit_height()  # chips came or went
         return super().eventFilter(watched, event)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         if self._compact and event.size().width() != event.oldSize().width():
             self._fit_height()
@@ -221,7 +221,7 @@ class ParticipantsBar(QScrollArea):
             self._left(name)
         self._stale = set()
 
-    def _joined(self, e) -> None:  # noqa: ANN001
+    def _joined(self, e) -> None:
         color = (
             theme.HUMAN_COLOR if e.participant_kind == "human" else theme.color_for(e.color_index)
         )

@@ -42,6 +42,7 @@ from playground import errors
 from playground.storage import library, open_database
 from playground.transfer.export import ExportFormat, write_export
 from ui.screen_fit import fit_window
+from ui.theme import show_status, show_warning
 from ui.widgets.session_table import (
     COLUMNS,
     ENGINE_COLUMN,
@@ -280,7 +281,7 @@ class SessionLibraryDialog(QDialog):
                     condition=self.condition_filter.currentData(),
                     engine=self.engine_filter.currentData(),
                 )
-            except Exception as exc:  # sqlite3 errors on a file changed under us
+            except Exception as exc:  # noqa: BLE001 - shown in the dialog (a file changed under us)
                 self.show_error(f"{self.db_path}: cannot read the sessions ({exc})")
         self.model.set_rows(rows)
         self._fit_columns()
@@ -403,12 +404,10 @@ class SessionLibraryDialog(QDialog):
     # -- messages and questions ----------------------------------------------------------------
 
     def show_error(self, text: str) -> None:
-        self.message.setStyleSheet("color:#c62828;")
-        self.message.setText(f"⚠ {text}")
+        show_warning(self.message, text)
 
     def show_info(self, text: str) -> None:
-        self.message.setStyleSheet("color:#2e7d32;")
-        self.message.setText(text)
+        show_status(self.message, text, "#2e7d32")
 
     def _ask_yes_no(self, question: str) -> bool:
         answer = QMessageBox.question(self, "Delete session", question)

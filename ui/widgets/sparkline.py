@@ -20,11 +20,24 @@ CLARITY_COLOR = "#ef6c00"
 SPARKLINE_HEIGHT = 150
 
 
-def _curve(plot: pg.PlotItem, color: str, *, dashed: bool = False) -> pg.PlotDataItem:
+def curve(
+    plot: pg.PlotItem, color: str, *, dashed: bool = False, symbol_size: int = 5
+) -> pg.PlotDataItem:
+    """An empty line of dots in ``color`` (dashed or solid) on ``plot``; a gap (NaN, see
+    :func:`gaps`) breaks the line."""
     pen = pg.mkPen(color, width=2)
     if dashed:
         pen.setDashPattern([4, 3])
-    return plot.plot([], [], pen=pen, symbol="o", symbolSize=5, symbolBrush=color, symbolPen=color)
+    return plot.plot(
+        [],
+        [],
+        pen=pen,
+        symbol="o",
+        symbolSize=symbol_size,
+        symbolBrush=color,
+        symbolPen=color,
+        connect="finite",
+    )
 
 
 class StateSparkline(pg.GraphicsLayoutWidget):
@@ -65,8 +78,8 @@ class StateSparkline(pg.GraphicsLayoutWidget):
         plot.getAxis("bottom").setHeight(18 if height is not None else 30)
         if height is None:
             plot.setLabel("bottom", "turn of the simulated user")
-        self.satisfaction = _curve(plot, SATISFACTION_COLOR)
-        self.clarity = _curve(plot, CLARITY_COLOR, dashed=True)
+        self.satisfaction = curve(plot, SATISFACTION_COLOR)
+        self.clarity = curve(plot, CLARITY_COLOR, dashed=True)
         self.legend = pg.LegendItem(colCount=2, labelTextSize="8pt", labelTextColor="#333")
         self.legend.addItem(self.satisfaction, "satisfaction")
         self.legend.addItem(self.clarity, "intent clarity")

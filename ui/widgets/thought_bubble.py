@@ -251,7 +251,7 @@ class ThoughtBubble(QFrame):
         self.set_thought(thought)
         self.set_evaluation(retained)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def sizeHint(self) -> QSize:
         """The layout's size hint, without Qt's extra measuring of the texts at the hint's width
         (bubbles are always shown at the page's width, at their height for that width)."""
         lay = self.layout()

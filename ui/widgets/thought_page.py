@@ -369,7 +369,7 @@ class _Content(QWidget):
     at the hint's width (a width nothing is shown at): the scroll area sizes the column from its
     minimum size and its height for the viewport's width, never from the hint."""
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def sizeHint(self) -> QSize:
         lay = self.layout()
         return lay.sizeHint() if lay is not None else super().sizeHint()
 

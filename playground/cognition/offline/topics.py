@@ -125,13 +125,13 @@ def _keybert(embedder: CachingEmbedder) -> Any:
     load = getattr(embedder.inner, "load_sync", None)
     if load is not None:
 
-        class Local(BaseEmbedder):
+        class Local(BaseEmbedder):  # type: ignore[misc]  # keybert has no types: its base is Any
             def embed(self, documents: Any, verbose: bool = False) -> Any:
                 return self.embedding_model.encode(list(documents))
 
         return KeyBERT(model=Local(embedding_model=load()))
 
-    class Guard(_NoModel, BaseEmbedder):
+    class Guard(_NoModel, BaseEmbedder):  # type: ignore[misc]  # keybert has no types: Any base
         pass
 
     return KeyBERT(model=Guard())

@@ -150,9 +150,7 @@ async def build_models(
         return await judge.judge_session(db, session_id, judge_client)
 
     def simulator(seed: int) -> UserSimulator:
-        if user_engine.client is None:
-            return user.OfflineUserSimulator(user_engine.embedder, seed)
-        return user.LLMUserSimulator(user_engine.client)
+        return user.simulator_for(user_engine, seed=seed)
 
     return Models(
         user_engine=user_engine,

@@ -1,6 +1,8 @@
 """Benchmark 4: window start-up to first paint, and the longest event-loop stall during a 4-agent run.
 
-Targets: stall under 100 ms while a 4-agent offline simulation runs from the window, also with
+Targets: stall under 500 ms while the embedding model loads and the first session is set up
+(it loads in a worker thread; tests/ui/test_run_state.py checks that it never loads on the GUI
+thread); stall under 100 ms while a 4-agent offline simulation runs from the window, also with
 the history view open (an earlier trigger shown, stepped through with ◀ / ▶ during the run).
 Run headless:  QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_ui.py
 or on X:       xvfb-run -a -s "-screen 0 1440x900x24" .venv/bin/python bench/bench_ui.py
@@ -84,15 +86,19 @@ async def main() -> None:
         f"start-up to first paint: {(fp.at - t_main) * 1000:.0f} ms after the event loop started "
         f"({(fp.at - T_START) * 1000:.0f} ms including Python imports of Qt and the app)"
     )
+    # As ui.app.start does: the model starts loading as the window shows, and the user's first
+    # session is set up while it still loads (the set-up waits for it, the window must not).
     meter = StallMeter()
     meter.start()
     controller.start_loading_embedder()
-    await controller.embedder()
-    report("while the embedding model loads (torch import in a worker thread)", meter.stop())
-
     people = controller.library()[:4]
     controller.settings.engine.seed = 7
     await controller.new_session(people, icebreaker="What did you do last weekend?")
+    report(
+        "while the embedding model loads (torch import in a worker thread) and the first session"
+        " is set up",
+        meter.stop(),
+    )
     room = controller.room
     meter.start()
     t0 = time.perf_counter()
@@ -104,7 +110,7 @@ async def main() -> None:
         f"4-agent offline run from the window ({len(room.messages)} messages, {room.step} steps, {elapsed:.1f} s)",
         meter.stop(),
     )
-    print("target: longest stall under 100 ms")
+    print("target: longest stall under 500 ms while loading, under 100 ms during the run")
 
     # The same run with the history view open: message #2's trigger is shown from the third
     # message on, and the user steps to the previous and next trigger (◀ / ▶) every half second.

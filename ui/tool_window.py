@@ -47,8 +47,10 @@ class ToolWindow(QWidget):
 class SessionsWindow(ToolWindow):
     """A tool window over the main window's session database that opens sessions in replay.
 
+    A subclass is titled :attr:`TITLE` and lays itself out in :meth:`_build`, which the
+    constructor calls last (the attributes below are set by then).
+
     Args:
-        title: The window title.
         controller: The main window's session controller (``db_path``, ``database()``).
         open_replay: Opens ``(database path, session id)`` in the main window's replay.
         parent: The main window, or None.
@@ -58,17 +60,24 @@ class SessionsWindow(ToolWindow):
         open_replay_at: ``open_replay``.
     """
 
+    #: The window title.
+    TITLE = ""
+
     def __init__(
         self,
-        title: str,
         controller: Any,
         open_replay: Callable[[str, str], object],
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__(title, (1440, 900), parent)
+        super().__init__(self.TITLE, (1440, 900), parent)
         self.controller = controller
         self.open_replay_at = open_replay
         self.db_path = str(controller.db_path)
+        self._build()
+
+    def _build(self) -> None:
+        """Lay the window out and connect its parts."""
+        raise NotImplementedError
 
 
 W = TypeVar("W", bound=QWidget)

@@ -144,14 +144,13 @@ def test_a_signal_at_any_moment_exits_128_plus_it_quietly_and_never_leaves_a_run
             run.wait_until(
                 "two messages", lambda: _read(run.db, "SELECT COUNT(*) FROM messages")[0][0] >= 2
             )
-        code, took = run.stop(signum)
+        code, _ = run.stop(signum)  # how long it takes: bench/bench_signal_stop.py
     finally:
         run.kill()
     out, err = run.out.read_text(), run.err.read_text()
     assert code == 128 + signum, err
     assert "Traceback" not in err, err
     assert "Exception ignored" not in err, err
-    assert took < 15, f"took {took:.1f} s to stop"
     if moment == "imports":
         assert err == ""
         assert out == ""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -23,7 +22,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QVBoxLayout,
-    QWidget,
 )
 
 from playground import errors
@@ -50,20 +48,14 @@ log = logging.getLogger(__name__)
 class ExperimentsWindow(SessionsWindow):
     """Launch, watch, cancel and resume experiments; open their conversations in replay.
 
-    Args:
-        controller: the main window's session controller: its database, settings (the engine
-            configured under Engine…), environment, persona directory and shared embedding
-            model.
-        open_replay: opens ``(database path, session id)`` in the main window's replay.
+    Made as a :class:`SessionsWindow`; it uses more of the controller: its database, settings
+    (the engine configured under Engine…), environment, persona directory and shared embedding
+    model.
     """
 
-    def __init__(
-        self,
-        controller: Any,
-        open_replay: Callable[[str, str], object],
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__("Experiments", controller, open_replay, parent)
+    TITLE = "Experiments"
+
+    def _build(self) -> None:
         self.job: ExperimentRun | None = None
         self.shown_id: str | None = None
         self.concurrency = 8  # Resume uses the concurrency of the last launch

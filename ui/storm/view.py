@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 
 import pyqtgraph as pg
@@ -167,24 +166,16 @@ class GroupCurves(pg.GraphicsLayoutWidget):
 
 
 class StormWindow(SessionsWindow):
-    """The STORM dialogues of a database: curves, Table 2, replay.
-
-    Args:
-        controller: the main window's session controller (its database).
-        open_replay: opens ``(database path, session id)`` in the main window's replay.
-        parent: Optional parent widget.
+    """The STORM dialogues of a database: curves, Table 2, replay (made as a
+    :class:`SessionsWindow`).
 
     Attributes:
         report: the report shown (None before the first successful refresh).
     """
 
-    def __init__(
-        self,
-        controller: Any,
-        open_replay: Callable[[str, str], object],
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__("STORM dialogues", controller, open_replay, parent)
+    TITLE = "STORM dialogues"
+
+    def _build(self) -> None:
         self.report: Any = None
 
         self.replay_button = QPushButton("Open in replay")

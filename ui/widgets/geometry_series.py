@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
 from ui.widgets.legend_plot import plot_with_legend
-from ui.widgets.sparkline import curve, gaps
+from ui.widgets.sparkline import TurnChart, curve, gaps
 
 #: Line colours: cohesion (green, solid) and volatility (purple, dashed).
 COHESION_COLOR = "#2e7d32"
@@ -22,7 +22,7 @@ VOLATILITY_COLOR = "#6a1b9a"
 MARKER_COLOR = "#283593"
 
 
-class GeometrySeries(pg.GraphicsLayoutWidget):
+class GeometrySeries(TurnChart):
     """Per-turn cohesion and volatility, one point per message.
 
     Args:
@@ -51,7 +51,6 @@ class GeometrySeries(pg.GraphicsLayoutWidget):
         plot.addItem(self.marker)
         self.legend.addItem(self.cohesion, "cohesion")
         self.legend.addItem(self.volatility, "volatility")
-        self._turns: list[int] = []
 
     def set_series(
         self,
@@ -107,21 +106,10 @@ class GeometrySeries(pg.GraphicsLayoutWidget):
 
     # -- what is shown (for tests) ---------------------------------------------------------------
 
-    def point_count(self) -> int:
-        """How many turns the series span."""
-        return len(self._turns)
-
     def marker_turn(self) -> int | None:
         """The turn the marker stands at, or None when hidden."""
         return round(self.marker.value()) if self.marker.isVisible() else None
 
     def values(self) -> tuple[list[float | None], list[float | None]]:
         """The plotted cohesion and volatility values (None for a gap), in turn order."""
-
-        def back(item: pg.PlotDataItem) -> list[float | None]:
-            _, y = item.getData()
-            if y is None or len(y) == 0:
-                return [None] * len(self._turns)
-            return [float(val) if np.isfinite(val) else None for val in y]
-
-        return back(self.cohesion), back(self.volatility)
+        return self._line_values(self.cohesion), self._line_values(self.volatility)

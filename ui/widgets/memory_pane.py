@@ -10,7 +10,7 @@ The rows themselves are :class:`ui.widgets.memory_table.MemoryTable`'s.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -28,27 +28,21 @@ from ui.storm.profile_view import ProfileView
 from ui.widgets.elided_label import ElidedLabel
 from ui.widgets.memory_edit import MemoryEditDialog
 from ui.widgets.memory_table import Hit, MemoryTable
+from ui.widgets.participant_pane import ParticipantPane
+from ui.widgets.placeholder import placeholder_label
 
 HUMAN_PLACEHOLDER = "Humans have no memory in the engine."
 NONE_PLACEHOLDER = "Select a participant to see their long-term memory."
 
 
-class MemoryPane(QWidget):
+class MemoryPane(ParticipantPane):
     """Long-term memory of the selected participant (see the module docstring)."""
 
     add_requested = Signal(str, str, str, float)  # agent, kind, text, weight
     edit_requested = Signal(str, int, str, str, float)  # agent, memory id, kind, text, weight
     delete_requested = Signal(str, int)  # agent, memory id
 
-    def __init__(
-        self,
-        bridge: EngineBridge,
-        selection: SelectedParticipant,
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self._bridge = bridge
-        self._selection = selection
+    def _setup(self, bridge: EngineBridge, selection: SelectedParticipant) -> None:
         self._memories: dict[str, dict[int, domain.MemoryItem]] = {}
         # agent -> memory id -> its hit at that agent's latest retrieval
         self._retrieved: dict[str, dict[int, Hit]] = {}
@@ -56,8 +50,6 @@ class MemoryPane(QWidget):
         self._humans: set[str] = set()
         #: Simulated users' private profiles (shown instead of a memory), by name.
         self._profiles: dict[str, object] = {}
-        self._agent = selection.name
-        self._rebuilding = False
         self._dialog: MemoryEditDialog | None = None
         #: Memories can be changed (False in a replay or an ended session: see set_live).
         self._live = True
@@ -67,10 +59,6 @@ class MemoryPane(QWidget):
         bridge.memory_changed.connect(self._on_memory_changed)
         bridge.memories_retrieved.connect(self._on_memories_retrieved)
         bridge.participant_joined.connect(self._on_participant_joined)
-        selection.changed.connect(self._on_selection_changed)
-        selection.stimulus_focused.connect(self._on_stimulus_focused)
-
-        self._repopulate()
 
     # ----------------------------------------------------------------------------- construction
 
@@ -87,10 +75,7 @@ class MemoryPane(QWidget):
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.itemDoubleClicked.connect(lambda _item: self.open_edit_dialog())
 
-        self.placeholder = QLabel()
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setWordWrap(True)
-        self.placeholder.setStyleSheet("color: #777777; padding: 12px;")
+        self.placeholder = placeholder_label(style="color: #777777; padding: 12px;")
 
         self.stack = QStackedWidget()
         self.stack.addWidget(self.table)
@@ -169,11 +154,6 @@ class MemoryPane(QWidget):
                 }
             )
         return out
-
-    @property
-    def agent(self) -> str:
-        """The participant whose memory is shown ("" for none)."""
-        return self._agent
 
     @property
     def focused_id(self) -> int | None:
@@ -298,9 +278,7 @@ class MemoryPane(QWidget):
 
     # --------------------------------------------------------------------------- selection slots
 
-    def _on_selection_changed(self, name: str) -> None:
-        if name == self._agent:
-            return
+    def _show_agent(self, name: str) -> None:
         self._agent = name
         self.table.focus_id = None
         self._repopulate()

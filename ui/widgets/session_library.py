@@ -43,6 +43,7 @@ from playground.storage import library, open_database
 from playground.transfer.export import ExportFormat, write_export
 from ui.screen_fit import fit_window
 from ui.theme import show_status, show_warning
+from ui.widgets.placeholder import placeholder_label
 from ui.widgets.session_table import (
     COLUMNS,
     ENGINE_COLUMN,
@@ -150,10 +151,9 @@ class SessionLibraryDialog(QDialog):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(PARTICIPANTS_COLUMN, QHeaderView.ResizeMode.Stretch)
         header.setHighlightSections(False)
-        self.placeholder = QLabel(EMPTY_TEXT)
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setWordWrap(True)
-        self.placeholder.setStyleSheet("color:#666; font-size:14px; padding:24px;")
+        self.placeholder = placeholder_label(
+            EMPTY_TEXT, style="color:#666; font-size:14px; padding:24px;"
+        )
         self.stack = QStackedWidget()
         self.stack.addWidget(self.table)
         self.stack.addWidget(self.placeholder)

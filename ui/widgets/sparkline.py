@@ -40,7 +40,32 @@ def curve(
     )
 
 
-class StateSparkline(pg.GraphicsLayoutWidget):
+class TurnChart(pg.GraphicsLayoutWidget):
+    """Lines over turns (this module's sparkline, :class:`ui.widgets.geometry_series.GeometrySeries`):
+    the turns shown and, for tests, what each line shows.
+
+    Args:
+        parent: Optional parent widget.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._turns: list[int] = []
+
+    def point_count(self) -> int:
+        """How many turns are shown."""
+        return len(self._turns)
+
+    def _line_values(self, line: pg.PlotDataItem) -> list[float | None]:
+        """What ``line`` shows at each turn, in turn order (None: a gap; a line left empty is
+        all gaps)."""
+        _, y = line.getData()
+        if y is None or len(y) == 0:
+            return [None] * len(self._turns)
+        return [float(v) if math.isfinite(v) else None for v in y]
+
+
+class StateSparkline(TurnChart):
     """Satisfaction and clarity per turn of one simulated user.
 
     Args:
@@ -88,7 +113,6 @@ class StateSparkline(pg.GraphicsLayoutWidget):
         self.ci.layout.setRowStretchFactor(0, 1)
         if height is not None:
             self.setFixedHeight(height)
-        self._turns: list[int] = []
 
     def set_points(
         self,
@@ -108,21 +132,11 @@ class StateSparkline(pg.GraphicsLayoutWidget):
             [[(t, str(t)) for t in range(0, max(last, 1) + 1, step)]]
         )
 
-    def point_count(self) -> int:
-        """How many turns are plotted."""
-        return len(self._turns)
-
     def values(self) -> tuple[list[float | None], list[float | None]]:
         """The plotted satisfaction and clarity values, in turn order (None: a gap)."""
-        _, s = self.satisfaction.getData()
-        _, c = self.clarity.getData()
-        return _from_gaps(s), _from_gaps(c)
+        return self._line_values(self.satisfaction), self._line_values(self.clarity)
 
 
 def gaps(values: Sequence[float | None]) -> list[float]:
     """``values`` for pyqtgraph: None (not rated) becomes NaN, which ``connect="finite"`` skips."""
     return [math.nan if v is None else float(v) for v in values]
-
-
-def _from_gaps(values: Sequence[float] | None) -> list[float | None]:
-    return [] if values is None else [None if math.isnan(v) else float(v) for v in values]

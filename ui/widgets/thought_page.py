@@ -17,10 +17,11 @@ import heapq
 from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
 from playground import domain
 from playground.history.ledger import ThoughtLedger
+from ui.widgets.placeholder import placeholder_label
 from ui.widgets.thought_bubble import EMPTY_PLACEHOLDER, SortKey, ThoughtBubble
 
 #: Most bubbles a page holds. Bubbles are widgets (a few ms each), so a participant with
@@ -381,14 +382,6 @@ def score_key(score: float | None, step: int | None, latest: int | None, tid: in
     if score is None:
         return (2.0, 0.0, -tid)
     return (0.0 if step is not None and step == latest else 1.0, -score, -tid)
-
-
-def placeholder_label(text: str, parent: QWidget | None = None) -> QLabel:
-    label = QLabel(text, parent)
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    label.setWordWrap(True)
-    label.setStyleSheet("color: #90a4ae; padding: 24px;")
-    return label
 
 
 def _arrange(

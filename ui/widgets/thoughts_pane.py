@@ -16,7 +16,7 @@ does not rebuild anything and keeps each page's scroll position.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QStackedWidget, QVBoxLayout
 
 from playground import domain, events
 from playground.domain.refs import ref_id
@@ -26,13 +26,15 @@ from ui.deferred import Deferred
 from ui.selection import SelectedParticipant
 from ui.widgets.evaluation_popup import EvaluationPopup
 from ui.widgets.hidden_state_pane import HiddenStatePane
+from ui.widgets.participant_pane import ParticipantPane
+from ui.widgets.placeholder import placeholder_label
 from ui.widgets.thought_bubble import NONE_PLACEHOLDER, STYLE, ThoughtBubble
-from ui.widgets.thought_page import AgentPage, placeholder_label
+from ui.widgets.thought_page import AgentPage
 from ui.widgets.thought_stimuli import ThoughtStimuli
 from ui.widgets.thoughts_header import ThoughtsHeader
 
 
-class ThoughtsPane(QWidget):
+class ThoughtsPane(ParticipantPane):
     """The right-hand pane: the selected participant's inner thoughts, live.
 
     The pane keeps, per participant, every thought, its evaluations (oldest first), whether the
@@ -55,24 +57,14 @@ class ThoughtsPane(QWidget):
     delete_requested = Signal(str, int)  # agent, thought id
     message_focus_requested = Signal(int)  # message id
 
-    def __init__(
-        self,
-        bridge: EngineBridge,
-        selection: SelectedParticipant,
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self._bridge = bridge
-        self._selection = selection
+    def _setup(self, bridge: EngineBridge, selection: SelectedParticipant) -> None:
         # Everything the pane knows, per agent.
         self.ledger = ThoughtLedger()
         self.stimuli = ThoughtStimuli(selection, self)
         self._scored_steps: dict[str, int | None] = {}  # agent -> latest step it scored at
         self._released: list[tuple[object, ...]] = []  # see _forget
-        # What is on screen.
-        self._agent = ""
+        # What is on screen (and, from the base, whose: ``_agent``).
         self._pages: dict[str, AgentPage] = {}
-        self._rebuilding = False
         self._fill = Deferred(self._fill_pages, self)
         #: Bubbles offer ✕ (not in a replay or an ended session: see :meth:`set_live`).
         self.deletable = True
@@ -116,10 +108,6 @@ class ThoughtsPane(QWidget):
         bridge.thought_deleted.connect(self._on_thought_deleted)
         bridge.thought_restored.connect(self._on_thought_restored)
         bridge.trigger_fired.connect(self._on_step)
-        selection.changed.connect(self._show_agent)
-        selection.stimulus_focused.connect(self._on_stimulus_focused)
-
-        self._show_agent(selection.name)
 
     # -- public --------------------------------------------------------------------------------
 

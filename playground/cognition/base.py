@@ -37,6 +37,17 @@ class ThoughtDraft:
 
 
 @dataclass(frozen=True)
+class Articulation:
+    """What an agent asks its mind to say aloud: a thought, what inspired it, and the tone."""
+
+    thought: domain.Thought
+    #: The memories, messages and thoughts the thought came from.
+    stimuli: list[domain.Stimulus] = field(default_factory=list)
+    #: Restyle the utterance assertively (the proactiveTone setting).
+    proactive_tone: bool = field(default=False, kw_only=True)
+
+
+@dataclass(frozen=True)
 class Rating:
     """One evaluation as the mind returns it; the engine adds the silence factor and score."""
 
@@ -214,13 +225,7 @@ class Cognition(Protocol):
         """One rating per thought, in order; None for a thought the mind failed to rate (not scored this time)."""
         ...
 
-    async def articulate(
-        self,
-        ctx: Context,
-        thought: domain.Thought,
-        stimuli: list[domain.Stimulus],
-        *,
-        proactive_tone: bool,
-    ) -> str:
-        """The thought as an utterance in character (restyled assertively when proactive_tone)."""
+    async def articulate(self, ctx: Context, request: Articulation) -> str:
+        """The request's thought as an utterance in character (restyled assertively when
+        ``request.proactive_tone``)."""
         ...

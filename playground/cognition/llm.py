@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from playground import domain, errors
 from playground.cognition import prompts, scoring
-from playground.cognition.base import Context, Rating, ThoughtDraft, without_name
+from playground.cognition.base import Articulation, Context, Rating, ThoughtDraft, without_name
 from playground.llm import rating
 from playground.llm.client import ChatClient, ChatResult
 
@@ -301,17 +301,11 @@ class LLMCognition:
             rating, await self._final_distribution("evaluation", messages, res.text, method)
         )
 
-    async def articulate(
-        self,
-        ctx: Context,
-        thought: domain.Thought,
-        stimuli: list[domain.Stimulus],
-        *,
-        proactive_tone: bool,
-    ) -> str:
+    async def articulate(self, ctx: Context, request: Articulation) -> str:
+        thought, stimuli, tone = request.thought, request.stimuli, request.proactive_tone
         res = await self.client.chat_text(
             "articulation",
-            prompts.articulation_messages(ctx, thought, stimuli, proactive_tone=proactive_tone),
+            prompts.articulation_messages(ctx, thought, stimuli, proactive_tone=tone),
             max_tokens=UTTERANCE_TOKENS,
         )
         return without_name(res.text, ctx.agent)

@@ -20,6 +20,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,10 +31,28 @@ from playground.settings import Settings
 BORROWED_FACTS = 2
 
 
-class ExperimentProtocol(BaseModel):
-    """What defines an experiment; its id is a hash of this."""
+class BatchProtocol(BaseModel):
+    """What every batch of runs (an experiment, a STORM batch) is defined by besides its design:
+    the engine and model it runs on. Its id is a hash of the whole protocol."""
 
     model_config = ConfigDict(frozen=True)
+
+    #: What the batch's id starts with (``x`` an experiment, ``s`` a STORM batch).
+    id_prefix: ClassVar[str]
+
+    engine: str
+    model: str
+    base_url: str | None = None
+
+    @property
+    def experiment_id(self) -> str:
+        return protocol_id(self, self.id_prefix)
+
+
+class ExperimentProtocol(BatchProtocol):
+    """What defines an experiment; its id is a hash of this."""
+
+    id_prefix = "x"
 
     conditions: tuple[domain.Policy, ...] = Field(min_length=1)
     conversations: int = Field(ge=1, le=100_000)
@@ -42,13 +61,6 @@ class ExperimentProtocol(BaseModel):
     seed: int
     personas: tuple[domain.Persona, ...]
     icebreakers: tuple[str, ...] = Field(min_length=1)
-    engine: str
-    model: str
-    base_url: str | None = None
-
-    @property
-    def experiment_id(self) -> str:
-        return protocol_id(self, "x")
 
 
 def protocol_id(protocol: BaseModel, prefix: str) -> str:

@@ -28,7 +28,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import sqlite_utils
 
@@ -116,6 +116,15 @@ class Attempt:
     job: Job
     bus: events.EventBus
     room: Room | None = None
+
+
+class RunOptions(TypedDict, total=False):
+    """:class:`Runner`'s keyword options, for a subclass that passes them on unchanged."""
+
+    concurrency: int
+    shard: tuple[int, int]
+    name: str | None
+    on_progress: Callable[[Progress], None] | None
 
 
 class Runner:

@@ -18,6 +18,7 @@ import numpy as np
 from playground import domain, events
 from playground.cognition import scoring
 from playground.cognition.base import (
+    Articulation,
     Cognition,
     Context,
     Rating,
@@ -320,9 +321,8 @@ class Agent:
 
     async def articulate(self, ctx: Context, thought: domain.Thought) -> str:
         stimuli = self._stimuli_of(thought, {m.id: m for m in ctx.recent})
-        return await self.cognition.articulate(
-            ctx, thought, stimuli, proactive_tone=self.proactivity.proactive_tone
-        )
+        request = Articulation(thought, stimuli, proactive_tone=self.proactivity.proactive_tone)
+        return await self.cognition.articulate(ctx, request)
 
     async def respond(self, ctx: Context) -> str:
         """A baseline turn: an answer from the static persona and the conversation, no thoughts."""

@@ -62,67 +62,52 @@ def decide(
         return domain.Decision(**base, action="silent", reason="no thoughts to express")
     best = max(thoughts, key=lambda s: (s.score, -s.thought_id))
     base["best_score"] = best.score
-    if rel == "allocated-self":
+
+    def speak(pick: Scored, reason: str, *, threshold: float | None = None) -> domain.Decision:
         return domain.Decision(
             **base,
             action="speak",
-            thought_id=best.thought_id,
-            score=best.score,
-            reason=f"addressed by name; answers with its best thought ({best.score:.2f})",
+            thought_id=pick.thought_id,
+            score=pick.score,
+            threshold=threshold,
+            reason=reason,
         )
+
+    def silent(reason: str, *, threshold: float) -> domain.Decision:
+        return domain.Decision(
+            **base, action="silent", score=best.score, threshold=threshold, reason=reason
+        )
+
+    if rel == "allocated-self":
+        return speak(best, f"addressed by name; answers with its best thought ({best.score:.2f})")
     if rel == "allocated-other":
         thr = settings.interrupt_threshold
         who = turn_type.addressee if turn_type else "?"
         if best.score >= thr:
-            return domain.Decision(
-                **base,
-                action="speak",
-                thought_id=best.thought_id,
-                score=best.score,
+            return speak(
+                best,
+                f"turn belongs to {who}, but best score {best.score:.2f} ≥ interruptThreshold {thr:g}: interrupts",
                 threshold=thr,
-                reason=f"turn belongs to {who}, but best score {best.score:.2f} ≥ interruptThreshold {thr:g}: interrupts",
             )
-        return domain.Decision(
-            **base,
-            action="silent",
-            score=best.score,
+        return silent(
+            f"turn belongs to {who}; best score {best.score:.2f} < interruptThreshold {thr:g}",
             threshold=thr,
-            reason=f"turn belongs to {who}; best score {best.score:.2f} < interruptThreshold {thr:g}",
         )
     thr = settings.im_threshold
     if best.score >= thr:
-        return domain.Decision(
-            **base,
-            action="speak",
-            thought_id=best.thought_id,
-            score=best.score,
-            threshold=thr,
-            reason=f"best score {best.score:.2f} ≥ imThreshold {thr:g}",
-        )
+        return speak(best, f"best score {best.score:.2f} ≥ imThreshold {thr:g}", threshold=thr)
     system1 = [s for s in thoughts if s.system == 1]
     if system1 and settings.system1_prob > 0:
         draw = rng.random()
         if draw < settings.system1_prob:
             pick = max(system1, key=lambda s: (s.score, -s.thought_id))
-            return domain.Decision(
-                **base,
-                action="speak",
-                thought_id=pick.thought_id,
-                score=pick.score,
+            return speak(
+                pick,
+                f"best score {best.score:.2f} < imThreshold {thr:g}; System-1 reply drawn (p={settings.system1_prob:g}): thought #{pick.thought_id}, score {pick.score:.2f}",
                 threshold=thr,
-                reason=f"best score {best.score:.2f} < imThreshold {thr:g}; System-1 reply drawn (p={settings.system1_prob:g}): thought #{pick.thought_id}, score {pick.score:.2f}",
             )
-        return domain.Decision(
-            **base,
-            action="silent",
-            score=best.score,
+        return silent(
+            f"best score {best.score:.2f} < imThreshold {thr:g}; no System-1 reply drawn (p={settings.system1_prob:g})",
             threshold=thr,
-            reason=f"best score {best.score:.2f} < imThreshold {thr:g}; no System-1 reply drawn (p={settings.system1_prob:g})",
         )
-    return domain.Decision(
-        **base,
-        action="silent",
-        score=best.score,
-        threshold=thr,
-        reason=f"best score {best.score:.2f} < imThreshold {thr:g}",
-    )
+    return silent(f"best score {best.score:.2f} < imThreshold {thr:g}", threshold=thr)

@@ -26,7 +26,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from playground import domain
-from playground.cognition.base import Cognition, Context, Rating, ThoughtDraft, without_name
+from playground.cognition.base import (
+    Articulation,
+    Cognition,
+    Context,
+    Rating,
+    ThoughtDraft,
+    without_name,
+)
 from playground.domain.simulated_user import ASSISTANT_LENGTH
 
 if TYPE_CHECKING:
@@ -208,15 +215,8 @@ class AssistantCognition:
     ) -> list[Rating | None]:
         return await self.inner.evaluate(ctx, thoughts, stimuli)
 
-    async def articulate(
-        self,
-        ctx: Context,
-        thought: domain.Thought,
-        stimuli: list[domain.Stimulus],
-        *,
-        proactive_tone: bool,
-    ) -> str:
-        text = await self.inner.articulate(ctx, thought, stimuli, proactive_tone=proactive_tone)
+    async def articulate(self, ctx: Context, request: Articulation) -> str:
+        text = await self.inner.articulate(ctx, request)
         return self._fit(text)
 
     def _fit(self, text: str) -> str:

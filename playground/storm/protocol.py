@@ -16,11 +16,11 @@ import random
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from playground import domain, errors
 from playground.domain.simulated_user import UNCERTAINTIES, UserProfile
-from playground.experiments.protocol import Draw, protocol_id
+from playground.experiments.protocol import BatchProtocol, Draw
 from playground.storm.assistant import ASSISTANT_NAME
 
 AssistantKind = Literal["plain", "inner-thoughts"]
@@ -40,7 +40,7 @@ def condition_label(uncertainty: int, access: bool) -> str:
     return f"u{uncertainty}/{'profile' if access else 'no-profile'}"
 
 
-class StormProtocol(BaseModel):
+class StormProtocol(BatchProtocol):
     """What defines a batch of dyadic STORM runs; its id is a hash of this.
 
     ``profiles`` are the users as drawn or loaded (before each uncertainty is applied);
@@ -48,7 +48,7 @@ class StormProtocol(BaseModel):
     offline engine). The judge is not part of it: judging never changes a dialogue.
     """
 
-    model_config = ConfigDict(frozen=True)
+    id_prefix = "s"
 
     profiles: tuple[UserProfile, ...] = Field(min_length=1)
     uncertainties: tuple[int, ...] = Field(min_length=1)
@@ -60,14 +60,7 @@ class StormProtocol(BaseModel):
     reply_limit: Literal["cut", "keep"] = "cut"
     #: The user's chance of writing again after an Inner Thoughts assistant stayed silent.
     user_speak_probability: float = Field(USER_SPEAK_PROBABILITY, ge=0, le=1)
-    engine: str
-    model: str
     agent_model: str
-    base_url: str | None = None
-
-    @property
-    def experiment_id(self) -> str:
-        return protocol_id(self, "s")
 
     @property
     def conditions(self) -> tuple[str, ...]:

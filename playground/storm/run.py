@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import sqlite_utils
 
@@ -174,10 +174,10 @@ class StormRunner(experiment.Runner):
         protocol: the batch.
         settings: engine, model, server and limits (the user's model is ``settings.llm.model``).
         models: the minds and clients the dialogues run on (see :class:`Models`).
-        concurrency: dialogues in flight at once.
-        shard: (K, N) to run every N-th profile starting at K.
-        name: a label for the batch.
-        on_progress: called after every change of :attr:`progress`.
+        **options: :class:`experiment.Runner`'s (:class:`experiment.RunOptions`), passed on:
+            ``concurrency``, dialogues in flight at once (4 unless given); ``shard``, (K, N) to
+            run every N-th profile starting at K; ``name``, a label for the batch;
+            ``on_progress``, called after every change of :attr:`progress`.
     """
 
     job_noun = "profile"
@@ -189,12 +189,9 @@ class StormRunner(experiment.Runner):
         protocol: StormProtocol,
         settings: Settings,
         models: Models,
-        *,
-        concurrency: int = 4,
-        shard: tuple[int, int] = (0, 1),
-        name: str | None = None,
-        on_progress: Callable[[experiment.Progress], None] | None = None,
+        **options: Unpack[experiment.RunOptions],
     ) -> None:
+        options.setdefault("concurrency", 4)
         # The base class reads only ``experiment_id`` of its protocol; everything that reads
         # more (config, design, conditions, turns, the conversation) is overridden here.
         super().__init__(
@@ -202,10 +199,7 @@ class StormRunner(experiment.Runner):
             protocol,  # type: ignore[arg-type]
             settings,
             models.user_engine,
-            concurrency=concurrency,
-            shard=shard,
-            name=name,
-            on_progress=on_progress,
+            **options,
         )
         self.storm = protocol
         self.models = models

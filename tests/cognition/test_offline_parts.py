@@ -8,7 +8,7 @@ import pytest
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from playground import domain
-from playground.cognition.base import Context
+from playground.cognition.base import Articulation, Context
 from playground.cognition.offline import OfflineCognition
 from playground.embedding.cache import CachingEmbedder
 from tests.support.rooms import persona
@@ -73,7 +73,7 @@ async def test_content_free_messages_get_no_stop_word_topic(embedder: CachingEmb
         mind = await _mind(embedder, msgs)
         said = await mind.interpret(msgs[-1], msgs[:-1], PEOPLE)
         thought = _thought(9, "Interesting point from Chloe.", 1, [msgs[-1].ref])
-        reply = await mind.articulate(_ctx(msgs), thought, [], proactive_tone=False)
+        reply = await mind.articulate(_ctx(msgs), Articulation(thought))
         for out in (said, reply):
             for word in re.findall(r"\b(?:about|on) (\w+)", out):
                 assert word.casefold() not in ENGLISH_STOP_WORDS, (text, out)
@@ -135,7 +135,7 @@ async def test_an_agent_never_says_again_what_is_already_in_the_conversation(
     memory = domain.Stimulus(ref="memory:1", text=fact, saliency=0.5)
     for i in range(12):
         thought = _thought(10 + i, f"I could share that {fact}", 2, ["memory:1", msgs[-1].ref])
-        reply = await mind.articulate(_ctx(msgs), thought, [memory], proactive_tone=False)
+        reply = await mind.articulate(_ctx(msgs), Articulation(thought, [memory]))
         assert "surf before work" not in reply, reply
         words = re.findall(r"\w+", reply.casefold())
         assert words not in [re.findall(r"\w+", m.text.casefold()) for m in msgs]
@@ -184,9 +184,9 @@ async def test_proactive_tone_restyles_the_wording_and_names_nobody_new(
             refs = [s.ref for s in stimuli] + [msgs[-1].ref]
             thought = _thought(20 + step, text, system, refs)
             ctx = _ctx(msgs)
-            plain = await mind.articulate(ctx, thought, stimuli, proactive_tone=False)
+            plain = await mind.articulate(ctx, Articulation(thought, stimuli))
             mind = await _mind(embedder, msgs)
-            bold = await mind.articulate(ctx, thought, stimuli, proactive_tone=True)
+            bold = await mind.articulate(ctx, Articulation(thought, stimuli, proactive_tone=True))
             assert bold != plain
             assert not HEDGES.search(bold), bold
             bold_seen += bool(HEDGES.search(plain))

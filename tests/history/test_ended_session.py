@@ -14,7 +14,7 @@ import pytest
 
 from playground import domain, errors, events
 from playground.cli import main as cli
-from playground.cognition.base import Context
+from playground.cognition.base import Articulation, Context
 from playground.cognition.offline import OfflineCognition
 from playground.cognition.offline.repeats import words
 from playground.cognition.offline.spoken import spoken
@@ -230,9 +230,9 @@ async def test_the_issues_forced_thought_is_said_not_a_follow_up_on_something_el
         step=4,
         forced=True,
     )
-    text = await mind.articulate(ctx, thought, [], proactive_tone=False)
+    text = await mind.articulate(ctx, Articulation(thought))
     assert text == "I don't know much about weekend, to be honest."
-    bold = await mind.articulate(ctx, thought, [], proactive_tone=True)
+    bold = await mind.articulate(ctx, Articulation(thought, proactive_tone=True))
     assert "don't know much about weekend" in bold  # the proactive tone restyles, never reverses
     assert spoken("Ask Ben more about hiking.") == "Ben, tell me more about hiking?"
     memory = domain.Stimulus(

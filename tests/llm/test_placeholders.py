@@ -255,7 +255,7 @@ async def test_the_real_thought_among_placeholders_is_the_only_one_evaluated(emb
 class BlankSpeaker(OfflineCognition):
     """The offline mind, whose every utterance is a copied placeholder."""
 
-    async def articulate(self, ctx, thought, stimuli, *, proactive_tone):
+    async def articulate(self, ctx, request):
         return "..."
 
     async def respond(self, ctx):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from playground import domain, events
-from playground.cognition.base import Context
+from playground.cognition.base import Articulation, Context
 from playground.storage import SessionReader
 from testbed.llm_server import FakeLLMServer
 from tests.conftest import server_settings
@@ -131,7 +131,7 @@ async def test_proactive_tone_restyles_the_wording_only(server, embedder):
         id=1, agent=agent.name, text="I fixed a bike", system=2, created_step=1, last_access=1
     )
     for tone in (False, True):
-        await engine.cognition.articulate(ctx, thought, [], proactive_tone=tone)
+        await engine.cognition.articulate(ctx, Articulation(thought, proactive_tone=tone))
     await engine.close()
     asked = [r["messages"] for r in server.requests if "Write your next chat" in str(r.get("messages"))]  # fmt: skip
     assert len(asked) == 2

@@ -12,7 +12,7 @@ given seed: every random choice comes from a generator keyed by seed, agent, ste
 from __future__ import annotations
 
 from playground import domain
-from playground.cognition.base import Context, Rating, ThoughtDraft
+from playground.cognition.base import Articulation, Context, Rating, ThoughtDraft
 from playground.cognition.offline import forming, heuristics, next_speaker, replies
 from playground.cognition.offline.mind import NAME, Mind
 
@@ -52,12 +52,5 @@ class OfflineCognition(Mind):
     ) -> list[Rating | None]:
         return await heuristics.evaluate(self, ctx, thoughts)
 
-    async def articulate(
-        self,
-        ctx: Context,
-        thought: domain.Thought,
-        stimuli: list[domain.Stimulus],
-        *,
-        proactive_tone: bool,
-    ) -> str:
-        return await replies.articulate(self, ctx, thought, stimuli, proactive_tone=proactive_tone)
+    async def articulate(self, ctx: Context, request: Articulation) -> str:
+        return await replies.articulate(self, ctx, request)

@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass
 
 from playground import domain
-from playground.cognition.base import Context
+from playground.cognition.base import Articulation, Context
 from playground.cognition.offline.forming import addressee, fact_of
 from playground.cognition.offline.mind import NAME, Mind, is_greeting, is_question, named_in
 from playground.cognition.offline.spoken import say_thought
@@ -210,16 +210,10 @@ async def _candidates(
     return families
 
 
-async def articulate(
-    mind: Mind,
-    ctx: Context,
-    thought: domain.Thought,
-    stimuli: list[domain.Stimulus],
-    *,
-    proactive_tone: bool,
-) -> str:
+async def articulate(mind: Mind, ctx: Context, request: Articulation) -> str:
     """The thought as an utterance that repeats nothing said in the conversation; a thought the
     user forced is said in its own words (see ``spoken``)."""
+    thought, stimuli, proactive_tone = request.thought, request.stimuli, request.proactive_tone
     mind.see_context(ctx)
     tone = mind.rng(ctx.agent, ctx.step, thought.id, "tone")
     if ctx.forced:
@@ -268,4 +262,4 @@ async def respond(mind: Mind, ctx: Context) -> str:
         last_access=ctx.step,
         origin=NAME,
     )
-    return await articulate(mind, ctx, thought, stimuli, proactive_tone=False)
+    return await articulate(mind, ctx, Articulation(thought, stimuli))

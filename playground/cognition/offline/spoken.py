@@ -14,7 +14,7 @@ words ("…") is completed from the memory or thought it came from.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from playground import domain
 from playground.cognition.base import Context
@@ -27,56 +27,45 @@ MIN_COMPLETION = 12
 #: Lead-ins tried, in order, when the plain wording was already said in the conversation.
 LEADS = ("", "Actually,", "You know,", "Honestly,", "Just saying:")
 
-_Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
+_Rule = tuple[re.Pattern[str], str]
 
 
-def _r(pattern: str, say: Callable[[re.Match[str]], str]) -> _Rule:
+def _r(pattern: str, say: str) -> _Rule:
     return re.compile(pattern, re.I | re.S), say
 
 
-#: Inner voice -> speech, for every template of ``forming`` (first match wins).
+#: Inner voice -> speech, for every template of ``forming`` (first match wins); the speech is a
+#: :meth:`re.Match.expand` template, ``\1`` the first group.
 RULES: tuple[_Rule, ...] = (
-    _r(r"^I could share that (I .+?)\.?$", lambda m: m[1]),
-    _r(r"^I could share: (.+?)\.?$", lambda m: m[1]),
-    _r(r"^Ask (.+?) more about (.+?)\.?$", lambda m: f"{m[1]}, tell me more about {m[2]}?"),
-    _r(
-        r"^What do the others think about (.+?)\?$",
-        lambda m: f"What do you all think about {m[1]}?",
-    ),
-    _r(r"^What do the others think\?$", lambda m: "What do you all think?"),
+    _r(r"^I could share that (I .+?)\.?$", r"\1"),
+    _r(r"^I could share: (.+?)\.?$", r"\1"),
+    _r(r"^Ask (.+?) more about (.+?)\.?$", r"\1, tell me more about \2?"),
+    _r(r"^What do the others think about (.+?)\?$", r"What do you all think about \1?"),
+    _r(r"^What do the others think\?$", "What do you all think?"),
     _r(
         r"^I don't know much about (.+?), honestly\.?$",
-        lambda m: f"I don't know much about {m[1]}, to be honest.",
+        r"I don't know much about \1, to be honest.",
     ),
-    _r(r"^I wonder what (.+?) meant\.?$", lambda m: f"{m[1]}, I wonder what you meant?"),
-    _r(r"^(.+?) said hi; I should say hi back\.?$", lambda m: f"Hi {m[1]}!"),
-    _r(r"^Nice to see (.+?) here\.?$", lambda m: f"Nice to see you here, {m[1]}!"),
-    _r(
-        r"^(.+?) asked about (.+?); I could answer\.?$",
-        lambda m: f"{m[1]}, about {m[2]}: I can answer that!",
-    ),
-    _r(r"^(.+?) asked something; I could answer\.?$", lambda m: f"{m[1]}, I can answer that!"),
-    _r(
-        r"^Good question from (.+?) about (.+?)\.?$",
-        lambda m: f"Good question about {m[2]}, {m[1]}!",
-    ),
-    _r(r"^Good question from (.+?)\.?$", lambda m: f"Good question, {m[1]}!"),
-    _r(
-        r"^Interesting point about (.+?) from (.+?)\.?$",
-        lambda m: f"Interesting point about {m[1]}, {m[2]}.",
-    ),
-    _r(r"^I agree with (.+?) on (.+?)\.?$", lambda m: f"I agree with you on {m[2]}, {m[1]}."),
-    _r(r"^(.+?) has a point\.?$", lambda m: f"You have a point, {m[1]}."),
-    _r(r"^Nice one from (.+?)\.?$", lambda m: f"Nice one, {m[1]}!"),
+    _r(r"^I wonder what (.+?) meant\.?$", r"\1, I wonder what you meant?"),
+    _r(r"^(.+?) said hi; I should say hi back\.?$", r"Hi \1!"),
+    _r(r"^Nice to see (.+?) here\.?$", r"Nice to see you here, \1!"),
+    _r(r"^(.+?) asked about (.+?); I could answer\.?$", r"\1, about \2: I can answer that!"),
+    _r(r"^(.+?) asked something; I could answer\.?$", r"\1, I can answer that!"),
+    _r(r"^Good question from (.+?) about (.+?)\.?$", r"Good question about \2, \1!"),
+    _r(r"^Good question from (.+?)\.?$", r"Good question, \1!"),
+    _r(r"^Interesting point about (.+?) from (.+?)\.?$", r"Interesting point about \1, \2."),
+    _r(r"^I agree with (.+?) on (.+?)\.?$", r"I agree with you on \2, \1."),
+    _r(r"^(.+?) has a point\.?$", r"You have a point, \1."),
+    _r(r"^Nice one from (.+?)\.?$", r"Nice one, \1!"),
     _r(
         r"^The chat has gone quiet; someone should say something\.?$",
-        lambda m: "The chat has gone quiet, so I'll say something!",
+        "The chat has gone quiet, so I'll say something!",
     ),
     _r(
         r"^It went quiet after the bit about (.+?)\.?$",
-        lambda m: f"It went quiet after the bit about {m[1]}. Anyone?",
+        r"It went quiet after the bit about \1. Anyone?",
     ),
-    _r(r"^Nobody has said anything yet\.?$", lambda m: "Nobody has said anything yet: hi all!"),
+    _r(r"^Nobody has said anything yet\.?$", "Nobody has said anything yet: hi all!"),
 )
 
 
@@ -112,7 +101,7 @@ def spoken(thought_text: str, stimuli: Sequence[domain.Stimulus] = ()) -> str:
     text = inner(thought_text, stimuli)
     for pattern, say in RULES:
         if m := pattern.match(text):
-            text = say(m)
+            text = m.expand(say)
             break
     text = text.strip()
     if not text.endswith((".", "!", "?", "…")):

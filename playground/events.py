@@ -53,6 +53,8 @@ class ParticipantJoined(BaseEvent):
     policy: domain.Policy = "inner-thoughts"
     #: A simulated user's private profile (``participant_kind == "simulated"``), snapshotted.
     profile: UserProfile | None = None
+    #: A human taking part from a browser (an invited seat), not at the app's window.
+    remote: bool = False
 
 
 class ParticipantLeft(BaseEvent):
@@ -176,6 +178,17 @@ class ParticipantStateChanged(BaseEvent):
     state: Literal["idle", "thinking", "wants_to_speak", "speaking"]
 
 
+class PresenceChanged(BaseEvent):
+    """A remote human's browser connected (``online``) or lost its connection.
+
+    Recorded with the session, so an analysis can tell a silence from a dropped connection.
+    """
+
+    kind: Literal["presence_changed"] = "presence_changed"
+    name: str
+    online: bool
+
+
 class UsageRecorded(BaseEvent):
     kind: Literal["usage_recorded"] = "usage_recorded"
     usage: domain.Usage
@@ -272,6 +285,7 @@ Event = Annotated[
     | ThoughtRestored
     | DecisionMade
     | ParticipantStateChanged
+    | PresenceChanged
     | UsageRecorded
     | ErrorOccurred
     | AnnotationAdded

@@ -4,7 +4,9 @@ manager, as a person with a small laptop screen sees it:
 - docs/new-session-1024.png: the New session dialog over the window (its form scrolls; OK and
   Cancel stay in view);
 - docs/questionnaire-1024.png: the questionnaire offered when the person's session ends;
-- docs/replay-geometry-1024.png: that session in replay with View ▸ Geometry open.
+- docs/replay-geometry-1024.png: that session in replay with View ▸ Geometry open;
+- docs/invite-1024.png: Session ▸ Invite people… over a live session, one person joined from a
+  browser (``--only invite`` makes this one alone).
 
 Needs Xvfb, Openbox and ImageMagick (``apt-get install xvfb openbox imagemagick``):
     .venv/bin/python scripts/fit_screenshots.py
@@ -73,10 +75,46 @@ def shoot(name: str) -> None:
     print("wrote", f"docs/{name}")
 
 
+async def invite_shot() -> None:
+    """The Invite dialog over a live session that one person joined from a browser."""
+    from screenshots import settle, step  # beside this script
+
+    from testbed.study import open_browser
+    from ui.app import build
+
+    tmp = tempfile.mkdtemp()
+    win, controller = build(db_path=f"{tmp}/invite.db", environ={})
+    win.show()
+    controller.start_loading_embedder()
+    await controller.embedder()
+    people = [p for p in controller.library() if p.name in ("Ben", "Chloe")]
+    await controller.new_session(people, icebreaker="What did you do last weekend?")
+    room = controller.room
+    assert room is not None
+    for _ in range(3):
+        await step(controller, room)
+    dlg = win.dialogs.open_invite()
+    await controller.study.invite(2)
+    first = controller.study.seats()[0]
+    browser, _ = await open_browser(first.link, controller.study.address)
+    await browser.send(type="join", name="Maya")
+    await browser.send(type="say", text="Hi both! I am joining from my laptop.")
+    await settle(2.0)
+    dlg.refresh()
+    await settle(FRAMED)
+    shoot("invite-1024.png")
+    await browser.close()
+    await controller.shutdown()
+
+
 async def shots() -> None:
     from screenshots import settle, step  # beside this script
 
     from ui.app import build
+
+    if os.environ.get("FIT_SCREENSHOTS_ONLY") == "invite":
+        await invite_shot()
+        return
 
     tmp = tempfile.mkdtemp()
     win, controller = build(db_path=f"{tmp}/shots.db", environ={})
@@ -143,6 +181,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:3] == ["--only", "invite"]:
+        os.environ["FIT_SCREENSHOTS_ONLY"] = "invite"
     if os.environ.get("FIT_SCREENSHOTS_DISPLAY"):
         main()
     else:

@@ -23,6 +23,7 @@ class EngineBridge(QObject):
     participant_joined = Signal(object)  # events.ParticipantJoined
     participant_left = Signal(str)
     state_changed = Signal(str, str)  # name, state
+    presence_changed = Signal(str, bool)  # a remote human, whether their browser is connected
     trigger_fired = Signal(object)  # events.TriggerFired
     message_posted = Signal(object)  # domain.Message
     message_interpreted = Signal(object)  # domain.Interpretation
@@ -74,6 +75,8 @@ class EngineBridge(QObject):
                 self.participant_left.emit(e.name)
             case events.ParticipantStateChanged():
                 self.state_changed.emit(e.name, e.state)
+            case events.PresenceChanged():
+                self.presence_changed.emit(e.name, e.online)
             case events.TriggerFired():
                 self.trigger_fired.emit(e)
             case events.MessagePosted():

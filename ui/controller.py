@@ -19,6 +19,7 @@ from playground.room.run_control import RunControl
 from playground.settings import PRESETS
 from ui.room_commands import RoomCommands
 from ui.run_state import state_of
+from ui.session.study import StudyHost
 from ui.storm.commands import SimulatedSeat, SimulatedUserCommands
 
 if TYPE_CHECKING:
@@ -37,6 +38,11 @@ class SessionController(RoomCommands, SimulatedUserCommands):
     session's life (set-up, run control, the human participant, shutdown) to the command groups
     it inherits.
     """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        #: Invited people in browsers (Session ▸ Invite people…): serves the live session.
+        self.study = StudyHost(self, parent=self)
 
     # -- sessions ------------------------------------------------------------------------------------
 
@@ -218,6 +224,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
         )
 
     async def _end_current(self, reason: str) -> None:
+        await self.study.stop("The session ended. Thank you for taking part.")
         # Mark the session first, so the loop being cancelled cannot record a different ending.
         if self.room is not None and self.room.status == "running":
             self.room.finish("interrupted", reason)
@@ -314,6 +321,15 @@ class SessionController(RoomCommands, SimulatedUserCommands):
             raise errors.PlaygroundError(f"you already joined as {self.human}")
         room.add_human(name.strip())
         self.human = name.strip()
+        await self.go_realtime()
+
+    async def go_realtime(self) -> None:
+        """People take part (at the window or from browsers): the simulation hands over to the
+        real-time loop, and agents write no faster than they could type (for this session)."""
+        room = self._require_live_room()
+        if self.mode == "realtime" and self.task is not None and not self.task.done():
+            self.mode_changed.emit(self.mode)  # already: someone else takes part now too
+            return
         self.control.hand_over()  # the simulation loop ends; the session stays open
         await self._cancel_task()
         self.mode = "realtime"

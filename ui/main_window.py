@@ -150,6 +150,7 @@ class MainWindow(QMainWindow):
         self.act_run.setToolTip("Run the simulation")
         self.act_step.setToolTip("Process one trigger, then pause")
         self.act_join = QAction("Join as human…", self)
+        self.act_invite = QAction("Invite people (browser)…", self)
         self.act_engine = QAction("Engine…", self)
         for a in (self.act_new, self.act_run, self.act_pause, self.act_step, self.act_stop):
             tb.addAction(a)
@@ -165,6 +166,7 @@ class MainWindow(QMainWindow):
         self.participants_button.setText("Participants ▾")
         self.participants_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.participants_menu = QMenu(self)
+        self.participants_menu.addAction(self.act_invite)
         self.act_settings = self.participants_menu.addAction(
             "Settings of the selected participant (policy, proactivity)…"
         )
@@ -187,6 +189,7 @@ class MainWindow(QMainWindow):
         self.act_step.triggered.connect(lambda: self.spawn(c.step()))
         self.act_stop.triggered.connect(lambda: self.spawn(c.stop()))
         self.act_join.triggered.connect(self.dialogs.open_join)
+        self.act_invite.triggered.connect(self.dialogs.open_invite)
         self.act_engine.triggered.connect(self.dialogs.open_engine_settings)
         self.act_settings.triggered.connect(self.dialogs.open_participant_settings)
         self.act_remove.triggered.connect(
@@ -262,6 +265,7 @@ class MainWindow(QMainWindow):
         self.act_pause.setEnabled(state == "running")
         self.act_stop.setEnabled(has_room)
         self.act_join.setEnabled(has_room and not self.controller.human)
+        self.act_invite.setEnabled(has_room)
         self.run_label.setText(describe_run_state(self.controller))
         # Memories and thoughts change only in a live session (not an ended one, not a replay).
         replaying = getattr(getattr(self, "replay", None), "active", False)
@@ -285,9 +289,11 @@ class MainWindow(QMainWindow):
         self.conversation.set_human(self.controller.human if mode == "realtime" else None)
         self._agents_waiting()
         if mode == "realtime":
+            who = self.controller.human
             self.hint(
-                f"You joined as {self.controller.human}: real time. Agents answer, stay silent or interrupt; "
-                f"after {self.controller.settings.room.pause_seconds:g} s of silence they may speak up."
+                (f"You joined as {who}: real time." if who else "Real time: people take part.")
+                + " Agents answer, stay silent or interrupt; after"
+                f" {self.controller.settings.room.pause_seconds:g} s of silence they may speak up."
             )
         self._set_running(self.controller.task is not None and not self.controller.task.done())
 

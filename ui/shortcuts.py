@@ -197,6 +197,7 @@ class WindowKeys(QObject):
         self._sync_speed(w.pace.currentIndex())
         session.addSeparator()
         session.addAction(w.act_join)
+        session.addAction(w.act_invite)
         w.participants_menu.setTitle("Participants")
         session.addMenu(w.participants_menu)
         session.addAction(w.act_engine)

@@ -1,6 +1,6 @@
 """Command line: `playground simulate | sessions | show | report | export | import | experiment |
-experiments | features | judge | storm | storm-judge | profiles | merge | eval-next-speaker`; with
-no command, the GUI (when installed).
+experiments | features | judge | storm | storm-judge | profiles | merge | eval-next-speaker |
+serve`; with no command, the GUI (when installed).
 
 Each command's flags and work are in a module of this package (``simulate.py``, ``sessions.py``,
 ``report.py``, ``transfer.py``...); this module builds the parser from them, runs the command and
@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     from playground.cli import judge as judging_cli
     from playground.cli import profiles as profiles_cli
     from playground.cli import report as report_cli
+    from playground.cli import serve as serve_cli
     from playground.cli import storm as storm_cli
     from playground.cli import storm_judge as judge_cli
 
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     profiles_cli.add_parsers(sub)
     transfer_cli.add_merge_parser(sub, busy)
     eval_next_speaker_cli.add_parser(sub)
+    serve_cli.add_parser(sub, db, busy)
     return p
 
 
@@ -112,6 +114,10 @@ def main(
     try:
         if args.command == "simulate":
             return interrupts.run_interruptible(simulate_cli.simulate(args, out, err), err)
+        if args.command == "serve":
+            from playground.cli import serve as serve_cli
+
+            return interrupts.run_interruptible(serve_cli.serve(args, out, err), err)
         if args.command == "sessions":
             return sessions_cli.list_sessions(args, out)
         if args.command == "show":

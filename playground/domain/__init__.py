@@ -248,3 +248,9 @@ class Usage(Record):
         retries``."""
         tokens = self.prompt_tokens + self.completion_tokens
         return f"{self.calls} chat calls, {tokens} tokens, {self.retry_text() or 'no retries'}"
+
+
+#: The one-click question a person is asked about each AI message, at the window and in a
+#: browser alike; the answer is stored in lower case ("not sure" counts as an answer).
+MOMENT_QUESTION = "How did you take {speaker}'s message?"
+MOMENT_ANSWERS = ("Interesting", "Helpful", "Off-topic", "Too pushy", "Not sure")

@@ -123,6 +123,7 @@ class ThoughtLedger:
                     | events.ThoughtRefused()  # a refused draft never became a thought
                     | events.DecisionMade()
                     | events.ParticipantStateChanged()
+                    | events.PresenceChanged()
                     | events.UsageRecorded()
                     | events.ErrorOccurred()
                     | events.AnnotationAdded()

@@ -79,8 +79,8 @@ class Seating(RoomState):
         self._set_state(agent.name, "idle")
         return agent
 
-    def add_human(self, name: str) -> Human:
-        """A person joins.
+    def add_human(self, name: str, *, remote: bool = False) -> Human:
+        """A person joins: at the window, or from a browser (``remote``, an invited seat).
 
         Raises:
             SessionEnded: the session has ended.
@@ -95,10 +95,24 @@ class Seating(RoomState):
         self.participants[name] = human
         self.emit(
             events.ParticipantJoined(
-                name=name, participant_kind="human", color_index=next(self._colors)
+                name=name,
+                participant_kind="human",
+                color_index=next(self._colors),
+                remote=remote,
             )
         )
         return human
+
+    def set_presence(self, name: str, *, online: bool) -> None:
+        """A remote human's browser connected or lost its connection (recorded; taken also
+        after the session ended, when the browsers are told and close).
+
+        Raises:
+            PlaygroundError: ``name`` is not a human participant.
+        """
+        if not isinstance(self.participants.get(name), Human):
+            raise errors.PlaygroundError(f"{name!r} is not a human participant")
+        self.emit(events.PresenceChanged(name=name, online=online))
 
     def add_simulated_user(
         self,

@@ -134,8 +134,21 @@ def participant_joined(db: sqlite_utils.Database, e: events.ParticipantJoined) -
             "joined_at": e.at,
             "policy": e.policy,
             "profile": e.profile.model_dump_json() if e.profile else None,
+            "remote": int(e.remote),
         },
         replace=True,
+    )
+
+
+def presence_changed(db: sqlite_utils.Database, e: events.PresenceChanged) -> None:
+    db.execute(
+        "UPDATE participants SET online = :online WHERE session_id = :sid AND name = :name",
+        {"online": int(e.online), "sid": e.session_id, "name": e.name},
+    )
+    _insert(
+        db,
+        "presence",
+        {"session_id": e.session_id, "name": e.name, "online": int(e.online), "at": e.at},
     )
 
 

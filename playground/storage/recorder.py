@@ -137,6 +137,8 @@ class SessionRecorder:
                 event_rows.participant_joined(db, event)
             case events.ParticipantLeft():
                 event_rows.participant_left(db, event)
+            case events.PresenceChanged():
+                event_rows.presence_changed(db, event)
             case events.ProactivityChanged():
                 event_rows.proactivity_changed(db, event)
             case events.PolicyChanged():

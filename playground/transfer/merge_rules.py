@@ -36,6 +36,8 @@ SESSION_ROWS = (
     "storm_judgements",
     "message_embeddings",
     "session_features",
+    "seats",
+    "presence",
 )
 #: Tables merged row by row on a natural key (``None``: the whole row but its surrogate id), in an
 #: order that puts every referenced table before the tables that refer to it.

@@ -146,6 +146,8 @@ class ParticipantRow(Row):
     left_at: Timestamp | None = None
     policy: domain.Policy = "inner-thoughts"
     profile: JsonObject | None = None
+    remote: Flag = 0
+    online: Flag | None = None
 
 
 class MemoryRow(Row):

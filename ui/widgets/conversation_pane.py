@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from playground import domain
 from playground.domain.refs import ref_id
 from ui.bridge import EngineBridge
 from ui.selection import SelectedParticipant
@@ -24,8 +25,8 @@ from ui.widgets.flow_layout import FlowLayout
 from ui.widgets.message_rows import MessageRows
 from ui.widgets.message_widget import Composer
 
-QUESTION = "How did you take {speaker}'s message?"
-ANSWERS = ["Interesting", "Helpful", "Off-topic", "Too pushy", "Not sure"]
+QUESTION = domain.MOMENT_QUESTION
+ANSWERS = list(domain.MOMENT_ANSWERS)
 #: The composer's invitation before a person joins, once they have, and while the agents wait.
 JOIN_PLACEHOLDER = "Join as a human to take part (Enter sends, Shift+Enter for a new line)"
 MESSAGE_PLACEHOLDER = "Message as {name} (Enter sends, Shift+Enter for a new line)"

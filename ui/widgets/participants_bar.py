@@ -3,6 +3,8 @@ everyone in the room."""
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
@@ -50,8 +52,10 @@ class ParticipantChip(QFrame):
         col = QVBoxLayout()
         col.setSpacing(0)
         self.kind = kind
+        # A name is text, whatever it holds: a person in a browser chooses their own.
         self.title = QLabel(
-            f"<b>{name}</b> <span style='color:#666'>· {KIND_TEXT.get(kind, kind)}</span>"
+            f"<b>{html.escape(name)}</b>"
+            f" <span style='color:#666'>· {KIND_TEXT.get(kind, kind)}</span>"
         )
         self.state_label = QLabel("idle")
         self.state_label.setStyleSheet("color:#666; font-size:11px;")
@@ -81,7 +85,22 @@ class ParticipantChip(QFrame):
         row.addLayout(col)
         self.policy = ""
         self.proactivity: dict[str, object] = {}
+        self.remote = False
         self.set_selected(False)
+
+    def set_remote(self) -> None:
+        """A person in a browser (an invited seat): tagged, and whether they are connected."""
+        self.remote = True
+        self.title.setText(
+            f"<b>{html.escape(self.name)}</b> <span style='color:#666'>· remote human</span>"
+        )
+        self.set_presence(False)
+
+    def set_presence(self, online: bool) -> None:
+        self.state_label.setText("online" if online else "offline")
+        self.state_label.setStyleSheet(
+            f"color:{'#2e7d32' if online else '#9e9e9e'}; font-size:11px;"
+        )
 
     def set_policy(self, policy: str) -> None:
         """Show the AI participant's turn-taking policy (a tag, and the chip's tooltip)."""
@@ -164,6 +183,7 @@ class ParticipantsBar(QScrollArea):
         bridge.participant_joined.connect(self._joined)
         bridge.participant_left.connect(self._left)
         bridge.state_changed.connect(self._state)
+        bridge.presence_changed.connect(self._presence)
         bridge.policy_changed.connect(self._policy)
         bridge.proactivity_changed.connect(self._proactivity)
         selection.changed.connect(self._selected)
@@ -238,6 +258,8 @@ class ParticipantsBar(QScrollArea):
         chip = ParticipantChip(e.name, e.participant_kind, color)
         chip.set_policy(e.policy)
         chip.set_proactivity(e.proactivity or {})
+        if getattr(e, "remote", False):
+            chip.set_remote()
         chip.clicked.connect(self.selection.select)
         self.chips[e.name] = chip
         self.row.insertWidget(self.row.count() - 1, chip)
@@ -259,6 +281,10 @@ class ParticipantsBar(QScrollArea):
     def _state(self, name: str, state: str) -> None:
         if name in self.chips:
             self.chips[name].set_state(state)
+
+    def _presence(self, name: str, online: bool) -> None:
+        if name in self.chips:
+            self.chips[name].set_presence(online)
 
     def _policy(self, name: str, policy: str) -> None:
         if name in self.chips:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QMenu
 
 from playground import domain, errors
 from ui.dialogs.engine_settings import EngineSettingsDialog
+from ui.dialogs.invite import InviteDialog
 from ui.dialogs.join import JoinDialog
 from ui.dialogs.new_session import NewSessionDialog
 from ui.dialogs.participant_settings import ParticipantSettingsDialog
@@ -38,6 +39,7 @@ class SessionDialogs(QObject):
         super().__init__(window.window())
         self.window = window
         self.add_menu = add_menu
+        self.invite: InviteDialog | None = None
 
     # -- a new session -----------------------------------------------------------------------------
 
@@ -139,6 +141,21 @@ class SessionDialogs(QObject):
         dlg.accepted.connect(lambda: w.spawn(w.controller.join_as_human(dlg.name.text())))
         dlg.open()
         return dlg
+
+    def open_invite(self) -> InviteDialog:
+        """Invite people… (non-modal, one per window): the live session's seats and links."""
+        w = self.window
+        c = w.controller
+        if self.invite is None:
+
+            def invite(n: int, host: str) -> None:
+                w.spawn(c.guarded("Invite people", lambda: c.study.invite(n, host=host)))
+
+            self.invite = InviteDialog(c.study, invite, w.window())
+        self.invite.show()
+        self.invite.raise_()
+        self.invite.activateWindow()
+        return self.invite
 
     # -- the engine --------------------------------------------------------------------------------
 

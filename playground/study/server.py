@@ -1,0 +1,263 @@
+"""The study's web server: the participant's page and its WebSocket, on the room's own loop.
+
+Routes (everything else is 404):
+
+- ``GET /join/<token>``: the page (the same static file for every seat; it reads its token from
+  the address). A token that opens no seat, a revoked one included, gets 403 with the same body,
+  so a refusal does not tell whether a session or a seat exists.
+- ``GET /join/<token>/ws``: the seat's WebSocket; its Origin must be this server's own.
+- ``GET /static/<file>``: the page's script and style sheet.
+
+Every response forbids framing and inline script (Content-Security-Policy) and sends no
+referrer (the token is in the address). The page never inserts text as HTML: it builds its
+elements and sets their text. Listens on 127.0.0.1 unless told otherwise; with a certificate and
+key it serves HTTPS (and WSS).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import socket
+import ssl
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from playground import errors
+from playground.study.hub import Connection, StudyError, StudyHub
+from playground.study.seats import Seat
+
+log = logging.getLogger(__name__)
+
+#: The largest WebSocket frame a browser may send (a 2,000-character message is ~8 KB as UTF-8).
+MAX_FRAME = 16 * 1024
+#: Close code the page reads as "do not reconnect" (the seat was revoked or the study ended).
+CLOSE_FOR_GOOD = 4000
+FORBIDDEN = "This invitation link is not valid. Ask the researcher for a new one."
+STATIC = {"app.js": "text/javascript", "style.css": "text/css"}
+HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self';"
+        " img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+}
+
+
+def _static(name: str) -> bytes:
+    return (resources.files("playground.study") / "static" / name).read_bytes()
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def lan_address() -> str:
+    """This machine's address on the local network, as others would reach it (best effort:
+    the address of the interface a route out would use; nothing is sent)."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("192.0.2.1", 9))  # TEST-NET-1: only picks the interface
+        return str(s.getsockname()[0])
+    return socket.gethostname()
+
+
+@dataclass
+class Listening:
+    host: str
+    port: int
+    scheme: str
+
+    @property
+    def origin(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+
+class StudyServer:
+    """Serves one hub's seats until :meth:`stop`."""
+
+    def __init__(
+        self,
+        hub: StudyHub,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        certificate: str | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.hub = hub
+        self.host = host
+        self.port = port
+        self.certificate, self.key = certificate, key
+        self._runner: web.AppRunner | None = None
+        self._sockets: set[web.WebSocketResponse] = set()
+        self._senders: set[asyncio.Task[None]] = set()
+        self.listening: Listening | None = None
+        self.page = _static("index.html")
+
+    # -- life cycle --------------------------------------------------------------------------------
+
+    async def start(self) -> Listening:
+        """Listen; the address and port the invite links use.
+
+        Raises:
+            PlaygroundError: the address cannot be listened on, or the certificate cannot be read.
+        """
+        tls = None
+        if self.certificate or self.key:
+            if not (self.certificate and self.key):
+                raise errors.SettingsError("TLS needs both a certificate and its key")
+            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            try:
+                tls.load_cert_chain(self.certificate, self.key)
+            except (OSError, ssl.SSLError) as exc:
+                raise errors.SettingsError(f"cannot use the TLS certificate: {exc}") from exc
+        app = web.Application(client_max_size=MAX_FRAME, middlewares=[_headers])
+        app.router.add_get("/join/{token}", self._page)
+        app.router.add_get("/join/{token}/ws", self._socket)
+        app.router.add_get("/static/{name}", self._file)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=tls)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            raise errors.SettingsError(
+                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}"
+            ) from exc
+        port = int(self._runner.addresses[0][1])
+        shown = lan_address() if self.host in ("0.0.0.0", "::", "") else self.host
+        self.listening = Listening(shown, port, "https" if tls else "http")
+        return self.listening
+
+    def link(self, seat: Seat) -> str:
+        assert self.listening is not None, "start the server first"
+        return f"{self.listening.origin}/join/{seat.token}"
+
+    async def stop(self, reason: str = "The researcher ended the study.") -> None:
+        """Tell every browser the study ended, close their sockets, stop listening."""
+        self.hub.close(reason)
+        if self._senders:  # each sends what is queued (the end included), then closes its socket
+            await asyncio.wait(list(self._senders), timeout=2)
+        for ws in list(self._sockets):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ws.close(code=CLOSE_FOR_GOOD, message=b"ended"), 2)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # -- routes ------------------------------------------------------------------------------------
+
+    def _seat(self, request: web.Request) -> Seat:
+        seat = self.hub.book.admit(request.match_info["token"])
+        if seat is None:
+            raise web.HTTPForbidden(text=FORBIDDEN)
+        return seat
+
+    async def _page(self, request: web.Request) -> web.Response:
+        self._seat(request)
+        return web.Response(body=self.page, content_type="text/html", charset="utf-8")
+
+    async def _file(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in STATIC:
+            raise web.HTTPNotFound()
+        return web.Response(body=_static(name), content_type=STATIC[name], charset="utf-8")
+
+    def _same_origin(self, request: web.Request) -> bool:
+        origin = request.headers.get("Origin")
+        if origin is None:
+            return False
+        if is_loopback(self.host) and not is_loopback(request.url.host or ""):
+            return False  # a name that resolves to this machine (DNS rebinding): not the page's
+        scheme = "https" if request.secure else "http"
+        return origin == f"{scheme}://{request.host}"
+
+    async def _socket(self, request: web.Request) -> web.StreamResponse:
+        seat = self._seat(request)
+        if not self._same_origin(request):
+            raise web.HTTPForbidden(text="This connection comes from another site.")
+        ws = web.WebSocketResponse(max_msg_size=MAX_FRAME, heartbeat=20)
+        await ws.prepare(request)
+        self._sockets.add(ws)
+        conn: Connection | None = None
+        sender: asyncio.Task[None] | None = None
+        try:
+            async for msg in ws:
+                if msg.type != WSMsgType.TEXT:
+                    break  # binary, a frame too large, or a close: this page sends only text
+                data = _json(msg.data)
+                if conn is None:  # the first frame says what the page has already seen
+                    after = data.get("after", 0) if isinstance(data, dict) else 0
+                    conn = self.hub.open(seat, after if isinstance(after, int) else 0)
+                    sender = asyncio.ensure_future(self._send(ws, conn))
+                    self._senders.add(sender)
+                    sender.add_done_callback(self._senders.discard)
+                    continue
+                if conn.closing is not None:
+                    break
+                try:
+                    await self.hub.act(conn, data)
+                except errors.PlaygroundError as exc:
+                    conn.push({"type": "error", "message": str(exc)})
+        finally:
+            if conn is not None:
+                self.hub.close_connection(conn)
+                conn.close("the page went away")
+            if sender is not None:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.wait_for(sender, 5)
+            self._sockets.discard(ws)
+            if not ws.closed:
+                await ws.close()
+        return ws
+
+    async def _send(self, ws: web.WebSocketResponse, conn: Connection) -> None:
+        """Send what the hub queues for this browser, in order, until it is closed."""
+        try:
+            while (payload := await conn.queue.get()) is not None:
+                await ws.send_str(json.dumps(payload, ensure_ascii=False))
+        except (ConnectionError, RuntimeError):
+            return  # the browser went away: it catches up when it reconnects
+        if conn.closing is not None and not ws.closed:
+            code = CLOSE_FOR_GOOD if self.hub.closed_reason or conn.seat.revoked else 1008
+            if conn.closing.startswith("too slow"):
+                code = WSCloseCode.TRY_AGAIN_LATER
+            await ws.close(code=code, message=conn.closing.encode()[:120])
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+@web.middleware
+async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        response: web.StreamResponse = await handler(request)
+    except web.HTTPException as exc:
+        exc.headers.update(HEADERS)
+        raise
+    if not response.prepared:
+        response.headers.update(HEADERS)
+    return response
+
+
+__all__ = ["StudyError", "StudyServer"]

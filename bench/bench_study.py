@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from _common import REPO
+from _common import REPO, llm_server
 
 from playground import events, factory, personas
 from playground.embedding.cache import CachingEmbedder
@@ -187,22 +187,6 @@ async def load(seconds: float) -> None:
     )
     print(f"load: one person's send → the others' pages: {_ms(latencies)}")
     print("target: nothing lost; median under 100 ms")
-
-
-@contextlib.contextmanager
-def llm_server(latency: float) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "testbed.llm_server", "--latency", str(latency), "--faithful"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 async def reply_via_browser(base_url: str, rounds: int) -> tuple[list[float], list[float]]:

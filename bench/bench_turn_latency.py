@@ -16,18 +16,16 @@ Run: .venv/bin/python bench/bench_turn_latency.py
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 
 from pathlib import Path
 
-from _common import REPO, summary
+from _common import REPO, llm_server, summary
 
 from playground import events, factory, personas
 from playground.room import loops
@@ -37,23 +35,6 @@ from playground.settings import load_settings
 
 LATENCY = 0.3
 CRITICAL_PATH_CALLS = 4
-
-
-@contextlib.contextmanager
-def server(latency: float) -> Iterator[str]:
-    """The loopback server in its own process; yields its base URL."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "testbed.llm_server", "--latency", str(latency), "--faithful"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def startup(base_url: str, agents: int) -> tuple[float, float, float]:
@@ -172,7 +153,7 @@ async def main() -> None:
     embedder = CachingEmbedder(MiniLMEmbedder())
     await embedder.inner.load()  # one-off model load, outside every figure but start-up's
     target = 1.3 * CRITICAL_PATH_CALLS * LATENCY
-    with server(LATENCY) as base_url:
+    with llm_server(LATENCY) as base_url:
         print(f"model load alone, fresh process: {model_load():.1f} s")
         for agents in (4, 8):
             first, second, total = startup(base_url, agents)

@@ -136,6 +136,23 @@ def start_local_embedder(settings: Settings) -> CachingEmbedder | None:
     return CachingEmbedder(minilm)
 
 
+def agent_library(args: argparse.Namespace) -> list[Any]:
+    """The persona library of ``--personas``, which must hold ``--agents`` personas.
+
+    Raises:
+        SettingsError: fewer personas than agents asked (naming ``--agents``).
+        PlaygroundError: the library cannot be read.
+    """
+    from playground import personas
+
+    library = personas.load_personas(args.personas)
+    if args.agents > len(library):
+        raise errors.SettingsError(
+            f"--agents: {args.agents} asked but {args.personas} has only {len(library)} personas"
+        )
+    return library
+
+
 def settings_from(
     args: argparse.Namespace,
     flags: Mapping[str, str],

@@ -17,6 +17,7 @@ from playground.cli.flags import (
     LLM_FLAGS,
     add_db_flags,
     add_llm_flags,
+    agent_library,
     settings_from,
     start_local_embedder,
 )
@@ -31,16 +32,18 @@ PORT = Number(0, 65_535)
 SETTING_FLAGS = {**LLM_FLAGS, "seed": "--seed", "preset": "--preset"}
 
 
+HELP = "a live room that invited people join from their browsers (a human study)"
+DESCRIPTION = (
+    "Starts a session with --agents AI participants and --humans invited seats, serves the"
+    " participants' page, and prints one invite link per seat. Each link admits one person to"
+    " this session only. Listens on 127.0.0.1 (this machine) unless --host says otherwise. Runs"
+    " until Ctrl-C, which ends the session for everyone."
+)
+
+
 def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
     """Add ``serve`` to the subcommands ``sub``."""
-    p = sub.add_parser(
-        "serve",
-        help="a live room that invited people join from their browsers (a human study)",
-        description="Starts a session with --agents AI participants and --humans invited seats,"
-        " serves the participants' page, and prints one invite link per seat. Each link admits"
-        " one person to this session only. Listens on 127.0.0.1 (this machine) unless --host"
-        " says otherwise. Runs until Ctrl-C, which ends the session for everyone.",
-    )
+    p = sub.add_parser("serve", help=HELP, description=DESCRIPTION)
     p.add_argument("--humans", type=HUMANS, default=2, help="invited seats (default 2)")
     p.add_argument("--agents", type=AGENTS, default=1, help="AI participants (default 1)")
     p.add_argument(
@@ -81,11 +84,7 @@ async def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from playground.study.server import StudyServer, is_loopback
 
     settings = serve_settings(args)
-    library = personas.load_personas(args.personas)
-    if args.agents > len(library):
-        raise errors.SettingsError(
-            f"--agents: {args.agents} asked but {args.personas} has only {len(library)} personas"
-        )
+    library = agent_library(args)
     embedder = start_local_embedder(settings)
     db = open_database(args.db, busy_timeout=args.busy_timeout)
     engine = await factory.build_engine(settings, embedder=embedder)

@@ -19,6 +19,7 @@ from playground.cli.flag_ranges import (
 from playground.cli.flags import (
     add_db_flags,
     add_server_flags,
+    agent_library,
     settings_from,
     start_local_embedder,
 )
@@ -130,11 +131,7 @@ def simulate_settings(args: argparse.Namespace) -> Settings:
 
 async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = simulate_settings(args)
-    library = personas.load_personas(args.personas)
-    if args.agents > len(library):
-        raise errors.SettingsError(
-            f"--agents: {args.agents} asked but {args.personas} has only {len(library)} personas"
-        )
+    library = agent_library(args)
     icebreaker = args.icebreaker
     if not icebreaker:
         import random

@@ -56,6 +56,8 @@ EXPECTED = {
     ("merge",): {"--busy-timeout"},
     ("eval-next-speaker",): {"--timeout", "--max-retries", "--llm-concurrency", "--rating-samples",
                              "--limit", "--concurrency"},
+    ("serve",): {"--humans", "--agents", "--port", "--seed", "--timeout", "--max-retries",
+                 "--llm-concurrency", "--rating-samples", "--busy-timeout"},
 }  # fmt: skip
 
 

@@ -1,10 +1,11 @@
-"""What the dialogs share: OK / Cancel buttons and the proactivity preset picker."""
+"""What the dialogs share: OK / Cancel buttons, the proactivity preset picker and a dialog's
+word-wrapped introduction."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox
+from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QLabel
 
 PRESET_LABELS = {
     "simulation": "Simulation default (paper)",
@@ -23,6 +24,13 @@ def ok_cancel(dialog: QDialog, on_ok: Callable[[], object] | None = None) -> QDi
     buttons.accepted.connect(dialog.accept if on_ok is None else on_ok)
     buttons.rejected.connect(dialog.reject)
     return buttons
+
+
+def intro_label(text: str) -> QLabel:
+    """A dialog's opening text (rich text allowed), wrapped to the dialog's width."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    return label
 
 
 def preset_combo(current: str = "simulation", *, custom: bool = False) -> QComboBox:

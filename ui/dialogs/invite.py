@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.dialogs.common import intro_label
 from ui.screen_fit import fit_window
 from ui.session.study import SeatRow, StudyHost
 
@@ -56,12 +57,12 @@ class InviteDialog(QDialog):
         self.study = study
         self._invite = invite
         lay = QVBoxLayout(self)
-        intro = QLabel(
-            "Each person opens their own link in a browser, picks a name and takes part in this"
-            " conversation. What they say and note is saved with the session."
+        lay.addWidget(
+            intro_label(
+                "Each person opens their own link in a browser, picks a name and takes part in"
+                " this conversation. What they say and note is saved with the session."
+            )
         )
-        intro.setWordWrap(True)
-        lay.addWidget(intro)
         row = QHBoxLayout()
         row.addWidget(QLabel("Add"))
         self.count = QSpinBox()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from playground import errors
 from playground.rating.store import PARTICIPANT_ITEMS, RatingStore
 from playground.storage import library
+from ui.dialogs.common import intro_label
 from ui.rating.forms import LikertForm
 from ui.screen_fit import fit_window
 from ui.theme import show_warning
@@ -44,12 +45,12 @@ class QuestionnaireDialog(QDialog):
         self.store = RatingStore(db)
         self.session_id = session_id
         lay = QVBoxLayout(self)
-        intro = QLabel(
-            "<b>You took part in this conversation.</b> How much do you agree with each "
-            "statement about the AI participants? Your answers are saved with the session."
+        lay.addWidget(
+            intro_label(
+                "<b>You took part in this conversation.</b> How much do you agree with each "
+                "statement about the AI participants? Your answers are saved with the session."
+            )
         )
-        intro.setWordWrap(True)
-        lay.addWidget(intro)
         form = QFormLayout()
         self.respondent = QLineEdit(respondent)
         self.respondent.setPlaceholderText("your name, as in the conversation")

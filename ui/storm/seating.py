@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from playground import errors
 from playground.domain.simulated_user import UNCERTAINTIES, UserProfile
-from ui.dialogs.common import ok_cancel
+from ui.dialogs.common import intro_label, ok_cancel
 from ui.screen_fit import fit_window, preferred_size
 from ui.storm.commands import DEFAULT_SPEAK_PROBABILITY, SimulatedSeat
 
@@ -299,12 +299,12 @@ class AddSimulatedUserDialog(QDialog):
         self.error.setStyleSheet("color:#c62828;")
         self.error.hide()
         lay = QVBoxLayout(self)
-        note = QLabel(
-            "The simulated user joins the live session now; its profile and hidden state are"
-            " shown to you only."
+        lay.addWidget(
+            intro_label(
+                "The simulated user joins the live session now; its profile and hidden state are"
+                " shown to you only."
+            )
         )
-        note.setWordWrap(True)
-        lay.addWidget(note)
         lay.addWidget(self.users)
         lay.addWidget(self.error)
         lay.addWidget(self.buttons)

@@ -55,6 +55,24 @@ async def test_a_remote_person_is_a_chip_that_follows_their_connection(qtbot, tm
         assert _markup_shown_as_html(win) == []
         await browser.close()
         await until(lambda: chip.state_label.text() == "offline", what="offline")
+        # The replay shows the same chip: a remote human, and whether they were connected then.
+        await server.stop()
+        sid = room.session_id
+        await controller.stop()
+        await win.open_replay(str(controller.db_path), sid)
+        assert win.replay.active
+        rec = win.replay.recording
+        said = next(m for m in room.messages if m.speaker == NAME)
+        win.replay.seek(rec.message_seq[said.id])
+        await asyncio.sleep(0)
+        replayed = win.participants.chips[NAME]
+        assert "remote human" in replayed.title.text()
+        assert "&lt;i&gt;Ana&lt;/i&gt;" in replayed.title.text()
+        assert replayed.state_label.text() == "online", "connected when they spoke"
+        win.replay.seek(rec.seqs[-1])  # the end of the record: after the browser closed
+        await asyncio.sleep(0)
+        assert replayed.state_label.text() == "offline", "gone at the end"
+        assert _markup_shown_as_html(win) == []
     finally:
         await server.stop()
         await controller.shutdown()

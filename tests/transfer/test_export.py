@@ -65,8 +65,10 @@ def source(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> dict[str, A
             "UPDATE sessions SET parent_id = ?, fork_seq = 40, fork_message = 2 WHERE id = ?",
             [a, c],
         )
+        # Pat took part from a browser (an invited seat): remote, and offline at the end.
         db.execute(
-            "INSERT INTO participants (session_id, name, kind, joined_at) VALUES (?, 'Pat', 'human', ?)",
+            "INSERT INTO participants (session_id, name, kind, joined_at, remote, online)"
+            " VALUES (?, 'Pat', 'human', ?, 1, 0)",
             [a, now],
         )
         for message_id, kind, text in [

@@ -25,15 +25,19 @@ import asyncio
 import contextlib
 import dataclasses
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
 from playground import domain, errors, events
 from playground.experiments import run_rows
+
+# Re-exported: callers know the progress records and the options as the runner's.
+from playground.experiments.progress import ConditionProgress as ConditionProgress
+from playground.experiments.progress import Progress as Progress
+from playground.experiments.progress import RunOptions as RunOptions
 from playground.experiments.protocol import Draw, ExperimentProtocol, draws
 from playground.room import loops
 from playground.settings import Settings
@@ -46,37 +50,6 @@ if TYPE_CHECKING:
 #: The paper's simulation settings for Inner Thoughts agents (docs/spec.md §1.5, §1.9.2).
 PRESET = "simulation"
 EVALUATION_MODE = "per-thought"
-
-
-@dataclass
-class ConditionProgress:
-    total: int = 0
-    done: int = 0
-    failed: int = 0
-    skipped: int = 0  # finished by an earlier run
-
-
-@dataclass
-class Progress:
-    """What the progress bar shows; the runner updates it in place and calls ``on_progress``."""
-
-    experiment_id: str
-    conditions: dict[str, ConditionProgress] = field(default_factory=dict)
-    calls: int = 0
-    tokens: int = 0
-    retries: int = 0
-    errors: int = 0
-    running: int = 0
-    started: float = field(default_factory=time.monotonic)
-    last_error: str = ""
-
-    @property
-    def finished(self) -> int:
-        return sum(c.done + c.failed for c in self.conditions.values())
-
-    @property
-    def total(self) -> int:
-        return sum(c.total for c in self.conditions.values())
 
 
 @dataclass(frozen=True)
@@ -116,15 +89,6 @@ class Attempt:
     job: Job
     bus: events.EventBus
     room: Room | None = None
-
-
-class RunOptions(TypedDict, total=False):
-    """:class:`Runner`'s keyword options, for a subclass that passes them on unchanged."""
-
-    concurrency: int
-    shard: tuple[int, int]
-    name: str | None
-    on_progress: Callable[[Progress], None] | None
 
 
 class Runner:

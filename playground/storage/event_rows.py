@@ -140,18 +140,6 @@ def participant_joined(db: sqlite_utils.Database, e: events.ParticipantJoined) -
     )
 
 
-def presence_changed(db: sqlite_utils.Database, e: events.PresenceChanged) -> None:
-    db.execute(
-        "UPDATE participants SET online = :online WHERE session_id = :sid AND name = :name",
-        {"online": int(e.online), "sid": e.session_id, "name": e.name},
-    )
-    _insert(
-        db,
-        "presence",
-        {"session_id": e.session_id, "name": e.name, "online": int(e.online), "at": e.at},
-    )
-
-
 def participant_left(db: sqlite_utils.Database, e: events.ParticipantLeft) -> None:
     db.execute(
         "UPDATE participants SET left_at = :at WHERE session_id = :session_id AND name = :name",

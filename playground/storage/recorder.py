@@ -18,6 +18,7 @@ import sqlite_utils
 
 # The module, not the package: the package's __init__ imports this module.
 import playground.storage.event_rows as event_rows
+import playground.storage.seats as seat_rows
 from playground import errors, events
 from playground.storage.database import database_file
 from playground.storage.writes import immediate
@@ -138,7 +139,7 @@ class SessionRecorder:
             case events.ParticipantLeft():
                 event_rows.participant_left(db, event)
             case events.PresenceChanged():
-                event_rows.presence_changed(db, event)
+                seat_rows.presence_changed(db, event)
             case events.ProactivityChanged():
                 event_rows.proactivity_changed(db, event)
             case events.PolicyChanged():

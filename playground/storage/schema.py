@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from playground.storage.seats import MIGRATION as SEATS_MIGRATION
+
 _DRAWN = re.compile(r"best score (.*?) < imThreshold .*; System-1 reply drawn", re.I | re.S)
 
 
@@ -438,28 +440,6 @@ MIGRATIONS: list[str] = [
         END
         WHERE policy = 'inner-thoughts' AND score IS NOT NULL;
     """,
-    # 11: people taking part from their browsers: the invited seats of a session (one token
-    # each), which participants are remote and whether their browser is connected, and when
-    # each connection came and went
-    """
-    ALTER TABLE participants ADD COLUMN remote INTEGER NOT NULL DEFAULT 0;
-    ALTER TABLE participants ADD COLUMN online INTEGER;
-    CREATE TABLE seats (
-        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-        seat INTEGER NOT NULL,
-        token TEXT NOT NULL UNIQUE,
-        name TEXT,
-        created_at TEXT NOT NULL,
-        revoked_at TEXT,
-        PRIMARY KEY (session_id, seat)
-    );
-    CREATE TABLE presence (
-        session_id TEXT NOT NULL,
-        name TEXT NOT NULL,
-        online INTEGER NOT NULL,
-        at TEXT NOT NULL,
-        FOREIGN KEY (session_id, name) REFERENCES participants(session_id, name) ON DELETE CASCADE
-    );
-    CREATE INDEX presence_participant ON presence(session_id, name, at);
-    """,
+    # 11: people taking part from their browsers (playground.storage.seats)
+    SEATS_MIGRATION,
 ]

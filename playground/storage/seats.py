@@ -8,7 +8,45 @@ from typing import Any
 
 import sqlite_utils
 
+from playground import events
 from playground.storage.writes import immediate
+
+#: Migration 11 (:data:`playground.storage.schema.MIGRATIONS`): the invited seats of a session
+#: (one token each), which participants are remote and whether their browser is connected, and
+#: when each connection came and went.
+MIGRATION = """
+    ALTER TABLE participants ADD COLUMN remote INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE participants ADD COLUMN online INTEGER;
+    CREATE TABLE seats (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seat INTEGER NOT NULL,
+        token TEXT NOT NULL UNIQUE,
+        name TEXT,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT,
+        PRIMARY KEY (session_id, seat)
+    );
+    CREATE TABLE presence (
+        session_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        online INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        FOREIGN KEY (session_id, name) REFERENCES participants(session_id, name) ON DELETE CASCADE
+    );
+    CREATE INDEX presence_participant ON presence(session_id, name, at);
+"""
+
+
+def presence_changed(db: sqlite_utils.Database, e: events.PresenceChanged) -> None:
+    """A remote person's browser connected or left: their last state, and the log of changes."""
+    db.execute(
+        "UPDATE participants SET online = :online WHERE session_id = :sid AND name = :name",
+        {"online": int(e.online), "sid": e.session_id, "name": e.name},
+    )
+    db.execute(
+        "INSERT INTO presence (session_id, name, online, at) VALUES (:sid, :name, :online, :at)",
+        {"sid": e.session_id, "name": e.name, "online": int(e.online), "at": e.at},
+    )
 
 
 def add_seats(

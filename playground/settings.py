@@ -278,6 +278,13 @@ class RoomSettings(BaseModel):
     typing_cps: float = Field(
         15.0, gt=0, le=1000, description="Typing speed in characters per second when paced."
     )
+    show_thoughts: bool = Field(
+        False,
+        description=(
+            "Study condition: the pages of people taking part from a browser show the agents'"
+            " thoughts as they form and are rated (never their memories or other people's notes)."
+        ),
+    )
     creativity_prob: float = Field(
         0.1,
         ge=0,

@@ -1,5 +1,6 @@
 """A live study for tests, benchmarks and screenshots: an offline room with invited seats,
-served on 127.0.0.1, and a participant's socket as the page speaks to it."""
+served on 127.0.0.1 (or a whole study plan of three short conversations), and a participant's
+socket as the page speaks to it."""
 
 from __future__ import annotations
 
@@ -13,12 +14,16 @@ from typing import Any
 import aiohttp
 
 from playground import events, factory, personas
+from playground.clock import SystemClock
 from playground.embedding.cache import CachingEmbedder
+from playground.rating.user_study import TOPICS
 from playground.room import loops
 from playground.room.room import Room
 from playground.settings import load_settings
 from playground.storage import open_database
 from playground.study.hub import StudyHub
+from playground.study.plan import Listen, PlanRunner, create_plan
+from playground.study.review import PlanStep
 from playground.study.seats import Seat, SeatBook
 from playground.study.server import StudyServer
 
@@ -42,14 +47,18 @@ class Study:
         return self.server.listening.origin
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """Read the database as another program would (a connection of its own)."""
-        import sqlite3
+        return read_rows(self.db_path, sql, params)
 
-        conn = sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True, timeout=5)
-        try:
-            return conn.execute(sql, params).fetchall()
-        finally:
-            conn.close()
+
+def read_rows(db_path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Read the database as another program would (a connection of its own)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
 
 
 @contextlib.asynccontextmanager
@@ -60,10 +69,15 @@ async def live_study(
     humans: int = 2,
     agents: int = 1,
     seed: int = 3,
+    in_plan: bool = False,
     **room: object,
 ) -> AsyncIterator[Study]:
     """A session with ``agents`` offline agents and ``humans`` seats, served on a free port of
-    127.0.0.1, its real-time loop running; everything is stopped and closed afterwards."""
+    127.0.0.1, its real-time loop running; everything is stopped and closed afterwards.
+
+    ``in_plan``: the session is the first of three conversations of a study plan, as its people
+    see it (the study header, the questions about its first agent once it is over); no plan is
+    saved, so the end-of-study questions are not part of it."""
     overrides = {"engine": "offline", "seed": seed, "pace": "typing", "typing_cps": 400.0}
     settings = load_settings({}, {**overrides, **room})
     db_path = tmp_path / "study.db"
@@ -78,7 +92,10 @@ async def live_study(
     )
     book = SeatBook(db, room_.session_id)
     seats = book.add(humans, room_.clock.now_iso())
-    server = StudyServer(StudyHub(room_, book))
+    step = None
+    if in_plan:
+        step = PlanStep("plan-test", 1, 3, TOPICS[0], room_.agents[0].name)
+    server = StudyServer(StudyHub(room_, book, step))
     await server.start()
     task = asyncio.ensure_future(loops.run_realtime(room_))
     try:
@@ -91,6 +108,81 @@ async def live_study(
         with contextlib.suppress(asyncio.CancelledError):
             await task
         await server.stop()
+        await engine.close()
+        db.close()
+
+
+@dataclass
+class PlanStudy:
+    plan_id: str
+    links: list[str]
+    origin: str
+    db_path: Path
+    task: asyncio.Task[None]
+
+    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        return read_rows(self.db_path, sql, params)
+
+
+@contextlib.asynccontextmanager
+async def live_plan(
+    tmp_path: Path,
+    embedder: CachingEmbedder,
+    *,
+    humans: int = 1,
+    seconds: float = 2.0,
+    group: int = 1,
+    seed: int = 2,
+    plan_id: str | None = None,
+) -> AsyncIterator[PlanStudy]:
+    """A new study plan of three offline conversations of ``seconds`` each (or, with
+    ``plan_id``, the plan of that id in ``tmp_path``'s database, resumed), run on a free port of
+    127.0.0.1 (its runner waits at most a minute for everyone's answers after each); the runner
+    is cancelled afterwards if it has not finished."""
+    settings = load_settings({}, {"engine": "offline", "seed": 5, "typing_cps": 400.0})
+    db_path = tmp_path / "study.db"
+    db = open_database(db_path)
+    library = personas.load_personas()
+    now = SystemClock().now_iso()
+    if plan_id is None:
+        plan_id = create_plan(
+            db, library, settings, humans=humans, group=group, seed=seed, minutes=seconds / 60,
+            now=now,
+        )  # fmt: skip
+    engine = await factory.build_engine(settings, embedder=embedder)
+    served: list[tuple[list[str], str]] = []
+
+    def on_links(server: StudyServer, book: Any) -> None:
+        assert server.listening is not None
+        served.append(([server.link(s) for s in book.seats], server.listening.origin))
+
+    runner = PlanRunner(
+        db,
+        plan_id,
+        engine,
+        library,
+        settings,
+        listen=Listen(port=0),
+        review_minutes=1.0,
+        on_links=on_links,
+    )
+    task = asyncio.ensure_future(runner.run())
+    try:
+        for _ in range(600):
+            if served or task.done():
+                break
+            await asyncio.sleep(0.1)
+        if not served:
+            if task.done():
+                task.result()  # raises the runner's own error
+            raise TimeoutError("the study plan's server did not start")
+        links, origin = served[0]
+        yield PlanStudy(plan_id, links, origin, db_path, task)
+    finally:
+        if not task.done():
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
         await engine.close()
         db.close()
 

@@ -1,6 +1,6 @@
 """Command line: `playground simulate | sessions | show | report | export | import | experiment |
 experiments | features | judge | storm | storm-judge | profiles | merge | eval-next-speaker |
-serve`; with no command, the GUI (when installed).
+serve | study | study-report`; with no command, the GUI (when installed).
 
 Each command's flags and work are in a module of this package (``simulate.py``, ``sessions.py``,
 ``report.py``, ``transfer.py``...); this module builds the parser from them, runs the command and
@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     from playground.cli import serve as serve_cli
     from playground.cli import storm as storm_cli
     from playground.cli import storm_judge as judge_cli
+    from playground.cli import study as study_cli
+    from playground.cli import study_report as study_report_cli
 
     p = Parser(prog="playground", description="Inner Thoughts agents in a shared chat room.")
     sub = p.add_subparsers(dest="command")
@@ -62,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate_cli.add_parser(sub, db, busy)
     sessions_cli.add_parsers(sub, db)
     report_cli.add_parser(sub, db)
+    study_report_cli.add_parser(sub, db)
     transfer_cli.add_export_parsers(sub, db)
     experiment_cli.add_parsers(sub, db, busy)
     features_cli.add_parser(sub, db, busy)
@@ -72,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     transfer_cli.add_merge_parser(sub, busy)
     eval_next_speaker_cli.add_parser(sub)
     serve_cli.add_parser(sub, db, busy)
+    study_cli.add_parsers(sub, db, busy)
     return p
 
 
@@ -118,6 +122,12 @@ def main(
             from playground.cli import serve as serve_cli
 
             return interrupts.run_interruptible(serve_cli.serve(args, out, err), err)
+        if args.command == "study":
+            from playground.cli import study as study_cli
+
+            if args.study_command == "list":
+                return study_cli.list_plans(args, out)
+            return interrupts.run_interruptible(study_cli.run(args, out, err), err)
         if args.command == "sessions":
             return sessions_cli.list_sessions(args, out)
         if args.command == "show":
@@ -126,6 +136,10 @@ def main(
             from playground.cli import report as report_cli
 
             return report_cli.cli(args, out, err)
+        if args.command == "study-report":
+            from playground.cli import study_report as study_report_cli
+
+            return study_report_cli.cli(args, out, err)
         if args.command == "profiles":
             from playground.cli import profiles as profiles_cli
 

@@ -27,6 +27,8 @@ from playground.storage import open_database
 
 #: Human seats per session.
 HUMANS = Number(1, 50)
+#: Minutes a conversation (or a review) lasts.
+MINUTES = Number(0, 24 * 60, whole=False, above=True)
 #: A TCP port (0: any free one).
 PORT = Number(0, 65_535)
 SETTING_FLAGS = {**LLM_FLAGS, "seed": "--seed", "preset": "--preset"}
@@ -46,15 +48,7 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
     p = sub.add_parser("serve", help=HELP, description=DESCRIPTION)
     p.add_argument("--humans", type=HUMANS, default=2, help="invited seats (default 2)")
     p.add_argument("--agents", type=AGENTS, default=1, help="AI participants (default 1)")
-    p.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="address to listen on (default 127.0.0.1: only this machine); 0.0.0.0 exposes the"
-        " study to the local network",
-    )
-    p.add_argument("--port", type=PORT, default=8765, help="TCP port (default 8765; 0: any free)")
-    p.add_argument("--tls-cert", metavar="PEM", help="serve HTTPS with this certificate chain")
-    p.add_argument("--tls-key", metavar="PEM", help="the certificate's private key")
+    add_listen_flags(p)
     p.add_argument("--seed", type=SEED, default=0)
     p.add_argument(
         "--preset",
@@ -66,14 +60,51 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
         "--personas", default=str(personas.DEFAULT_DIR), help="directory of persona files"
     )
     p.add_argument("--icebreaker", help="a first message, said by one of the agents")
+    p.add_argument(
+        "--minutes",
+        type=MINUTES,
+        help="end the conversation after this many minutes; people then review it message by"
+        " message until Ctrl-C (default: the conversation goes on until Ctrl-C)",
+    )
+    p.add_argument(
+        "--show-thoughts",
+        action="store_true",
+        help="a condition: people's pages show the agents' thoughts (recorded with the session)",
+    )
     add_llm_flags(p)
     add_db_flags(p, default_db, busy_timeout)
+
+
+def add_listen_flags(p: argparse.ArgumentParser) -> None:
+    """Where the participants' page is served: --host, --port, --tls-cert, --tls-key."""
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: only this machine); 0.0.0.0 exposes the"
+        " study to the local network",
+    )
+    p.add_argument("--port", type=PORT, default=8765, help="TCP port (default 8765; 0: any free)")
+    p.add_argument("--tls-cert", metavar="PEM", help="serve HTTPS with this certificate chain")
+    p.add_argument("--tls-key", metavar="PEM", help="the certificate's private key")
+
+
+def exposure_warning(host: str, port: int) -> str | None:
+    """What to say when the study listens beyond this machine."""
+    from playground.study.server import is_loopback
+
+    if is_loopback(host):
+        return None
+    return (
+        f"Listening on {host}:{port}: anyone on your network who has a link can join as that"
+        " seat. Share each link with one person only."
+    )
 
 
 def serve_settings(args: argparse.Namespace) -> Settings:
     """``serve``'s settings: its flags over the environment; agents write at typing speed."""
     settings = settings_from(args, SETTING_FLAGS)
     settings.room.pace = "typing"  # people read along: no agent posts faster than it could type
+    settings.room.show_thoughts = args.show_thoughts
     return settings
 
 
@@ -81,7 +112,7 @@ async def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from playground import factory
     from playground.study.hub import StudyHub
     from playground.study.seats import SeatBook
-    from playground.study.server import StudyServer, is_loopback
+    from playground.study.server import StudyServer
 
     settings = serve_settings(args)
     library = agent_library(args)
@@ -105,12 +136,8 @@ async def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             key=args.tls_key,
         )
         where = await server.start()
-        if not is_loopback(args.host):
-            print(
-                f"Listening on {args.host}:{where.port}: anyone on your network who has a link"
-                " can join as that seat. Share each link with one person only.",
-                file=err,
-            )
+        if (warning := exposure_warning(args.host, where.port)) is not None:
+            print(warning, file=err)
         print(f"Session {room.session_id}: one invite link per person:", file=err)
         for seat in seats:
             print(server.link(seat), file=out, flush=True)
@@ -118,7 +145,12 @@ async def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.icebreaker:
             starter = room.agents[0].name
             await room.post(starter, args.icebreaker, origin="icebreaker")
-        await loops.run_realtime(room)
+        if args.minutes is None:
+            await loops.run_realtime(room)
+        else:
+            await loops.run_for(room, args.minutes * 60)
+            print("The conversation is over: people can now review it.", file=err, flush=True)
+            await asyncio.Event().wait()  # the review stays open until Ctrl-C
     except asyncio.CancelledError:
         if room is not None and room.status == "running":
             room.finish("finished", "the researcher stopped the server")

@@ -149,6 +149,10 @@ def cli_merge(args: argparse.Namespace, out: TextIO) -> int:
             line += f"; {_count(len(s.experiments), 'experiment')} ({', '.join(s.experiments)})"
         if s.evaluation_rows:
             line += f"; {_count(s.evaluation_rows, 'rating row')}"
+        if s.plans_added or s.plans_present:
+            line += (
+                f"; {_count(s.plans_added, 'study plan')} added, {s.plans_present} already there"
+            )
         print(line, file=out)
     total = _sessions(result.sessions_added, result.sessions_present)
     print(

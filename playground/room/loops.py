@@ -102,6 +102,27 @@ async def run_realtime(room: Room) -> None:
         raise
 
 
+async def run_for(room: Room, seconds: float) -> None:
+    """:func:`run_realtime` for ``seconds`` (a study's timed conversation); then the room is
+    stopped and the session finished, unless it ended before.
+
+    Raises:
+        RecordingError: as :func:`run_realtime`.
+    """
+    loop = asyncio.ensure_future(run_realtime(room))
+    try:
+        done, _ = await asyncio.wait({loop}, timeout=seconds)
+        if not done:
+            room.stop("the conversation's time is up")
+            await loop
+        loop.result()
+    finally:
+        if not loop.done():
+            loop.cancel()
+            await asyncio.gather(loop, return_exceptions=True)
+    room.finish("finished", "the conversation's time is up")
+
+
 async def _realtime(room: Room) -> None:
     s = room.settings.room
     pauses = 0
@@ -147,7 +168,7 @@ async def _realtime(room: Room) -> None:
             raise exc
     check_recording(room)
     await room.keep_last_vectors()
-    room.finish("finished", "stopped")
+    room.finish("finished", room.stop_reason)
 
 
 def turns_taken(room: Room) -> int:

@@ -94,6 +94,7 @@ class RoomState:
         self._sem = asyncio.Semaphore(settings.room.agent_concurrency)
         self._states: dict[str, str] = {}
         self._stopped = False
+        self.stop_reason = "stopped"
         self._colors = itertools.count()
         #: When the session ended (the SessionFinished event's time), or "" while it is open.
         self.ended_at = ""
@@ -185,9 +186,11 @@ class RoomState:
         self.ended_at = ended.at  # what a refusal names ("interrupted at 11:39:26")
         self.bus.publish(ended)
 
-    def stop(self) -> None:
-        """Ask the running loop to end; the next run starts afresh."""
+    def stop(self, reason: str = "stopped") -> None:
+        """Ask the running loop to end (``reason``: the session's end reason when the loop then
+        finishes it); the next run starts afresh."""
         self._stopped = True
+        self.stop_reason = reason
         self.arrived.set()
 
     @property

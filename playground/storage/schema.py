@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from playground.storage.seats import MIGRATION as SEATS_MIGRATION
+from playground.storage.study_rows import MIGRATION as STUDY_MIGRATION
 
 _DRAWN = re.compile(r"best score (.*?) < imThreshold .*; System-1 reply drawn", re.I | re.S)
 
@@ -442,4 +443,6 @@ MIGRATIONS: list[str] = [
     """,
     # 11: people taking part from their browsers (playground.storage.seats)
     SEATS_MIGRATION,
+    # 12: retrospective review, questionnaires and study plans (playground.storage.study_rows)
+    STUDY_MIGRATION,
 ]

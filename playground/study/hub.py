@@ -26,12 +26,11 @@ from typing import Any, assert_never
 from playground import domain, errors, events
 from playground.room.room import Room
 from playground.storage import seats as seat_rows
+from playground.study.review import MAX_TEXT, PlanStep, Review, StudyError
 from playground.study.seats import Seat, SeatBook
 
 log = logging.getLogger(__name__)
 
-#: The longest message or note a participant can send, in characters.
-MAX_TEXT = 2000
 #: The longest display name.
 MAX_NAME = 40
 #: Messages a participant may send per minute, and actions of any kind per 10 seconds.
@@ -40,12 +39,10 @@ ACTIONS_PER_10_SECONDS = 30
 #: Updates queued for one browser before it is disconnected as too slow (it reconnects and
 #: catches up from its last message).
 QUEUE_LIMIT = 1000
+#: Why a page's connection closes when a study plan moves on to its next conversation.
+NEXT_CONVERSATION = "the next conversation begins"
 
 Payload = dict[str, Any]
-
-
-class StudyError(errors.PlaygroundError):
-    """An action a participant cannot take; the message is shown to them as it is."""
 
 
 @dataclass(eq=False)
@@ -128,9 +125,10 @@ def _text(value: object, what: str) -> str:
 class StudyHub:
     """The browsers of one room's invited people."""
 
-    def __init__(self, room: Room, book: SeatBook) -> None:
+    def __init__(self, room: Room, book: SeatBook, plan: PlanStep | None = None) -> None:
         self.room = room
         self.book = book
+        self.review = Review(book.db, room, plan)
         self.connections: set[Connection] = set()
         self.closed_reason: str | None = None
         self._rates: dict[int, tuple[_Rate, _Rate]] = {}
@@ -189,6 +187,16 @@ class StudyHub:
             conn.push({"type": "ended", "status": self.room.status, "reason": reason})
             conn.close(reason)
 
+    def move_on(self) -> None:
+        """A study plan's next conversation begins on another hub: this one stops following its
+        room, and its pages are closed so that they reconnect there."""
+        if self.closed_reason is not None:
+            return
+        self.closed_reason = NEXT_CONVERSATION
+        self._unsubscribe()
+        for conn in list(self.connections):
+            conn.close(NEXT_CONVERSATION)
+
     def online(self, seat: Seat) -> bool:
         return any(c.seat is seat for c in self.connections)
 
@@ -217,6 +225,7 @@ class StudyHub:
             "question": domain.MOMENT_QUESTION,
             "answers": list(domain.MOMENT_ANSWERS),
             "limits": {"text": MAX_TEXT, "name": MAX_NAME},
+            **self.review.hello(seat.name),
         }
 
     def _person(self, name: str, kind: str) -> Payload:
@@ -268,6 +277,17 @@ class StudyHub:
                 self._to_author(e.author, {"type": "label", "label": label})
             case events.SessionFinished():
                 self._to_all({"type": "ended", "status": e.status, "reason": e.reason})
+                for conn in list(self.connections):
+                    self._phase(conn.seat)
+            case events.ThoughtFormed() if self.room.settings.room.show_thoughts:
+                t = e.thought
+                formed = {"name": t.agent, "id": t.id, "text": t.text, "motivation": None}
+                self._to_all({"type": "thought", **formed})
+            case events.ThoughtEvaluated() if self.room.settings.room.show_thoughts:
+                rated = self._thought(e.agent, e.evaluation.thought_id)
+                if rated is not None:
+                    motivation = round(e.evaluation.expected, 2)
+                    self._to_all({"type": "thought", **rated, "motivation": motivation})
             case (
                 events.SessionStarted()
                 | events.MemoryChanged()
@@ -346,6 +366,17 @@ class StudyHub:
             self._label(name, _message_id(data), data.get("answer"))
         elif kind == "typing":
             self._typing(seat, name)
+        elif kind == "retro":
+            entry = self.review.retro(name, data)
+            self._to_author(name, {"type": "retro", "entry": entry})
+        elif kind == "questionnaire":
+            answers = self.review.questionnaire(name, data)
+            self._to_author(name, {"type": "answered", "what": "questionnaire", "answers": answers})
+            self._phase(seat)
+        elif kind == "final":
+            final = self.review.final(name, data)
+            self._to_author(name, {"type": "answered", "what": "final", "answers": final})
+            self._phase(seat)
         else:
             raise StudyError("The page sent something this server does not understand.")
 
@@ -369,6 +400,23 @@ class StudyHub:
         speaker = self.room.messages[message_id - 1].speaker
         question = domain.MOMENT_QUESTION.format(speaker=speaker)
         self.room.record_label(name, message_id, question, answers[answer.casefold()].lower())
+
+    def _phase(self, seat: Seat) -> None:
+        """Tell ``seat``'s pages where its person is now (the conversation ended, they rated it)."""
+        phase = self.review.phase(seat.name)
+        payload: Payload = {"type": "phase", "phase": phase}
+        if phase == "final":
+            payload["final"] = self.review.final_payload(seat.name)
+        for conn in list(self.connections):
+            if conn.seat is seat:
+                conn.push(payload)
+
+    def _thought(self, agent: str, thought_id: int) -> Payload | None:
+        found = next((a for a in self.room.agents if a.name == agent), None)
+        if found is None or thought_id not in found.reservoir:
+            return None
+        t = found.reservoir.get(thought_id)
+        return {"name": agent, "id": t.id, "text": t.text}
 
     def _typing(self, seat: Seat, name: str) -> None:
         now = time.monotonic()

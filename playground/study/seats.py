@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from playground.storage import seats as rows
+from playground.storage import study_rows
 
 #: Random bytes per token (32 URL-safe characters).
 TOKEN_BYTES = 24
@@ -78,5 +79,36 @@ class SeatBook:
         """
         seat = self.seat(number)
         rows.revoke_seat(self.db, self.session_id, number, at)
+        seat.revoked = True
+        return seat
+
+
+class PlanSeatBook(SeatBook):
+    """The seats of a study plan: one link per person for all of the plan's conversations (each
+    conversation's hub admits the plan's seats; the name a person joined with carries over)."""
+
+    def __init__(self, db: sqlite_utils.Database, plan_id: str) -> None:
+        self.db = db
+        self.session_id = ""  # no session of its own: see the plan's steps
+        self.plan_id = plan_id
+        self.seats = [
+            Seat(r["seat"], r["token"], r["name"], r["revoked_at"] is not None)
+            for r in study_rows.plan_seats(db, plan_id)
+        ]
+
+    @staticmethod
+    def new_tokens(n: int) -> list[str]:
+        return [secrets.token_urlsafe(TOKEN_BYTES) for _ in range(n)]
+
+    def add(self, n: int, at: str) -> list[Seat]:
+        raise NotImplementedError("a study plan's seats are made with the plan")
+
+    def name(self, seat: Seat, name: str) -> None:
+        study_rows.name_plan_seat(self.db, self.plan_id, seat.number, name)
+        seat.name = name
+
+    def revoke(self, number: int, at: str) -> Seat:
+        seat = self.seat(number)
+        study_rows.revoke_plan_seat(self.db, self.plan_id, number, at)
         seat.revoked = True
         return seat

@@ -30,7 +30,8 @@ from typing import Any
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from playground import errors
-from playground.study.hub import Connection, StudyError, StudyHub
+from playground.study.hub import NEXT_CONVERSATION, Connection, StudyHub
+from playground.study.review import StudyError
 from playground.study.seats import Seat
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,9 @@ log = logging.getLogger(__name__)
 MAX_FRAME = 16 * 1024
 #: Close code the page reads as "do not reconnect" (the seat was revoked or the study ended).
 CLOSE_FOR_GOOD = 4000
+#: Close code the page reads as "the study's next conversation begins: reconnect now, from the
+#: start" (a study plan moved its seats to a new session).
+CLOSE_NEXT = 4001
 FORBIDDEN = "This invitation link is not valid. Ask the researcher for a new one."
 STATIC = {"app.js": "text/javascript", "style.css": "text/css"}
 HEADERS = {
@@ -145,6 +149,12 @@ class StudyServer:
         self.listening = Listening(shown, port, "https" if tls else "http")
         return self.listening
 
+    def switch(self, hub: StudyHub) -> None:
+        """Move every seat to ``hub`` (a study plan's next conversation): the pages of the old
+        one are told to reconnect, and land in the new one. The two hubs share one seat book."""
+        old, self.hub = self.hub, hub
+        old.move_on()
+
     def link(self, seat: Seat) -> str:
         assert self.listening is not None, "start the server first"
         return f"{self.listening.origin}/join/{seat.token}"
@@ -190,6 +200,7 @@ class StudyServer:
 
     async def _socket(self, request: web.Request) -> web.StreamResponse:
         seat = self._seat(request)
+        hub = self.hub  # a page stays with the conversation it opened (see switch)
         if not self._same_origin(request):
             raise web.HTTPForbidden(text="This connection comes from another site.")
         ws = web.WebSocketResponse(max_msg_size=MAX_FRAME, heartbeat=20)
@@ -204,7 +215,7 @@ class StudyServer:
                 data = _json(msg.data)
                 if conn is None:  # the first frame says what the page has already seen
                     after = data.get("after", 0) if isinstance(data, dict) else 0
-                    conn = self.hub.open(seat, after if isinstance(after, int) else 0)
+                    conn = hub.open(seat, after if isinstance(after, int) else 0)
                     sender = asyncio.ensure_future(self._send(ws, conn))
                     self._senders.add(sender)
                     sender.add_done_callback(self._senders.discard)
@@ -212,12 +223,12 @@ class StudyServer:
                 if conn.closing is not None:
                     break
                 try:
-                    await self.hub.act(conn, data)
+                    await hub.act(conn, data)
                 except errors.PlaygroundError as exc:
                     conn.push({"type": "error", "message": str(exc)})
         finally:
             if conn is not None:
-                self.hub.close_connection(conn)
+                hub.close_connection(conn)
                 conn.close("the page went away")
             if sender is not None:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -236,7 +247,9 @@ class StudyServer:
             return  # the browser went away: it catches up when it reconnects
         if conn.closing is not None and not ws.closed:
             code = CLOSE_FOR_GOOD if self.hub.closed_reason or conn.seat.revoked else 1008
-            if conn.closing.startswith("too slow"):
+            if conn.closing == NEXT_CONVERSATION:
+                code = CLOSE_NEXT
+            elif conn.closing.startswith("too slow"):
                 code = WSCloseCode.TRY_AGAIN_LATER
             await ws.close(code=code, message=conn.closing.encode()[:120])
 

@@ -16,7 +16,7 @@ from typing import Any, Literal, TextIO
 import sqlite_utils
 
 from playground import errors
-from playground.storage import SessionReader
+from playground.storage import SessionReader, study_rows
 from playground.storage.database import as_read, dead_sessions, snapshot
 
 FORMAT_NAME = "thought-playground"
@@ -193,6 +193,7 @@ def _record(db: sqlite_utils.Database, session_id: str) -> dict[str, Any]:
         "format": FORMAT,
         "session": session,
         "experiment": experiment,
+        "study": study_rows.step_of_session(db, session_id),
         "participants": _rows(db, "participants", "session_id = ?", one, "joined_at, rowid"),
         "memories": _rows(db, "memories", "session_id = ?", one, "id"),
         "messages": messages,
@@ -206,6 +207,7 @@ def _record(db: sqlite_utils.Database, session_id: str) -> dict[str, Any]:
         "judge_scores": _rows(db, "judge_scores", "session_id = ?", one, "rater, metric"),
         "turn_marks": _rows(db, "turn_marks", "session_id = ?", one, "message_id, id"),
         "preferences": preferences,
+        "retrospective": _rows(db, "retrospective", "session_id = ?", one, "author, message_id"),
         "events": _rows(db, "events", "session_id = ?", one, "seq"),
     }
 

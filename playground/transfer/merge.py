@@ -14,6 +14,9 @@ What happens to each table (the rules are in ``docs/schema.md``, "Merging databa
   rewritten to the new number.
 - The experiment and human-evaluation tables are merged by their natural keys (``KEYS``):
   identical rows collapse into one, differing ones follow the table's rule or are refused.
+- A user study plan (``PLAN_ROWS``) is keyed by its id: one ``OUT`` lacks is copied with its
+  seats, steps and answers; one it has is skipped (counted as already there, not compared).
+  Session ids are never renamed, so a step's ``session_id`` names the same session in ``OUT``.
 
 Columns are copied by name as the schema lists them, so a column added by a later migration is
 carried along. A table with no rule makes the merge fail (never a silent skip).
@@ -67,7 +70,7 @@ def merge(
     *,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
 ) -> MergeResult:
-    """Copy every session, experiment and rating of ``sources`` into ``out``.
+    """Copy every session, experiment, rating and study plan of ``sources`` into ``out``.
 
     Args:
         out: the database to merge into; created (with its folder) when missing.

@@ -1,8 +1,9 @@
 """The tables a merge knows, and what to do with a row that is in both databases and differs.
 
 :data:`SESSION_ROWS` move with their session; :data:`KEYS` are merged row by row on a natural key;
-any table outside :data:`KNOWN_TABLES` stops the merge. :func:`rule_for` gives the rule that
-settles a row found in both databases with other values (the default refuses it).
+:data:`PLAN_ROWS` move with their study plan; any table outside :data:`KNOWN_TABLES` stops the
+merge. :func:`rule_for` gives the rule that settles a row found in both databases with other
+values (the default refuses it).
 :mod:`playground.transfer.merge_source` applies them to one source; the rules read the merge in
 progress through :class:`MergeSides`.
 """
@@ -38,7 +39,13 @@ SESSION_ROWS = (
     "session_features",
     "seats",
     "presence",
+    "retrospective",
 )
+#: A user study plan's rows, all keyed by its id (``study_plans.id``, else ``plan_id``): a plan
+#: ``OUT`` lacks is copied with all of them; one it has under the same id is left as it is there
+#: (not compared) and counted as already there. ``plan_steps.session_id`` is copied as it is: a
+#: merge never renames a session, so the id names the same conversation in ``OUT``.
+PLAN_ROWS = ("study_plans", "plan_seats", "plan_steps", "plan_answers")
 #: Tables merged row by row on a natural key (``None``: the whole row but its surrogate id), in an
 #: order that puts every referenced table before the tables that refer to it.
 KEYS: dict[str, tuple[str, ...] | None] = {
@@ -55,7 +62,7 @@ KEYS: dict[str, tuple[str, ...] | None] = {
     "experiment_runs": ("experiment_id", "draw", "condition"),
 }
 #: Every table this module knows how to merge; any other table in a source stops the merge.
-KNOWN_TABLES = frozenset({"sessions", *SESSION_ROWS, *KEYS})
+KNOWN_TABLES = frozenset({"sessions", *SESSION_ROWS, *KEYS, *PLAN_ROWS})
 
 
 class MergeError(errors.PlaygroundError):

@@ -23,6 +23,7 @@ from playground.storage import database
 from playground.transfer.merge_rules import (
     KEYS,
     KNOWN_TABLES,
+    PLAN_ROWS,
     SESSION_ROWS,
     MergeError,
     Row,
@@ -44,6 +45,8 @@ class SourceSummary:
         experiments: ids of the experiments in the source.
         evaluation_rows: rows added to the human-evaluation tables (raters, plans, assignments,
             ratings, turn marks, preferences).
+        plans_added: user study plans copied into ``OUT`` (with their seats, steps and answers).
+        plans_present: study plans already in ``OUT`` under the same id, left as they were.
     """
 
     path: Path
@@ -51,6 +54,8 @@ class SourceSummary:
     sessions_present: int
     experiments: tuple[str, ...]
     evaluation_rows: int
+    plans_added: int = 0
+    plans_present: int = 0
 
 
 class SourceMerger:
@@ -69,6 +74,8 @@ class SourceMerger:
         self.added: set[str] = set()
         self.present = 0
         self.evaluation_rows = 0
+        self.plans: set[str] = set()
+        self.plans_present = 0
 
     def run(self) -> SourceSummary:
         self.src.execute("BEGIN")  # one snapshot of the source for the whole copy
@@ -78,6 +85,7 @@ class SourceMerger:
             for table in ("experiments", "experiment_draws"):
                 self._merge_keyed(table)
             self._merge_sessions()
+            self._merge_plans()
             for table in KEYS:
                 if table not in ("experiments", "experiment_draws"):
                     added = self._merge_keyed(table)
@@ -92,7 +100,13 @@ class SourceMerger:
         if self.src.in_transaction:
             self.src.execute("COMMIT")
         return SourceSummary(
-            self.path, len(self.added), self.present, experiments, self.evaluation_rows
+            self.path,
+            len(self.added),
+            self.present,
+            experiments,
+            self.evaluation_rows,
+            len(self.plans),
+            self.plans_present,
         )
 
     # -- the shape of the tables ------------------------------------------------------------
@@ -181,6 +195,23 @@ class SourceMerger:
                     self._insert(table, row)
             else:
                 self._insert_many(table, rows)
+
+    # -- user study plans -------------------------------------------------------------------
+
+    def _merge_plans(self) -> None:
+        """A plan ``OUT`` lacks is copied with its seats, steps and answers; one it has under the
+        same id is left as it is there. Steps keep their ``session_id``: the sessions (copied
+        just before, or already there) have the same ids in ``OUT``."""
+        plans = self.tables[PLAN_ROWS[0]]
+        for row in self._rows(plans):
+            if self.out.execute("SELECT 1 FROM study_plans WHERE id = ?", [row["id"]]).fetchone():
+                self.plans_present += 1
+            else:
+                self._insert(plans, row)
+                self.plans.add(row["id"])
+        for name in PLAN_ROWS[1:]:
+            table = self.tables[name]
+            self._insert_many(table, (r for r in self._rows(table) if r["plan_id"] in self.plans))
 
     def _referenced(self, name: str) -> bool:
         return any(name == ref for t in self.tables.values() for _, ref in t.references)

@@ -351,6 +351,30 @@ class PreferenceRow(Row):
     created_at: Timestamp
 
 
+class RetrospectiveRow(Row):
+    """A person's review of one message after the conversation: what, whether, why, when."""
+
+    author: Name
+    message_id: Int
+    thinking: Text = ""
+    wanted: Literal["yes", "no", "unsure"] | None = None
+    why: Text = ""
+    timing: Literal["immediately", "pause", "after", "never"] | None = None
+    after_message_id: Int | None = None
+    updated_at: Timestamp
+
+
+class StudyStep(Row):
+    """The step of a user study plan the conversation was run for. For readers: never imported
+    (plans stay in the database they ran in)."""
+
+    plan_id: Short
+    position: Int
+    condition: Short
+    persona: Short
+    topic: Text
+
+
 class EventRow(Row):
     seq: Int
     kind: Short
@@ -366,6 +390,7 @@ class ExportRecord(Row):
     format: Short
     session: SessionRow
     experiment: ExperimentRow | None = None
+    study: StudyStep | None = None
     participants: list[ParticipantRow]
     memories: list[MemoryRow] = []
     messages: list[MessageRow]
@@ -379,6 +404,7 @@ class ExportRecord(Row):
     judge_scores: list[JudgeScoreRow] = []
     turn_marks: list[TurnMarkRow] = []
     preferences: list[PreferenceRow] = []
+    retrospective: list[RetrospectiveRow] = []
     events: list[EventRow] = []
 
 
@@ -403,6 +429,7 @@ TABLE_MODELS: dict[str, type[Row]] = {
     "judge_scores": JudgeScoreRow,
     "turn_marks": TurnMarkRow,
     "preferences": PreferenceRow,
+    "retrospective": RetrospectiveRow,
     "events": EventRow,
 }
 #: Keys of a row that are not columns of its table: nested rows and copies for readers.

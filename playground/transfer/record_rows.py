@@ -30,6 +30,7 @@ TABLE_ORDER = (
     "ratings",
     "judge_scores",
     "turn_marks",
+    "retrospective",
 )
 #: Lists ordered by a key of their own in ``export``: compared in that order, whatever the file's.
 _NATURAL_ORDER: dict[str, tuple[str, ...]] = {
@@ -42,6 +43,7 @@ _NATURAL_ORDER: dict[str, tuple[str, ...]] = {
     "storm_judgements": ("judge", "pair"),
     "judge_scores": ("rater", "metric"),
     "turn_marks": ("message_id",),
+    "retrospective": ("author", "message_id"),
     "events": ("seq",),
 }
 _THIS = "<this session>"
@@ -56,7 +58,8 @@ def stored_rows(record: ExportRecord) -> dict[str, list[dict[str, Any]]]:
     machine or gone: it can never continue); ratings lose their assignment (plans belong to the
     database they were made in); a decision exported before ``best_score`` was kept gets it as
     migration 10 gives it to older databases. Preferences involve another session: see
-    :meth:`playground.transfer.importer.Importer._import_preferences`.
+    :meth:`playground.transfer.importer.Importer._import_preferences`. ``study`` is not a row
+    here: study plans stay in the database they ran in.
     """
     session = record.session.model_dump()
     if session["status"] == "running":
@@ -90,6 +93,7 @@ def stored_rows(record: ExportRecord) -> dict[str, list[dict[str, Any]]]:
     tables["ratings"] = [{**r.model_dump(), "assignment_id": None} for r in record.ratings]
     tables["judge_scores"] = [s.model_dump() for s in record.judge_scores]
     tables["turn_marks"] = [t.model_dump() for t in record.turn_marks]
+    tables["retrospective"] = [r.model_dump() for r in record.retrospective]
     return tables
 
 

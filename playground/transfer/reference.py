@@ -20,16 +20,22 @@ from playground.transfer.model import (
     TABLE_MODELS,
     ExportRecord,
     Row,
+    StudyStep,
 )
 from playground.transfer.record_text import MAX_DEPTH
 
 BEGIN_MARK = "<!-- field reference: generated from playground/transfer/model.py; do not edit -->"
 END_MARK = "<!-- end of the field reference -->"
+#: Objects of a record that are no table's rows, by their key.
+_OBJECTS: dict[str, type[Row]] = {"study": StudyStep}
 
 
 def _type_text(schema: dict[str, Any], defs: dict[str, Any]) -> str:
     if "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[-1]
+        key = next((k for k, m in _OBJECTS.items() if m.__name__ == name), None)
+        if key is not None:
+            return f"`{key}` object"
         table = next((t for t, m in TABLE_MODELS.items() if m.__name__ == name), name)
         return f"`{table}` row"
     if "anyOf" in schema:
@@ -112,6 +118,7 @@ def reference_markdown() -> str:
     ]
     sections: list[tuple[str, type[Row]]] = [
         ("the record (one line)", ExportRecord),
+        *((f"`{key}` (for readers: never imported)", model) for key, model in _OBJECTS.items()),
         *((f"`{table}`", model) for table, model in TABLE_MODELS.items()),
     ]
     for title, model in sections:

@@ -170,6 +170,13 @@ def _check_references(rec: ExportRecord) -> None:
         ((f"turn_marks[{i}]", (t.message_id, t.rater)) for i, t in enumerate(rec.turn_marks)),
         "message_id and rater",
     )
+    _unique(
+        (
+            (f"retrospective[{i}]", (r.author, r.message_id))
+            for i, r in enumerate(rec.retrospective)
+        ),
+        "author and message_id",
+    )
     if len(rec.storm_dialogues) > 1:
         raise RecordError("storm_dialogues[1]", "a session has at most one STORM dialogue row")
 
@@ -207,6 +214,10 @@ def _check_references(rec: ExportRecord) -> None:
         points(f"hidden_states[{i}].message_id", state.message_id, messages, "message")
     for i, mark in enumerate(rec.turn_marks):
         points(f"turn_marks[{i}].message_id", mark.message_id, messages, "message")
+    for i, review in enumerate(rec.retrospective):
+        person(f"retrospective[{i}].author", review.author)
+        points(f"retrospective[{i}].message_id", review.message_id, messages, "message")
+        points(f"retrospective[{i}].after_message_id", review.after_message_id, messages, "message")
     for i, dialogue in enumerate(rec.storm_dialogues):
         if dialogue.experiment_id not in (None, rec.session.experiment_id):
             raise RecordError(

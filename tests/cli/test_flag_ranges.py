@@ -28,6 +28,7 @@ POSITIONALS = {
     ("import",): ["x.jsonl"],
     ("merge",): ["out.db", "shard.db"],
     ("eval-next-speaker",): ["corpus.jsonl"],
+    ("study", "resume"): ["plan-x"],
 }
 #: Where a command would write, for the commands without ``--db``.
 WHERE = {
@@ -57,7 +58,15 @@ EXPECTED = {
     ("eval-next-speaker",): {"--timeout", "--max-retries", "--llm-concurrency", "--rating-samples",
                              "--limit", "--concurrency"},
     ("serve",): {"--humans", "--agents", "--port", "--seed", "--timeout", "--max-retries",
-                 "--llm-concurrency", "--rating-samples", "--busy-timeout"},
+                 "--llm-concurrency", "--rating-samples", "--busy-timeout", "--minutes"},
+    ("study", "new"): {"--humans", "--group", "--seed", "--minutes", "--review-minutes", "--port",
+                       "--timeout", "--max-retries", "--llm-concurrency", "--rating-samples",
+                       "--busy-timeout"},
+    ("study", "resume"): {"--review-minutes", "--port", "--timeout", "--max-retries",
+                          "--llm-concurrency", "--rating-samples", "--busy-timeout"},
+    ("study", "list"): {"--busy-timeout"},
+    ("study-report",): {"--timeout", "--max-retries", "--llm-concurrency", "--rating-samples",
+                        "--concurrency"},
 }  # fmt: skip
 
 

@@ -48,7 +48,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "report": KERNEL | INFRA | {"rating", "geometry", "experiments"},
     "storm": KERNEL | INFRA | ENGINE | {"factory", "experiments"},
     "history": KERNEL | INFRA | ENGINE | {"factory", "storm"},
-    "study": KERNEL | INFRA | ENGINE | {"factory"},
+    "study": KERNEL | INFRA | ENGINE | {"factory", "rating"},
     "cli": set(),  # anything in playground (checked below)
     "__main__": {"cli"},
     "__init__": set(),

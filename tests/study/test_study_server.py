@@ -35,6 +35,9 @@ PUBLIC = {
     "error",
     "ended",
     "revoked",
+    "phase",
+    "retro",
+    "answered",
 }
 
 
@@ -355,3 +358,85 @@ async def test_with_a_certificate_the_page_and_its_socket_are_served_over_tls(tm
                 await ws.close()
         finally:
             await tls.stop()
+
+
+async def test_after_the_conversation_each_person_reviews_it_privately(tmp_path, embedder):
+    """The formative study's method in a session of its own (no plan): once it is over, each
+    person notes, message by message, what they were thinking; nobody else hears of it, and
+    there is no questionnaire to answer."""
+    async with live_study(tmp_path, embedder) as study:
+        ana, hello = await _join(study.links[0], study.origin, "Ana")
+        assert (hello["phase"], hello["questionnaire"], hello["study"]) == ("talk", None, None)
+        ben, _ = await _join(study.links[1], study.origin, "Ben")
+        await ana.send(type="say", text="What are you all reading?")
+        await ben.until(lambda p: p["type"] == "message")
+        study.room.finish("finished", "time is up")
+        for who in (ana, ben):
+            assert (await who.until(lambda p: p["type"] == "phase"))["phase"] == "review"
+        payload = '<img src=x onerror="alert(1)">'
+        await ben.send(
+            type="retro",
+            message_id=1,
+            thinking=payload,
+            wanted="no",
+            why="I had not read anything lately",
+            timing="never",
+        )
+        saved = (await ben.until(lambda p: p["type"] == "retro"))["entry"]
+        assert saved == {
+            "message_id": 1,
+            "thinking": payload,
+            "wanted": "no",
+            "why": "I had not read anything lately",
+            "timing": "never",
+            "after_message_id": None,
+        }
+        await ben.send(type="retro", message_id=1, wanted="maybe")
+        assert (
+            "not one of the answers" in (await ben.until(lambda p: p["type"] == "error"))["message"]
+        )
+        await ben.send(type="retro", message_id=99, thinking="x")
+        assert "no such message" in (await ben.until(lambda p: p["type"] == "error"))["message"]
+        await ben.send(type="questionnaire", answers={})
+        assert "no questionnaire" in (await ben.until(lambda p: p["type"] == "error"))["message"]
+        # A second save of the same message replaces the first.
+        await ben.send(type="retro", message_id=1, wanted="yes")
+        await ben.until(lambda p: p["type"] == "retro")
+        rows = study.rows("SELECT author, message_id, thinking, wanted FROM retrospective")
+        assert rows == [("Ben", 1, "", "yes")]
+        # Ana never heard of it, and a reconnecting Ben gets his own row back.
+        await asyncio.sleep(0.3)
+        assert "retro" not in {p["type"] for p in ana.received}
+        again, hello = await open_browser(study.links[1], study.origin)
+        await again.close()
+        assert hello["phase"] == "review"
+        assert hello["retrospective"] == [
+            {
+                "message_id": 1,
+                "thinking": "",
+                "wanted": "yes",
+                "why": "",
+                "timing": None,
+                "after_message_id": None,
+            }
+        ]
+        ana_again, hello_a = await open_browser(study.links[0], study.origin)
+        assert hello_a["retrospective"] == []
+        for who in (ana, ben, ana_again):
+            await who.close()
+
+
+async def test_a_condition_shows_the_agents_thoughts_and_is_recorded(tmp_path, embedder):
+    async with live_study(tmp_path, embedder, show_thoughts=True) as study:
+        ana, hello = await _join(study.links[0], study.origin, "Ana")
+        assert hello["thoughts_shown"] is True
+        await ana.send(type="say", text="Has anyone been to Lisbon? I am going in May.")
+        thought = await ana.until(lambda p: p["type"] == "thought")
+        assert set(thought) == {"type", "name", "id", "text", "motivation"}
+        assert thought["name"] == study.room.agents[0].name
+        rated = await ana.until(lambda p: p["type"] == "thought" and p["motivation"] is not None)
+        assert 1 <= rated["motivation"] <= 5
+        formed = {t for (t,) in study.rows("SELECT text FROM thoughts")}
+        assert thought["text"] in formed
+        [(config,)] = study.rows("SELECT config FROM sessions")
+        assert json.loads(config)["room"]["show_thoughts"] is True

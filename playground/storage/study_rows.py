@@ -1,0 +1,306 @@
+"""What people say about a conversation after it, and the study plans that run several.
+
+- ``retrospective``: a person's review of a conversation, message by message (the formative
+  study's method): what they were thinking at that message, whether they wanted to say it, why,
+  and when they would have spoken. One row per person and message, replaced when they edit it.
+- a person's ratings of the conversation's agent (1–7) are the participant questionnaire, in
+  ``ratings`` (see :func:`save_questionnaire`).
+- ``study_plans``, ``plan_seats``, ``plan_steps``, ``plan_answers``: a user study of several
+  conversations for the same group — the plan, its invite links (one per person for the whole
+  plan), its conversations with the condition and agent each was assigned, and the answers given
+  at the end (which agent had which style, the favourite agent).
+
+Everything here is private to its author: the participants' page shows a person their own rows
+and nobody else's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlite_utils
+
+from playground.storage.writes import immediate
+
+#: Migration 12 (:data:`playground.storage.schema.MIGRATIONS`).
+MIGRATION = """
+    CREATE TABLE retrospective (
+        session_id TEXT NOT NULL,
+        author TEXT NOT NULL,
+        message_id INTEGER NOT NULL,
+        thinking TEXT NOT NULL DEFAULT '',
+        wanted TEXT CHECK (wanted IN ('yes', 'no', 'unsure')),
+        why TEXT NOT NULL DEFAULT '',
+        timing TEXT CHECK (timing IN ('immediately', 'pause', 'after', 'never')),
+        after_message_id INTEGER,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, author, message_id),
+        FOREIGN KEY (session_id, message_id) REFERENCES messages(session_id, id) ON DELETE CASCADE,
+        FOREIGN KEY (session_id, author) REFERENCES participants(session_id, name) ON DELETE CASCADE
+    );
+    CREATE TABLE study_plans (
+        id TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        humans INTEGER NOT NULL,
+        grp INTEGER NOT NULL,
+        seed INTEGER NOT NULL,
+        minutes REAL NOT NULL,
+        show_thoughts INTEGER NOT NULL DEFAULT 0,
+        settings TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'done'))
+    );
+    CREATE TABLE plan_seats (
+        plan_id TEXT NOT NULL REFERENCES study_plans(id) ON DELETE CASCADE,
+        seat INTEGER NOT NULL,
+        token TEXT NOT NULL UNIQUE,
+        name TEXT,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT,
+        PRIMARY KEY (plan_id, seat)
+    );
+    CREATE TABLE plan_steps (
+        plan_id TEXT NOT NULL REFERENCES study_plans(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        condition TEXT NOT NULL,
+        persona TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'talking', 'reviewing', 'done')),
+        PRIMARY KEY (plan_id, position)
+    );
+    CREATE TABLE plan_answers (
+        plan_id TEXT NOT NULL REFERENCES study_plans(id) ON DELETE CASCADE,
+        person TEXT NOT NULL,
+        item TEXT NOT NULL,
+        value TEXT NOT NULL,
+        answered_at TEXT NOT NULL,
+        PRIMARY KEY (plan_id, person, item)
+    );
+"""
+
+RETRO_COLUMNS = ("message_id", "thinking", "wanted", "why", "timing", "after_message_id")
+
+
+def _dicts(cursor: Any) -> list[dict[str, Any]]:
+    columns = [c[0] for c in cursor.description]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+# -- retrospective review ----------------------------------------------------------------------
+
+
+def save_retrospective(
+    db: sqlite_utils.Database, session_id: str, author: str, entry: dict[str, Any], at: str
+) -> None:
+    """Save (or replace) ``author``'s review of one message: ``entry`` has :data:`RETRO_COLUMNS`."""
+    with immediate(db):
+        db.execute(
+            "INSERT INTO retrospective (session_id, author, message_id, thinking, wanted, why,"
+            " timing, after_message_id, updated_at) VALUES (:sid, :author, :message_id,"
+            " :thinking, :wanted, :why, :timing, :after_message_id, :at)"
+            " ON CONFLICT (session_id, author, message_id) DO UPDATE SET thinking = excluded.thinking,"
+            " wanted = excluded.wanted, why = excluded.why, timing = excluded.timing,"
+            " after_message_id = excluded.after_message_id, updated_at = excluded.updated_at",
+            {"sid": session_id, "author": author, "at": at, **{k: entry[k] for k in RETRO_COLUMNS}},
+        )
+
+
+def retrospective(
+    db: sqlite_utils.Database, session_id: str, author: str | None = None
+) -> list[dict[str, Any]]:
+    """The session's retrospective rows (one author's, or everyone's), by author and message."""
+    where, params = "session_id = ?", [session_id]
+    if author is not None:
+        where, params = where + " AND author = ?", [*params, author]
+    return _dicts(
+        db.execute(
+            "SELECT author, message_id, thinking, wanted, why, timing, after_message_id, updated_at"
+            f" FROM retrospective WHERE {where} ORDER BY author, message_id",
+            params,
+        )
+    )
+
+
+# -- questionnaire -----------------------------------------------------------------------------
+# A person's ratings of a study conversation's agent are the participant questionnaire the window
+# gives its own human (``ratings`` rows of instrument ``participant``, the person as ``rater``):
+# one instrument, one table, whichever way a person took part.
+
+
+def save_questionnaire(
+    db: sqlite_utils.Database, session_id: str, author: str, answers: dict[str, int], at: str
+) -> None:
+    """Save ``author``'s ratings (item key → 1–7), replacing earlier answers to the same."""
+    with immediate(db):
+        db.execute("INSERT OR IGNORE INTO raters (id, created_at) VALUES (?, ?)", [author, at])
+        db.conn.executemany(
+            "INSERT INTO ratings (session_id, rater, instrument, metric, value, created_at,"
+            " updated_at) VALUES (?, ?, 'participant', ?, ?, ?, ?)"
+            " ON CONFLICT (session_id, rater, instrument, metric) DO UPDATE SET"
+            " value = excluded.value, updated_at = excluded.updated_at",
+            [(session_id, author, item, value, at, at) for item, value in answers.items()],
+        )
+
+
+def questionnaire(
+    db: sqlite_utils.Database, session_id: str, author: str | None = None
+) -> list[dict[str, Any]]:
+    """The session's participant-questionnaire answers: author, item, value, answered_at."""
+    where, params = "session_id = ? AND instrument = 'participant'", [session_id]
+    if author is not None:
+        where, params = where + " AND rater = ?", [*params, author]
+    return _dicts(
+        db.execute(
+            "SELECT rater AS author, metric AS item, value, updated_at AS answered_at"
+            f" FROM ratings WHERE {where} ORDER BY rater, id",
+            params,
+        )
+    )
+
+
+# -- study plans -------------------------------------------------------------------------------
+
+
+def create_plan(
+    db: sqlite_utils.Database,
+    plan: dict[str, Any],
+    steps: list[dict[str, Any]],
+    tokens: list[str],
+) -> None:
+    """Save a new plan with its steps and one seat per token, in one transaction."""
+    with immediate(db):
+        db.execute(
+            "INSERT INTO study_plans (id, created_at, humans, grp, seed, minutes, show_thoughts,"
+            " settings, status) VALUES (:id, :created_at, :humans, :grp, :seed, :minutes,"
+            " :show_thoughts, :settings, 'running')",
+            {**plan, "settings": json.dumps(plan["settings"])},
+        )
+        db.conn.executemany(
+            "INSERT INTO plan_steps (plan_id, position, condition, persona, topic, status)"
+            " VALUES (?, ?, ?, ?, ?, 'pending')",
+            [(plan["id"], s["position"], s["condition"], s["persona"], s["topic"]) for s in steps],
+        )
+        db.conn.executemany(
+            "INSERT INTO plan_seats (plan_id, seat, token, created_at) VALUES (?, ?, ?, ?)",
+            [(plan["id"], n, t, plan["created_at"]) for n, t in enumerate(tokens, 1)],
+        )
+
+
+def plan(db: sqlite_utils.Database, plan_id: str) -> dict[str, Any] | None:
+    rows = _dicts(db.execute("SELECT * FROM study_plans WHERE id = ?", [plan_id]))
+    if not rows:
+        return None
+    row = rows[0]
+    row["settings"] = json.loads(row["settings"])
+    row["show_thoughts"] = bool(row["show_thoughts"])
+    return row
+
+
+def plans(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    return _dicts(
+        db.execute(
+            "SELECT id, created_at, humans, grp, status FROM study_plans ORDER BY created_at"
+        )
+    )
+
+
+def plan_steps(db: sqlite_utils.Database, plan_id: str) -> list[dict[str, Any]]:
+    return _dicts(
+        db.execute(
+            "SELECT position, condition, persona, topic, session_id, status FROM plan_steps"
+            " WHERE plan_id = ? ORDER BY position",
+            [plan_id],
+        )
+    )
+
+
+def step_of_session(db: sqlite_utils.Database, session_id: str) -> dict[str, Any] | None:
+    """The plan step a session was run for (plan_id, position, condition, persona, topic)."""
+    rows = _dicts(
+        db.execute(
+            "SELECT plan_id, position, condition, persona, topic FROM plan_steps"
+            " WHERE session_id = ?",
+            [session_id],
+        )
+    )
+    return rows[0] if rows else None
+
+
+def set_step(
+    db: sqlite_utils.Database,
+    plan_id: str,
+    position: int,
+    status: str,
+    session_id: str | None = None,
+) -> None:
+    with immediate(db):
+        if session_id is None:
+            db.execute(
+                "UPDATE plan_steps SET status = ? WHERE plan_id = ? AND position = ?",
+                [status, plan_id, position],
+            )
+        else:
+            db.execute(
+                "UPDATE plan_steps SET status = ?, session_id = ? WHERE plan_id = ? AND position = ?",
+                [status, session_id, plan_id, position],
+            )
+
+
+def finish_plan(db: sqlite_utils.Database, plan_id: str) -> None:
+    with immediate(db):
+        db.execute("UPDATE study_plans SET status = 'done' WHERE id = ?", [plan_id])
+
+
+def plan_seats(db: sqlite_utils.Database, plan_id: str) -> list[dict[str, Any]]:
+    return _dicts(
+        db.execute(
+            "SELECT seat, token, name, created_at, revoked_at FROM plan_seats WHERE plan_id = ?"
+            " ORDER BY seat",
+            [plan_id],
+        )
+    )
+
+
+def name_plan_seat(db: sqlite_utils.Database, plan_id: str, seat: int, name: str) -> None:
+    with immediate(db):
+        db.execute(
+            "UPDATE plan_seats SET name = ? WHERE plan_id = ? AND seat = ?", [name, plan_id, seat]
+        )
+
+
+def revoke_plan_seat(db: sqlite_utils.Database, plan_id: str, seat: int, at: str) -> None:
+    with immediate(db):
+        db.execute(
+            "UPDATE plan_seats SET revoked_at = ? WHERE plan_id = ? AND seat = ?",
+            [at, plan_id, seat],
+        )
+
+
+def save_plan_answers(
+    db: sqlite_utils.Database, plan_id: str, person: str, answers: dict[str, str], at: str
+) -> None:
+    """Save a person's end-of-study answers (``match:<agent>`` → condition, ``favourite`` →
+    agent), replacing earlier answers to the same items."""
+    with immediate(db):
+        db.conn.executemany(
+            "INSERT INTO plan_answers (plan_id, person, item, value, answered_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (plan_id, person, item) DO UPDATE SET"
+            " value = excluded.value, answered_at = excluded.answered_at",
+            [(plan_id, person, item, value, at) for item, value in answers.items()],
+        )
+
+
+def plan_answers(
+    db: sqlite_utils.Database, plan_id: str, person: str | None = None
+) -> list[dict[str, Any]]:
+    where, params = "plan_id = ?", [plan_id]
+    if person is not None:
+        where, params = where + " AND person = ?", [*params, person]
+    return _dicts(
+        db.execute(
+            f"SELECT person, item, value, answered_at FROM plan_answers WHERE {where}"
+            " ORDER BY person, rowid",
+            params,
+        )
+    )

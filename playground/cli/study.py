@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sqlite3
 from typing import Any, TextIO
 
 from playground import errors, personas
@@ -79,73 +80,89 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
 
 
 async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = settings_from(args, LLM_FLAGS)
+    library = personas.load_personas(args.personas)
+    db = open_database(args.db, busy_timeout=args.busy_timeout)
+    try:
+        return await _run(args, settings, library, db, out, err)
+    except sqlite3.Error as exc:  # a plan's own rows (the sessions' are the recorder's)
+        raise errors.PlaygroundError(
+            f"the study plan could not be saved in {args.db}: {exc}; what was saved before is"
+            " kept, and `playground study resume` goes on from there"
+        ) from exc
+    finally:
+        db.close()
+
+
+async def _run(
+    args: argparse.Namespace,
+    settings: Any,
+    library: list[Any],
+    db: Any,
+    out: TextIO,
+    err: TextIO,
+) -> int:
     from playground import factory
     from playground.storage import study_rows
     from playground.study.plan import Listen, PlanRunner, create_plan
     from playground.study.seats import PlanSeatBook
     from playground.study.server import StudyServer
 
-    settings = settings_from(args, LLM_FLAGS)
-    library = personas.load_personas(args.personas)
-    db = open_database(args.db, busy_timeout=args.busy_timeout)
+    if args.study_command == "new":
+        settings.room.show_thoughts = args.show_thoughts
+        plan_id = create_plan(
+            db,
+            library,
+            settings,
+            humans=args.humans,
+            group=args.group,
+            seed=args.seed,
+            minutes=args.minutes,
+            now=SystemClock().now_iso(),
+        )
+        print(f"Study plan {plan_id} saved.", file=err)
+    else:
+        plan_id = args.plan
+        saved = study_rows.plan(db, plan_id)
+        if saved is None:
+            raise errors.PlaygroundError(f"no study plan {plan_id!r} in {args.db}")
+        if saved["status"] == "done":
+            print(f"Study plan {plan_id} is already done.", file=err)
+            return 0
+        settings.room.show_thoughts = saved["show_thoughts"]
+
+    def links(server: StudyServer, book: PlanSeatBook) -> None:
+        where = server.listening
+        assert where is not None
+        if (warning := exposure_warning(args.host, where.port)) is not None:
+            print(warning, file=err)
+        print(f"Plan {plan_id}: one invite link per person, for every conversation:", file=err)
+        for seat in book.seats:
+            if not seat.revoked:
+                print(server.link(seat), file=out, flush=True)
+        print("Ctrl-C stops the study; `playground study resume` goes on.", file=err)
+
+    embedder = start_local_embedder(settings)
+    engine = await factory.build_engine(settings, embedder=embedder)
     try:
-        if args.study_command == "new":
-            settings.room.show_thoughts = args.show_thoughts
-            plan_id = create_plan(
-                db,
-                library,
-                settings,
-                humans=args.humans,
-                group=args.group,
-                seed=args.seed,
-                minutes=args.minutes,
-                now=SystemClock().now_iso(),
-            )
-            print(f"Study plan {plan_id} saved.", file=err)
-        else:
-            plan_id = args.plan
-            saved = study_rows.plan(db, plan_id)
-            if saved is None:
-                raise errors.PlaygroundError(f"no study plan {plan_id!r} in {args.db}")
-            if saved["status"] == "done":
-                print(f"Study plan {plan_id} is already done.", file=err)
-                return 0
-            settings.room.show_thoughts = saved["show_thoughts"]
-
-        def links(server: StudyServer, book: PlanSeatBook) -> None:
-            where = server.listening
-            assert where is not None
-            if (warning := exposure_warning(args.host, where.port)) is not None:
-                print(warning, file=err)
-            print(f"Plan {plan_id}: one invite link per person, for every conversation:", file=err)
-            for seat in book.seats:
-                if not seat.revoked:
-                    print(server.link(seat), file=out, flush=True)
-            print("Ctrl-C stops the study; `playground study resume` goes on.", file=err)
-
-        embedder = start_local_embedder(settings)
-        engine = await factory.build_engine(settings, embedder=embedder)
-        try:
-            runner = PlanRunner(
-                db,
-                plan_id,
-                engine,
-                library,
-                settings,
-                listen=Listen(args.host, args.port, args.tls_cert, args.tls_key),
-                review_minutes=args.review_minutes,
-                on_links=links,
-            )
-            await runner.run()
-        except asyncio.CancelledError:
-            print(f"Stopped. Resume with: playground study resume {plan_id}", file=err)
-            raise
-        finally:
-            await engine.close()
-        print(plan_id, file=out, flush=True)
-        return 0
+        runner = PlanRunner(
+            db,
+            plan_id,
+            engine,
+            library,
+            settings,
+            listen=Listen(args.host, args.port, args.tls_cert, args.tls_key),
+            review_minutes=args.review_minutes,
+            on_links=links,
+        )
+        await runner.run()
+    except asyncio.CancelledError:
+        print(f"Stopped. Resume with: playground study resume {plan_id}", file=err)
+        raise
     finally:
-        db.close()
+        await engine.close()
+    print(plan_id, file=out, flush=True)
+    return 0
 
 
 def list_plans(args: argparse.Namespace, out: TextIO) -> int:

@@ -7,6 +7,7 @@ import io
 import sqlite3
 
 from playground.cli import main as cli
+from playground.storage import open_database
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -55,3 +56,23 @@ def test_resuming_an_unknown_plan_is_one_clear_line(tmp_path):
 def test_listing_plans_of_an_empty_database(tmp_path):
     code, out, _ = run("study", "list", "--db", str(tmp_path / "s.db"))
     assert (code, out) == (0, "no study plans\n")
+
+
+def test_a_plan_that_cannot_be_saved_is_one_clear_line(tmp_path):
+    db = tmp_path / "study.db"
+    open_database(db).close()
+    other = sqlite3.connect(db)
+    other.execute("BEGIN IMMEDIATE")  # another program holds the write lock
+    try:
+        code, out, err = run(
+            "study", "new", "--engine", "offline", "--busy-timeout", "0.2", "--db", str(db)
+        )
+    finally:
+        other.rollback()
+        other.close()
+    assert (code, out) == (1, "")
+    assert err.strip() == (
+        f"error: the study plan could not be saved in {db}: database is locked; what was saved"
+        " before is kept, and `playground study resume` goes on from there"
+    )
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM study_plans").fetchone() == (0,)

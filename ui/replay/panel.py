@@ -15,7 +15,9 @@ from playground.history.recording import Recording
 from playground.settings import RoomSettings
 from ui.replay.controller import ReplayController
 from ui.replay.fork_dialog import ForkDialog
+from ui.replay.reviews import ReviewsWindow, review_count
 from ui.replay.transport import TransportBar
+from ui.tool_window import show_single
 from ui.widgets.row_placement import RESERVED_ROWS
 
 
@@ -55,6 +57,8 @@ class ReplayPanel(QObject):
         t.timeline.scrubbed.connect(r.seek)
         t.close_requested.connect(r.close)
         t.fork_requested.connect(self.open_fork)
+        t.reviews_requested.connect(self.open_reviews)
+        self.reviews: ReviewsWindow | None = None
         r.playing_changed.connect(t.set_playing)
         r.position_changed.connect(self._moved)
         r.opened.connect(self._opened)
@@ -103,6 +107,9 @@ class ReplayPanel(QObject):
             f" · condition {s.get('condition') or '–'} · seed {s.get('seed')}"
         )
         w.setWindowTitle(f"Thought Playground — replay of {s['id']}")
+        reviews = review_count(rec.db, s["id"])
+        self.transport.reviews_button.setText(f"Reviews ({reviews})…")
+        self.transport.reviews_button.setVisible(reviews > 0)
         self.transport.show()
         for sc in self.shortcuts:
             sc.setEnabled(True)
@@ -141,6 +148,20 @@ class ReplayPanel(QObject):
         self.transport.where.setText(
             f"{where} · {rec.messages_shown(seq)} of {len(rec.message_seq)} messages"
         )
+
+    def open_reviews(self) -> ReviewsWindow | None:
+        """The reviews of the session being replayed, in a window of their own."""
+        rec = self.controller.recording
+        if rec is None:
+            return None
+        if self.reviews is not None and self.reviews.session_id != rec.session["id"]:
+            self.reviews.close()
+            self.reviews.deleteLater()
+            self.reviews = None
+        self.reviews = show_single(
+            self.reviews, lambda: ReviewsWindow(rec.db, rec.session["id"], self.window)
+        )
+        return self.reviews
 
     def open_fork(self) -> ForkDialog | None:
         """The Fork dialog for the current moment; accepting it starts the fork."""

@@ -174,6 +174,7 @@ class TransportBar(QWidget):
     speed_changed = Signal(float)
     cps_changed = Signal(float)
     fork_requested = Signal()
+    reviews_requested = Signal()
     close_requested = Signal()
 
     def __init__(self, default_cps: float, parent: QWidget | None = None) -> None:
@@ -241,6 +242,14 @@ class TransportBar(QWidget):
         )
         self.fork_button.clicked.connect(self.fork_requested)
         row.addWidget(self.fork_button)
+        self.reviews_button = QToolButton()
+        self.reviews_button.setToolTip(
+            "People's reviews: what those who took part from a browser noted afterwards, message"
+            " by message"
+        )
+        self.reviews_button.clicked.connect(self.reviews_requested)
+        self.reviews_button.hide()  # shown for a session that has reviews
+        row.addWidget(self.reviews_button)
         self.close_button = QToolButton()
         self.close_button.setText("Close replay")
         self.close_button.clicked.connect(self.close_requested)

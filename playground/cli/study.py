@@ -130,6 +130,7 @@ async def _run(
             print(f"Study plan {plan_id} is already done.", file=err)
             return 0
         settings.room.show_thoughts = saved["show_thoughts"]
+        _same_engine(plan_id, saved["settings"], settings)
 
     def links(server: StudyServer, book: PlanSeatBook) -> None:
         where = server.listening
@@ -163,6 +164,27 @@ async def _run(
         await engine.close()
     print(plan_id, file=out, flush=True)
     return 0
+
+
+def _same_engine(plan_id: str, saved: dict[str, Any], now: Any) -> None:
+    """Refuse to go on with another engine or model than the plan's conversations ran with: the
+    conditions must differ only in proactivity.
+
+    Raises:
+        SettingsError: the engine or the model differs (naming the flags that would match).
+    """
+    was = (
+        saved["engine"]["engine"],
+        saved["llm"]["model"] if saved["engine"]["engine"] != "offline" else "",
+    )
+    is_ = (now.engine.engine, now.llm.model if now.engine.engine != "offline" else "")
+    if was != is_:
+        flags = f"--engine {was[0]}" + (f" --model {was[1]}" if was[1] else "")
+        raise errors.SettingsError(
+            f"plan {plan_id} ran with the {was[0]} engine{f' and {was[1]}' if was[1] else ''};"
+            f" resume it with the same ({flags}) so that its conversations differ only in"
+            " their condition"
+        )
 
 
 def list_plans(args: argparse.Namespace, out: TextIO) -> int:

@@ -6,8 +6,12 @@ from __future__ import annotations
 import io
 import sqlite3
 
+from playground import personas
 from playground.cli import main as cli
+from playground.clock import SystemClock
+from playground.settings import load_settings
 from playground.storage import open_database
+from playground.study.plan import create_plan
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -76,3 +80,21 @@ def test_a_plan_that_cannot_be_saved_is_one_clear_line(tmp_path):
         " before is kept, and `playground study resume` goes on from there"
     )
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM study_plans").fetchone() == (0,)
+
+
+def test_a_plan_resumes_only_with_the_engine_it_ran_with(tmp_path):
+    db_path = tmp_path / "study.db"
+    db = open_database(db_path)
+    ran_with = load_settings({}, {"engine": "openai", "model": "gpt-4o-mini", "api_key": "k"})
+    plan_id = create_plan(
+        db, personas.load_personas(), ran_with, humans=1, group=0, seed=0, minutes=10,
+        now=SystemClock().now_iso(),
+    )  # fmt: skip
+    db.close()
+    code, out, err = run("study", "resume", plan_id, "--engine", "offline", "--db", str(db_path))
+    assert (code, out) == (1, "")
+    assert err.strip() == (
+        f"error: plan {plan_id} ran with the openai engine and gpt-4o-mini; resume it with the"
+        " same (--engine openai --model gpt-4o-mini) so that its conversations differ only in"
+        " their condition"
+    )

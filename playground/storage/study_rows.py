@@ -122,6 +122,28 @@ def retrospective(
     )
 
 
+def reviewed_messages(db: sqlite_utils.Database, session_id: str) -> list[dict[str, Any]]:
+    """The session's retrospective rows by message, then author, each with its message's
+    ``speaker``, ``text`` and the agents' ``interpretation`` of it (None when there is none)."""
+    return _dicts(
+        db.execute(
+            "SELECT r.message_id, m.speaker, m.text, m.interpretation, r.author, r.thinking,"
+            " r.wanted, r.why, r.timing, r.after_message_id, r.updated_at"
+            " FROM retrospective r JOIN messages m"
+            " ON m.session_id = r.session_id AND m.id = r.message_id"
+            " WHERE r.session_id = ? ORDER BY r.message_id, r.author",
+            [session_id],
+        )
+    )
+
+
+def review_count(db: sqlite_utils.Database, session_id: str) -> int:
+    [(n,)] = db.execute(
+        "SELECT COUNT(*) FROM retrospective WHERE session_id = ?", [session_id]
+    ).fetchall()
+    return int(n)
+
+
 # -- questionnaire -----------------------------------------------------------------------------
 # A person's ratings of a study conversation's agent are the participant questionnaire the window
 # gives its own human (``ratings`` rows of instrument ``participant``, the person as ``rater``):

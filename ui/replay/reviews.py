@@ -32,43 +32,29 @@ COLUMNS = [
 
 def review_rows(db: Any, session_id: str) -> list[list[str]]:
     """The session's reviews as the window's rows, by message, then person."""
-    messages = {
-        mid: (speaker, text, interpretation or "")
-        for mid, speaker, text, interpretation in db.execute(
-            "SELECT id, speaker, text, interpretation FROM messages WHERE session_id = ?",
-            [session_id],
-        ).fetchall()
-    }
-    rows = sorted(
-        study_rows.retrospective(db, session_id), key=lambda r: (r["message_id"], r["author"])
-    )
     out = []
-    for r in rows:
-        speaker, text, interpretation = messages.get(r["message_id"], ("", "", ""))
+    for r in study_rows.reviewed_messages(db, session_id):
         when = TIMINGS.get(r["timing"] or "", "")
         if r["timing"] == "after" and r["after_message_id"] is not None:
             when = f"After message #{r['after_message_id']}"
+        own = r["author"] == r["speaker"]
         out.append(
             [
                 str(r["message_id"]),
-                speaker,
-                text,
+                r["speaker"],
+                r["text"],
                 r["author"],
                 r["thinking"],
                 WANTED.get(r["wanted"] or "", ""),
                 r["why"],
                 when,
-                interpretation if r["author"] == speaker else "",
+                (r["interpretation"] or "") if own else "",
             ]
         )
     return out
 
 
-def review_count(db: Any, session_id: str) -> int:
-    [(n,)] = db.execute(
-        "SELECT COUNT(*) FROM retrospective WHERE session_id = ?", [session_id]
-    ).fetchall()
-    return int(n)
+review_count = study_rows.review_count
 
 
 class ReviewsWindow(ToolWindow):

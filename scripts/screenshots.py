@@ -279,12 +279,41 @@ async def trajectory() -> None:
     await shots()
 
 
+async def study_report() -> None:
+    """Rating ▸ Study report… over a finished study (testbed/study_data.py: plan p1's three
+    offline conversations with every answer, plan p2 not run yet), plan p1 chosen:
+    docs/study-report.png (1440×900)."""
+    from playground.storage import open_database, study_rows
+    from testbed.study_data import build_study_database
+
+    path = Path(tempfile.mkdtemp()) / "study.db"
+    win, controller = build(db_path=str(path), environ={})
+    controller.start_loading_embedder()
+    await build_study_database(path, await controller.embedder())
+    db = open_database(path)
+    study_rows.finish_plan(db, "p1")
+    db.close()
+    win.resize(1440, 900)
+    win.show()
+    view = win.rating.open_study_report()
+    assert view is not None
+    view.resize(1440, 900)
+    view.set_plan("p1")
+    while view.computing:
+        await asyncio.sleep(0.1)
+    await settle(0.5)
+    view.grab().save(str(DOCS / "study-report.png"))
+    await controller.shutdown()
+    print("wrote docs/study-report.png")
+
+
 MODES = {
     "experiments": experiments,
     "mixed": mixed,
     "layout": layout,
     "storm": storm,
     "trajectory": trajectory,
+    "study-report": study_report,
 }
 
 if __name__ == "__main__":

@@ -383,7 +383,10 @@ class StudyHub:
     def _join(self, seat: Seat, typed: object) -> None:
         if seat.name is not None:
             raise StudyError(f"You already joined as {seat.name}.")
-        name = check_name(typed, list(self.room.participants))
+        plan = self.review.plan
+        taken = [*self.room.participants, *(plan.agents if plan is not None else ())]
+        taken += [s.name for s in self.book.seats if s.name is not None]  # a plan's other people
+        name = check_name(typed, taken)
         self.room.add_human(name, remote=True)
         self.book.name(seat, name)
         for conn in self.connections:

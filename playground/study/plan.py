@@ -182,6 +182,7 @@ class PlanRunner:
             topic=step["topic"],
             agent=agent,
             final_agents=tuple(s["persona"] for s in self.steps) if last else None,
+            agents=tuple(s["persona"] for s in self.steps),
         )
 
     async def _open(self, step: dict[str, Any]) -> StudyHub:
@@ -218,8 +219,12 @@ class PlanRunner:
         try:
             await factory.add_agents(room, settings, [self.library[step["persona"]]])
             for seat in self.book.seats:
-                if seat.name is not None and not seat.revoked:
-                    room.add_human(seat.name, remote=True)
+                if seat.name is None or seat.revoked:
+                    continue
+                if seat.name in room.participants:  # a plan saved before names were checked
+                    log.warning("%s shares the agent's name: not seated", seat.name)
+                    continue
+                room.add_human(seat.name, remote=True)
         except BaseException:
             room.finish("interrupted", "the conversation could not be set up")
             raise

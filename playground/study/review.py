@@ -51,6 +51,9 @@ class PlanStep:
     #: The plan's agents, in order, when this is its last conversation: the end-of-study
     #: questions follow it. None for the other conversations.
     final_agents: tuple[str, ...] | None = None
+    #: Every agent of the plan: a person cannot take one of their names, as they would meet
+    #: that agent in a later conversation.
+    agents: tuple[str, ...] = ()
 
     def public(self) -> Payload:
         return {"position": self.position, "of": self.of, "topic": self.topic, "agent": self.agent}

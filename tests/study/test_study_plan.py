@@ -67,9 +67,15 @@ async def test_a_plan_runs_three_conversations_with_reviews_ratings_and_final_an
         assert hello["questionnaire"]["agent"] == agents[0]
         assert hello["final"] is None
         assert hello["thoughts_shown"] is False
+        # Not the name of an agent met later: the plan could not seat them with it.
+        await ivy.send(type="join", name=agents[2])
+        error = await ivy.until(lambda p: p["type"] == "error")
+        assert error["message"] == f"Someone in this conversation is already called {agents[2]}."
         await ivy.send(type="join", name="Ivy")
         await ivy.until(lambda p: p["type"] == "you")
         kai, _ = await open_browser(plan.links[1], plan.origin)
+        await kai.send(type="join", name="ivy")  # nor another person's
+        assert "already called" in (await kai.until(lambda p: p["type"] == "error"))["message"]
         await kai.send(type="join", name="Kai")
         await ivy.send(type="say", text="I love climbing on weekends.")
         await ivy.until(lambda p: p["type"] == "message" and p["message"]["speaker"] == "Ivy")

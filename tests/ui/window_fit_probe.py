@@ -118,6 +118,8 @@ async def open_everything() -> dict[str, Any]:
     add(fork)
     add(win.experiments.open_view())
     add(win.experiments.new_experiment())
+    add(win.experiments.plans.open_view())
+    add(win.experiments.plans.new_plan())
     add(win.storm.open_view())
     add(win.storm.open_add())
     profile = controller.generate_profile(1, task=None, difficulty=None, uncertainty=0)
@@ -127,6 +129,7 @@ async def open_everything() -> dict[str, Any]:
     add(win.rating.open_rater())
     add(win.rating.open_plans())
     add(win.rating.open_report())
+    add(win.rating.open_study_report())
     rating = RaterWindow(db, win)  # the blind rating window on a session: conversation and form
     rating.show()
     rating.rate_session(sid)

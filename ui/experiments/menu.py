@@ -11,12 +11,14 @@ from PySide6.QtGui import QKeySequence
 
 from ui.experiments.dialog import NewExperimentDialog
 from ui.experiments.view import ExperimentsWindow
+from ui.study_plans.menu import StudyPlansMenu
 from ui.tool_window import show_single
 from ui.window.host import WindowHost
 
 
 class ExperimentsMenu(QObject):
-    """Adds Experiments ▸ Experiments… and New experiment… to ``window``.
+    """Adds Experiments ▸ Experiments… and New experiment… to ``window`` (and, below them, Study
+    plans… and New study plan…: :class:`ui.study_plans.menu.StudyPlansMenu`).
 
     Closing the main window while an experiment runs first cancels it and waits until its
     conversations in flight are saved ``interrupted`` (so Resume can redo them), then lets the
@@ -40,6 +42,9 @@ class ExperimentsMenu(QObject):
         self.act_open.triggered.connect(lambda: self.open_view())
         self.act_new.triggered.connect(lambda: self.new_experiment())
         window.installEventFilter(self)
+        menu.addSeparator()
+        #: Study plans… and New study plan… (user studies from people's browsers).
+        self.plans = StudyPlansMenu(window, menu)
 
     def open_view(self) -> ExperimentsWindow:
         """The Experiments window (one; an open one is refreshed and brought to the front)."""

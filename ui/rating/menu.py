@@ -36,6 +36,7 @@ class RatingMenu(QObject):
         self.rater: RaterWindow | None = None
         self.plans: RatingPlanDialog | None = None
         self.report: QWidget | None = None
+        self.study_report: QWidget | None = None
         self.picker: JoinedSessionPicker | None = None
         self.questionnaire: QuestionnaireDialog | None = None
         self.offered: set[str] = set()  # sessions whose questionnaire was offered already
@@ -44,11 +45,13 @@ class RatingMenu(QObject):
         self.act_rate = menu.addAction("Rate conversations (blind)…")
         self.act_plans = menu.addAction("Rating plans…")
         self.act_report = menu.addAction("Report…")
+        self.act_study_report = menu.addAction("Study report…")
         menu.addSeparator()
         self.act_questionnaire = menu.addAction("Questionnaire for a session I joined…")
         self.act_rate.triggered.connect(self.open_rater)
         self.act_plans.triggered.connect(self.open_plans)
         self.act_report.triggered.connect(self.open_report)
+        self.act_study_report.triggered.connect(self.open_study_report)
         self.act_questionnaire.triggered.connect(self.open_questionnaire_picker)
         window.bridge.session_finished.connect(self._session_finished)
         window.installEventFilter(self)
@@ -139,6 +142,21 @@ class RatingMenu(QObject):
             self.report = w
         return w
 
+    def open_study_report(self) -> QWidget | None:
+        """The analysis of the study plans (``playground study-report``), with the window's shared
+        embedding model for the similarities; an open one is refreshed and brought to the front."""
+        from ui.rating.study_report_view import StudyReportView
+
+        if self._alive(self.study_report):
+            self.study_report.refresh()  # type: ignore[union-attr]
+        embedder = self.controller.embedder
+        w = self._front(
+            self.study_report, lambda db: StudyReportView(db, self._main, embedder=embedder)
+        )
+        if w is not None:
+            self.study_report = w
+        return w
+
     def open_questionnaire_picker(self) -> JoinedSessionPicker | None:
         db = self._db()
         if db is None:
@@ -184,7 +202,8 @@ class RatingMenu(QObject):
 
     def close_all(self) -> None:
         """Close every window this menu opened (the main window is closing)."""
-        for w in (self.rater, self.plans, self.report, self.picker, self.questionnaire):
+        opened = (self.rater, self.plans, self.report, self.study_report, self.picker)
+        for w in (*opened, self.questionnaire):
             if w is not None:
                 with contextlib.suppress(RuntimeError):  # already deleted on the C++ side
                     w.close()

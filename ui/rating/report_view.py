@@ -93,6 +93,9 @@ class ReportView(ToolWindow):
         top.addWidget(self.refresh_button)
         self.summary = QLabel("")
         self.summary.setStyleSheet("color:#555;")
+        # Wraps rather than widening the window: its text grows while the agreement computes
+        # ("· computing agreement…"), and a window fitted then would not fit a 1024 px screen.
+        self.summary.setWordWrap(True)
         top.addWidget(self.summary, 1)
         lay.addLayout(top)
         self.message = QLabel("")

@@ -1,0 +1,274 @@
+"""The study report in a window: what ``playground study-report`` prints for one study plan, or
+for every plan pooled, recomputed from the database on every refresh.
+
+The report is built by :func:`playground.report.study.build_study_report` and written by
+:func:`playground.report.study_format.render_table`, as on the command line (without a judge). It
+is computed in a worker thread, in two passes: without the similarities first, shown at once
+while the view says it is still computing; then, once the window's shared embedding model has
+embedded the texts the report compares (on the event loop, in the model's own thread), with them.
+A refresh supersedes the one still computing, and closing the view drops it. Without an embedding
+model (none given, or it cannot be used) the report is shown without the similarities, and the
+view says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import shiboken6
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QCloseEvent, QFontDatabase, QShowEvent
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+
+from playground import errors
+from playground.report import study
+from playground.report.study_model import StudyReport
+from playground.storage import study_rows
+from playground.storage.database import database_path
+from ui.rating.study_report_jobs import Computed, compute_on, looked_up, texts_to_embed
+from ui.tool_window import ToolWindow, button
+
+log = logging.getLogger(__name__)
+
+ALL = "All plans"
+NO_PLANS = (
+    "No study plans in this database yet. Run one with `playground study new` (for example"
+    " `playground study new --humans 2 --db {db}`): its conversations, questionnaires and"
+    " answers then show here. Press Refresh to look again."
+)
+COMPUTING = "Computing the report…"
+EMBEDDING = "Computing the similarities (the embedding model loads on first use)…"
+NO_EMBEDDER = "this view has no embedding model"
+NO_SIMILARITY = "Shown without the similarities: {why}. The rest of the report is complete."
+FAILED = (
+    "The study report could not be computed ({error}). The details are in the log; press Refresh"
+    " to try again."
+)
+
+#: Gives the shared embedder (``await embedder.embed(texts)`` → one row per text), loaded.
+EmbedderSource = Callable[[], Awaitable[Any]]
+
+
+class StudyReportView(ToolWindow):
+    """The study report of one plan, or of every plan pooled.
+
+    Args:
+        db: the session database.
+        parent: the main window, or None.
+        embedder: gives the window's shared embedder (the controller's ``embedder``); None
+            leaves the similarities out.
+    """
+
+    def __init__(
+        self, db: Any, parent: QWidget | None = None, *, embedder: EmbedderSource | None = None
+    ) -> None:
+        super().__init__("Study report", (1440, 900), parent)
+        self.db = db
+        self.embedder = embedder
+        self.report: StudyReport | None = None
+        path = database_path(db)
+        # A database in memory cannot be shared with a thread: its report is computed here.
+        self._source: Any = path if path is not None else db
+        self._generation = 0  # the refresh whose results are shown; older ones are dropped
+        self._task: asyncio.Future[None] | None = None
+        self._closed_while_computing = False
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 6, 8, 6)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Plan"))
+        self.plan = QComboBox()
+        self.plan.setMinimumWidth(360)
+        self.plan.setToolTip("One study plan, or every plan pooled")
+        self.plan.activated.connect(lambda _i: self.refresh())
+        top.addWidget(self.plan)
+        self.refresh_button = button(
+            "Refresh", "Recompute the report from the database", self.refresh
+        )
+        top.addWidget(self.refresh_button)
+        self.summary = QLabel("")
+        self.summary.setStyleSheet("color:#555;")
+        top.addWidget(self.summary, 1)
+        lay.addLayout(top)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.hide()
+        lay.addWidget(self.message)
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        self.text.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # the Methods line
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.text.setAccessibleName("Study report")
+        lay.addWidget(self.text, 1)
+        self.refresh()
+
+    # -- the plans -------------------------------------------------------------------------------
+
+    def _fill_plans(self, chosen: str | None) -> None:
+        self.plan.clear()
+        self.plan.addItem(ALL, None)
+        try:
+            rows = study_rows.plans(self.db)
+        except Exception:  # an unreadable database: the report says why
+            log.exception("study report: the plans could not be read")
+            rows = []
+        for p in rows:
+            self.plan.addItem(f"{p['id']} · group {p['grp']} · {p['status']}", str(p["id"]))
+            self.plan.setItemData(
+                self.plan.count() - 1,
+                f"created {str(p['created_at'])[:16]}, {p['humans']} people",
+                Qt.ItemDataRole.ToolTipRole,
+            )
+        self.plan.setCurrentIndex(max(0, self.plan.findData(chosen)) if chosen else 0)
+
+    def selected_plan(self) -> str | None:
+        """The plan chosen (None: all plans)."""
+        data = self.plan.currentData()
+        return None if data is None else str(data)
+
+    def set_plan(self, plan: str | None) -> None:
+        """Show one plan's report (None: every plan, pooled) and recompute."""
+        self._fill_plans(plan)
+        self.refresh()
+
+    # -- computing -------------------------------------------------------------------------------
+
+    @property
+    def computing(self) -> bool:
+        """True while a refresh is still computing."""
+        return self._task is not None and not self._task.done()
+
+    def refresh(self) -> None:
+        """Recompute the report from the database in a worker thread; a refresh still computing
+        is superseded by this one."""
+        plan = self.selected_plan()
+        self._fill_plans(plan)
+        plan = self.selected_plan()  # all plans, if that one is gone
+        self.report = None
+        self.message.hide()
+        self.text.setPlainText("")
+        self.summary.setText(COMPUTING)
+        self._start(self._compute(self._next_generation(), plan))
+
+    def _next_generation(self) -> int:
+        self._generation += 1
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._task = None
+        return self._generation
+
+    def _start(self, coro: Coroutine[Any, Any, None]) -> None:
+        self._closed_while_computing = False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no event loop runs (a script): compute now, on a loop of its own
+            with asyncio.Runner(loop_factory=asyncio.new_event_loop) as runner:
+                runner.run(coro)
+            return
+        self._task = asyncio.ensure_future(coro)
+
+    def _current(self, generation: int) -> bool:
+        return generation == self._generation and shiboken6.isValid(self)
+
+    async def _in_worker(self, plan: str | None, embed: study.EmbedFn | None) -> Computed | None:
+        if isinstance(self._source, Path):
+            return await asyncio.to_thread(compute_on, self._source, plan, embed)
+        return compute_on(self._source, plan, embed)
+
+    async def _vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
+        if not texts:
+            return {}
+        assert self.embedder is not None
+        rows = np.asarray(await (await self.embedder()).embed(texts))
+        return dict(zip(texts, rows, strict=True))
+
+    async def _compute(self, generation: int, plan: str | None) -> None:
+        try:
+            quick = await self._in_worker(plan, None)
+            if not self._current(generation):
+                return
+            if quick is None or self.embedder is None:
+                self._show(quick, note=None if quick is None else NO_EMBEDDER)
+                return
+            self._show(quick, computing=True)
+            try:
+                vectors = await self._vectors(texts_to_embed(quick.report))
+            except Exception as exc:  # the model is not installed, or failed to load
+                log.warning("study report: the similarities are left out", exc_info=True)
+                if self._current(generation):
+                    why = f"the embedding model could not be used ({type(exc).__name__}: {exc})"
+                    self._show(quick, note=why)
+                return
+            if not self._current(generation):
+                return
+            full = await self._in_worker(plan, looked_up(vectors))
+            if self._current(generation):
+                self._show(full)
+        except errors.PlaygroundError as exc:  # the plan is gone, the database is unreadable
+            log.warning("study report: %s", exc)
+            if self._current(generation):
+                self._failed(f"⚠ {exc} (press Refresh to try again)")
+        except Exception as exc:  # a view must never take the window down (logged)
+            log.exception("study report: computing the report failed")
+            if self._current(generation):
+                self._failed(f"⚠ {FAILED.format(error=f'{type(exc).__name__}: {exc}')}")
+
+    # -- showing ---------------------------------------------------------------------------------
+
+    def _show(
+        self, computed: Computed | None, *, computing: bool = False, note: str | None = None
+    ) -> None:
+        if computed is None:
+            self.report = None
+            self.text.setPlainText("")
+            self.summary.setText("")
+            path = self._source if isinstance(self._source, Path) else "sessions/study.db"
+            self._say(NO_PLANS.format(db=path))
+            return
+        self.report = computed.report
+        bars = (self.text.verticalScrollBar(), self.text.horizontalScrollBar())
+        at = [b.value() for b in bars]
+        self.text.setPlainText(computed.text)
+        for b, v in zip(bars, at, strict=True):  # where the reader scrolled to stays
+            b.setValue(v)
+        self.summary.setText(EMBEDDING if computing else f"Computed at {time.strftime('%H:%M:%S')}")
+        if note:
+            self._say(NO_SIMILARITY.format(why=note))
+        else:
+            self.message.hide()
+
+    def _failed(self, text: str) -> None:
+        self.report = None
+        self.text.setPlainText("")
+        self.summary.setText("")
+        self._say(text, error=True)
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        self.message.setText(text)
+        self.message.setStyleSheet(
+            ("background:#fdecea; border:1px solid #f5c6cb; color:#b71c1c;" if error else
+             "background:#fff8e1; border:1px solid #ffe082;")
+            + " border-radius:4px; padding:8px;"
+        )  # fmt: skip
+        self.message.show()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._closed_while_computing:  # shown again: compute what was dropped at the close
+            self.refresh()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.computing:  # nobody will look at the result: drop it
+            self._next_generation()
+            self._closed_while_computing = True
+        super().closeEvent(event)

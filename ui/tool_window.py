@@ -147,6 +147,12 @@ def fit_height(table: QTableWidget, rows: int) -> None:
     table.setFixedHeight(h)
 
 
+def min_rows(table: QTableWidget, rows: int) -> None:
+    """Keep ``table`` at least as tall as its header and ``rows`` rows (it may grow)."""
+    h = table.horizontalHeader().sizeHint().height()
+    table.setMinimumHeight(h + rows * table.verticalHeader().defaultSectionSize() + 4)
+
+
 def selected_data(table: QTableWidget, column: int = 0) -> object:
     """The ``Qt.UserRole`` data of the selected row's cell in ``column`` (None: no selection)."""
     rows = table.selectionModel().selectedRows()

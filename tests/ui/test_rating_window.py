@@ -90,6 +90,7 @@ async def test_the_rating_menu_opens_each_window_on_the_controllers_database(win
         "Rate conversations (blind)…",
         "Rating plans…",
         "Report…",
+        "Study report…",
         "Questionnaire for a session I joined…",
     ]
     win.rating.act_questionnaire.trigger()

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -22,7 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from playground import domain, errors, personas
-from ui.dialogs.common import ok_cancel
+from ui.dialogs.common import error_and_buttons, keep, kept, show_error
+from ui.dialogs.common import spin_box as _spin
 from ui.experiments.launch import EngineChoice, Options, Plan
 from ui.screen_fit import fit_window
 
@@ -112,15 +111,7 @@ class NewExperimentDialog(QDialog):
         form.addRow("Engine", self.engine)
         lay.addLayout(form)
 
-        self.error = QLabel("")
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color:#c62828;")
-        self.error.hide()
-        lay.addWidget(self.error)
-        self.buttons = ok_cancel(self)
-        ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
-        ok.setText("Launch")
-        lay.addWidget(self.buttons)
+        self.error, self.buttons = error_and_buttons(self, lay, "Launch")
         self.personas_dir.editingFinished.connect(self._check_personas)
         self._restore()
         self._check_personas()
@@ -129,38 +120,30 @@ class NewExperimentDialog(QDialog):
     def _restore(self) -> None:
         """Show the values last launched, where there are any (a number out of range is
         clamped; an unknown engine or condition is ignored)."""
-        store = QSettings()
-        store.beginGroup(SETTINGS_GROUP)
-        try:
-            if not store.contains("conditions"):
-                return
-            chosen = str(store.value("conditions", "")).split(",")
-            for c, box in self.conditions.items():
-                box.setChecked(c in chosen)
-            for key, spin in self._spins().items():
-                value = str(store.value(key, ""))
-                if value.lstrip("-").isdigit():
-                    spin.setValue(int(value))
-            self.personas_dir.setText(str(store.value("personas_dir", self.personas_dir.text())))
-            self.name.setText(str(store.value("name", "")))
-            engine = self.engine.findData(str(store.value("engine", "")))
-            if engine >= 0:
-                self.engine.setCurrentIndex(engine)
-        finally:
-            store.endGroup()
+        saved = kept(SETTINGS_GROUP)
+        if "conditions" not in saved:
+            return
+        chosen = saved["conditions"].split(",")
+        for c, box in self.conditions.items():
+            box.setChecked(c in chosen)
+        for key, spin in self._spins().items():
+            value = saved.get(key, "")
+            if value.lstrip("-").isdigit():
+                spin.setValue(int(value))
+        self.personas_dir.setText(saved.get("personas_dir", self.personas_dir.text()))
+        self.name.setText(saved.get("name", ""))
+        engine = self.engine.findData(saved.get("engine", ""))
+        if engine >= 0:
+            self.engine.setCurrentIndex(engine)
 
     def _remember(self, opts: Options) -> None:
         """Keep ``opts`` for the next New experiment dialog."""
-        store = QSettings()
-        store.beginGroup(SETTINGS_GROUP)
-        store.setValue("conditions", ",".join(opts.conditions))
-        for key, spin in self._spins().items():
-            store.setValue(key, spin.value())
-        store.setValue("personas_dir", opts.personas_dir)
-        store.setValue("name", opts.name or "")
-        store.setValue("engine", opts.engine)
-        store.endGroup()
-        store.sync()
+        keep(
+            SETTINGS_GROUP,
+            {"conditions": ",".join(opts.conditions)}
+            | {key: spin.value() for key, spin in self._spins().items()}
+            | {"personas_dir": opts.personas_dir, "name": opts.name or "", "engine": opts.engine},
+        )
 
     def _spins(self) -> dict[str, QSpinBox]:
         return {
@@ -201,8 +184,7 @@ class NewExperimentDialog(QDialog):
 
     def _fail(self, text: str) -> None:
         self.plan = None
-        self.error.setText(f"⚠ {text}")
-        self.error.show()
+        show_error(self.error, text)
 
     def _browse(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Persona directory", self.personas_dir.text())
@@ -225,11 +207,3 @@ class NewExperimentDialog(QDialog):
             f"{n} personas (each gets 2 facts borrowed from the others), {m} icebreakers"
         )
         self.agents.setMaximum(max(1, n))
-
-
-def _spin(low: int, high: int, value: int, suffix: str = "") -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(low, high)
-    box.setValue(value)
-    box.setSuffix(suffix)
-    return box

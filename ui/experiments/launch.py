@@ -16,13 +16,14 @@ from typing import Any, Literal
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from playground import domain, errors, factory
+from playground import domain, errors
 from playground.embedding.cache import CachingEmbedder
 from playground.experiments import results
 from playground.experiments import runner as experiment
 from playground.experiments.protocol import ExperimentProtocol, build_protocol
 from playground.settings import Settings, load_settings
 from playground.urls import redact
+from ui.loop_job import LoopJob
 
 log = logging.getLogger(__name__)
 
@@ -177,12 +178,13 @@ def plan_resume(
     return Plan(protocol, settings, concurrency, None)
 
 
-class ExperimentRun(QObject):
+class ExperimentRun(LoopJob):
     """One experiment running (or resuming) as a task on the GUI's loop.
 
     The engine is built with the window's shared embedding model, which loads in its own
     thread. Progress is re-emitted at most every ``interval_ms``, so a batch of fast offline
-    conversations never floods the window with repaints.
+    conversations never floods the window with repaints. ``ended`` gives the outcome
+    ("finished", "cancelled", "error") and the message.
 
     Args:
         db: the session database.
@@ -192,7 +194,6 @@ class ExperimentRun(QObject):
     """
 
     progress_changed = Signal(object)  # experiment.Progress
-    ended = Signal(str, str)  # outcome ("finished", "cancelled", "error"), message
 
     def __init__(
         self,
@@ -203,15 +204,10 @@ class ExperimentRun(QObject):
         interval_ms: int = 200,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.db = db
+        super().__init__(db, embedder, parent)
         self.plan = plan
         self.experiment_id = plan.experiment_id
-        self._embedder = embedder
         self.runner: experiment.Runner | None = None
-        self.task: asyncio.Task[None] | None = None
-        self.outcome: str | None = None
-        self.message = ""
         self._cancel_requested = False
         self._dirty = False
         self._timer = QTimer(self)
@@ -222,17 +218,8 @@ class ExperimentRun(QObject):
     def progress(self) -> experiment.Progress | None:
         return self.runner.progress if self.runner is not None else None
 
-    @property
-    def running(self) -> bool:
-        """Started and not ended (``ended`` is emitted as the task's last act)."""
-        return self.task is not None and not self.task.done() and self.outcome is None
-
-    def start(self) -> asyncio.Task[None]:
-        """Start the run as a task on the running loop."""
-        if self.task is None:
-            self.task = asyncio.ensure_future(self._main())
-            self._timer.start()
-        return self.task
+    def _started(self, task: asyncio.Task[None]) -> None:
+        self._timer.start()
 
     def cancel(self) -> None:
         """Stop: no new conversation starts and those in flight end ``interrupted``."""
@@ -242,16 +229,6 @@ class ExperimentRun(QObject):
         elif self.task is not None and not self.task.done():
             self.task.cancel()  # still loading the model or connecting: nothing was run yet
 
-    async def wait(self) -> None:
-        """Until the run has ended (its conversations' endings are recorded)."""
-        if self.task is not None:
-            await asyncio.gather(self.task, return_exceptions=True)
-
-    async def stop(self) -> None:
-        """Cancel and wait for the run to end."""
-        self.cancel()
-        await self.wait()
-
     def _on_progress(self, _progress: experiment.Progress) -> None:
         self._dirty = True
 
@@ -260,15 +237,9 @@ class ExperimentRun(QObject):
             self._dirty = False
             self.progress_changed.emit(self.runner.progress)
 
-    async def _engine(self) -> factory.Engine:
-        s = self.plan.settings
-        local = s.engine.engine == "offline" or s.engine.embeddings == "local"
-        embedder = await self._embedder() if local else None
-        return await factory.build_engine(s, embedder=embedder)
-
     async def _main(self) -> None:
         try:
-            engine = await self._engine()
+            engine = await self._engine(self.plan.settings)
             try:
                 if self._cancel_requested:
                     raise asyncio.CancelledError

@@ -10,19 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from typing import Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QSizePolicy,
-    QVBoxLayout,
-)
+from PySide6.QtWidgets import QAbstractItemView, QSizePolicy
 
 from playground import errors
 from playground.experiments import results as experiment_report
@@ -37,59 +28,43 @@ from ui.experiments.tables import (
     fill_runs,
     fill_summary,
 )
-from ui.theme import show_status, show_warning
-from ui.tool_window import SessionsWindow, selected_data
+from ui.job_window import JobWindow
 from ui.tool_window import group_box as _group
+from ui.tool_window import min_rows
 from ui.tool_window import read_only_table as _table
 
-log = logging.getLogger(__name__)
 
-
-class ExperimentsWindow(SessionsWindow):
+class ExperimentsWindow(JobWindow):
     """Launch, watch, cancel and resume experiments; open their conversations in replay.
 
-    Made as a :class:`SessionsWindow`; it uses more of the controller: its database, settings
-    (the engine configured under Engine…), environment, persona directory and shared embedding
-    model.
+    Made as a :class:`SessionsWindow` (a :class:`JobWindow`); it uses more of the controller: its
+    database, settings (the engine configured under Engine…), environment, persona directory and
+    shared embedding model. Its Stop button is Cancel (``cancel_button``).
     """
 
     TITLE = "Experiments"
+    LISTING = "Experiments"
+    BUSY = "An experiment is running: cancel it first, or wait for it to end."
+    STOPPING = "Cancelling: the conversations in flight are being saved as interrupted…"
+    NO_SESSION = "Select a conversation that has started to open it in replay."
+
+    job: ExperimentRun | None
 
     def _build(self) -> None:
-        self.job: ExperimentRun | None = None
-        self.shown_id: str | None = None
         self.concurrency = 8  # Resume uses the concurrency of the last launch
         self._closing = False
         self._seen: tuple[int, int] = (-1, -1)
         self._tasks: set[asyncio.Future[Any]] = set()
         self.dialog: NewExperimentDialog | None = None
 
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 6, 8, 6)
-        bar = QHBoxLayout()
-        self.new_button = QPushButton("New experiment…")
-        self.resume_button = QPushButton("Resume")
-        self.resume_button.setToolTip(
+        lay = self._top_row(
+            "New experiment…",
             "Run the selected experiment's protocol again: finished conversations are skipped,"
-            " interrupted and failed ones are run again"
+            " interrupted and failed ones are run again",
+            "Cancel",
+            "Stop the running experiment: conversations in flight are saved as interrupted",
         )
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip(
-            "Stop the running experiment: conversations in flight are saved as interrupted"
-        )
-        self.replay_button = QPushButton("Open in replay")
-        self.replay_button.setToolTip("Replay the selected conversation in the main window")
-        self.refresh_button = QPushButton("Refresh")
-        for b in (self.new_button, self.resume_button, self.cancel_button):
-            bar.addWidget(b)
-        bar.addStretch(1)
-        self.db_label = QLabel(f"Database: {self.db_path}")
-        self.db_label.setStyleSheet("color:#555;")
-        self.db_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        bar.addWidget(self.db_label)
-        bar.addWidget(self.replay_button)
-        bar.addWidget(self.refresh_button)
-        lay.addLayout(bar)
+        self.cancel_button = self.stop_button
 
         self.experiments = _table(EXPERIMENT_COLUMNS, EXPERIMENT_COLUMNS.index("Runs"))
         self.progress = ProgressPanel()
@@ -103,10 +78,7 @@ class ExperimentsWindow(SessionsWindow):
         self.runs.setToolTip("Double-click a conversation to open it in replay")
 
         self.experiments_box = _group("Experiments in this database", self.experiments)
-        rows = self.experiments.verticalHeader().defaultSectionSize()
-        self.experiments.setMinimumHeight(
-            self.experiments.horizontalHeader().sizeHint().height() + 3 * rows + 4
-        )
+        min_rows(self.experiments, 3)
         self.summary_box = _group("Summary per condition", self.summary)
         self.runs_box = _group("Conversations", self.runs)
         fixed = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
@@ -121,65 +93,20 @@ class ExperimentsWindow(SessionsWindow):
             (self.runs_box, 5),
         ):
             lay.addWidget(w, stretch)
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
-        lay.addWidget(self.status)
-
-        self.new_button.clicked.connect(lambda: self.open_new_dialog())
-        self.resume_button.clicked.connect(lambda: self.resume())
-        self.cancel_button.clicked.connect(self.cancel)
-        self.replay_button.clicked.connect(lambda: self.open_selected_run())
-        self.refresh_button.clicked.connect(self.refresh)
-        self.experiments.itemSelectionChanged.connect(self._selection_changed)
-        self.runs.itemDoubleClicked.connect(lambda _item: self.open_selected_run())
-        self.runs.itemSelectionChanged.connect(self._update_buttons)
-        self.refresh()
+        lay.addWidget(self._status_line())
+        self._wire(self.experiments, self.runs, RUN_COLUMNS.index("Session"))
 
     # -- data ------------------------------------------------------------------------------------
 
-    def _db(self) -> Any:
-        try:
-            return self.controller.database()
-        except errors.PlaygroundError as exc:
-            self.show_error(f"Session database: {exc}")
-            return None
+    def _read_listing(self, db: Any) -> list[dict[str, Any]]:
+        return experiment_report.list_experiments(db)
 
-    @property
-    def running(self) -> bool:
-        return self.job is not None and self.job.running
-
-    def selected_id(self) -> str | None:
-        xid = selected_data(self.experiments)
-        return str(xid) if xid is not None else None
-
-    def selected_session(self) -> str | None:
-        sid = selected_data(self.runs, RUN_COLUMNS.index("Session"))
-        return str(sid) if sid else None
-
-    def refresh(self) -> None:
-        """Reload the list of experiments and the one shown."""
-        db = self._db()
-        if db is None:
-            return
-        try:
-            found = experiment_report.list_experiments(db)
-        except Exception as exc:  # a damaged database: say so, stay usable
-            log.exception("listing experiments")
-            self.show_error(f"Experiments: {exc}")
-            return
+    def _fill_listing(self, found: list[dict[str, Any]]) -> list[str]:
         live = self.job.experiment_id if self.running and self.job else None
-        keep = self.shown_id
-        self.experiments.blockSignals(True)
-        ids = fill_experiments(self.experiments, found, live)
-        if keep not in ids:
-            keep = ids[0] if ids else None
-        if keep is not None:
-            self.experiments.selectRow(ids.index(keep))
-        self.experiments.blockSignals(False)
-        self.show_experiment(keep)
+        return fill_experiments(self.experiments, found, live)
 
-    def _selection_changed(self) -> None:
-        self.show_experiment(self.selected_id())
+    def _show_one(self, job_id: str | None) -> None:
+        self.show_experiment(job_id)
 
     def show_experiment(self, experiment_id: str | None) -> None:
         """Progress, summary and conversations of one experiment (live when it runs here)."""
@@ -239,14 +166,6 @@ class ExperimentsWindow(SessionsWindow):
         self.cancel_button.setEnabled(running)
         self.replay_button.setEnabled(self.selected_session() is not None)
 
-    # -- messages --------------------------------------------------------------------------------
-
-    def show_error(self, text: str) -> None:
-        show_warning(self.status, text)
-
-    def hint(self, text: str) -> None:
-        show_status(self.status, text, "#333")
-
     # -- commands --------------------------------------------------------------------------------
 
     def _planner(self, options: Options) -> Plan:
@@ -255,8 +174,7 @@ class ExperimentsWindow(SessionsWindow):
 
     def open_new_dialog(self) -> NewExperimentDialog | None:
         """The New experiment dialog (non-modal); Launch starts the experiment."""
-        if self.running:
-            self.show_error("An experiment is running: cancel it first, or wait for it to end.")
+        if self._busy():
             return None
         c = self.controller
         dlg = NewExperimentDialog(
@@ -288,10 +206,7 @@ class ExperimentsWindow(SessionsWindow):
 
     def launch(self, plan: Plan, *, resuming: bool = False) -> ExperimentRun | None:
         """Start ``plan`` on the loop (one experiment at a time)."""
-        if self.running:
-            self.show_error("An experiment is running: cancel it first, or wait for it to end.")
-            return None
-        db = self._db()
+        db = self._free_db()
         if db is None:
             return None
         self.concurrency = plan.concurrency
@@ -311,24 +226,6 @@ class ExperimentsWindow(SessionsWindow):
         job.start()
         self._update_buttons()
         return job
-
-    def cancel(self) -> None:
-        if self.job is not None and self.job.running:
-            self.job.cancel()
-            self.hint("Cancelling: the conversations in flight are being saved as interrupted…")
-
-    async def stop(self) -> None:
-        """Cancel a running experiment and wait until its conversations are saved."""
-        if self.job is not None and self.job.running:
-            await self.job.stop()
-
-    def open_selected_run(self) -> object:
-        sid = self.selected_session()
-        if sid is None:
-            self.show_error("Select a conversation that has started to open it in replay.")
-            return None
-        self.hint(f"Opening conversation {sid} in the main window's replay…")
-        return self.open_replay_at(self.db_path, sid)
 
     # -- the run's signals -----------------------------------------------------------------------
 
@@ -352,11 +249,7 @@ class ExperimentsWindow(SessionsWindow):
     def _ended(self, outcome: str, message: str) -> None:
         if self._closing:
             return
-        if outcome == "error":
-            self.show_error(message)
-        else:
-            self.hint(message)
-        self.refresh()
+        super()._ended(outcome, message)
         job = self.job
         if job is not None and job.progress is not None and self.shown_id == job.experiment_id:
             self.progress.set_progress(job.progress, live=True)

@@ -10,19 +10,15 @@ computing (its thread is told to stop and its result is dropped), and closing th
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
-from collections.abc import Callable, Coroutine
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QFontDatabase, QPixmap, QResizeEvent, QShowEvent
+from PySide6.QtGui import QFontDatabase, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QSizePolicy,
@@ -35,10 +31,10 @@ from playground import errors
 from playground.experiments import results
 from playground.report.format import count
 from playground.report.model import Report
-from playground.storage.database import database_path
 from ui.rating import report_jobs
 from ui.rating.agreement_table import AgreementPanel
-from ui.tool_window import ToolWindow, button, white_page
+from ui.rating.worker_view import WorkerView, set_text_keeping_scroll
+from ui.tool_window import white_page
 
 log = logging.getLogger(__name__)
 
@@ -57,27 +53,15 @@ AGREEMENT_FAILED = "The agreement could not be computed ({error}); the details a
 T = TypeVar("T")
 
 
-class ReportView(ToolWindow):
-    """Table and plots of every rating in the database (or one experiment's sessions)."""
+class ReportView(WorkerView):
+    """Table and plots of every rating in the database (or one experiment's sessions); it is
+    computing (:attr:`computing`) until the agreement is computed too."""
 
     def __init__(self, db: Any, parent: QWidget | None = None) -> None:
-        super().__init__("Ratings report", (1440, 900), parent)
-        self.db = db
+        super().__init__("Ratings report", db, parent)
         self.report: Report | None = None
         self._pixmaps: dict[str, QPixmap] = {}
-        # The file the worker threads read (their own connections); a database in memory
-        # cannot be shared with a thread, so its report is computed on the GUI thread.
-        path = database_path(db)
-        self._source: Any = path if path is not None else db
-        self._generation = 0  # the refresh whose results are shown; older ones are dropped
-        self._task: asyncio.Future[None] | None = None
-        self._stop = threading.Event()
         self._plots_width: int | None = None
-        self._closed_while_computing = False
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 6, 8, 6)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Experiment"))
         self.experiment = QComboBox()
         self.experiment.setEditable(True)
         self.experiment.setMinimumWidth(280)
@@ -86,18 +70,10 @@ class ReportView(ToolWindow):
         assert edit is not None
         edit.returnPressed.connect(self.refresh)
         self.experiment.activated.connect(lambda _i: self.refresh())
-        top.addWidget(self.experiment)
-        self.refresh_button = button(
-            "Refresh", "Recompute everything from the database", self.refresh
-        )
-        top.addWidget(self.refresh_button)
-        self.summary = QLabel("")
-        self.summary.setStyleSheet("color:#555;")
+        lay = self._top_row("Experiment", self.experiment, "Recompute everything from the database")
         # Wraps rather than widening the window: its text grows while the agreement computes
         # ("· computing agreement…"), and a window fitted then would not fit a 1024 px screen.
         self.summary.setWordWrap(True)
-        top.addWidget(self.summary, 1)
-        lay.addLayout(top)
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.setStyleSheet(
@@ -163,11 +139,6 @@ class ReportView(ToolWindow):
         text = self.experiment.currentText().strip()
         return None if not text or text == ALL else text
 
-    @property
-    def computing(self) -> bool:
-        """True while a refresh is still computing (the report, or its agreement)."""
-        return self._task is not None and not self._task.done()
-
     def refresh(self) -> None:
         """Recompute the report and the plots from the database, in worker threads; a refresh
         still computing is superseded by this one."""
@@ -184,40 +155,10 @@ class ReportView(ToolWindow):
 
     # -- computing -------------------------------------------------------------------------------
 
-    def _start(self, work: Callable[[int, threading.Event], Coroutine[Any, Any, None]]) -> None:
-        self._stop_work()
-        self._closed_while_computing = False
-        self._stop = threading.Event()
-        coro = work(self._generation, self._stop)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            # No event loop runs (a script, a synchronous test): compute now, blocking as the
-            # view always did there, on a loop of its own that leaves the thread's current loop
-            # alone (asyncio.run would unset it). The app runs qasync's loop throughout.
-            with asyncio.Runner(loop_factory=asyncio.new_event_loop) as runner:
-                runner.run(coro)
-            return
-        self._task = asyncio.ensure_future(coro)
-
-    def _stop_work(self) -> None:
-        """Drop the computation under way: its result is never shown, and its thread stops at its
-        next check (between two regressions) instead of computing on for nobody."""
-        self._generation += 1
-        self._stop.set()
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-        self._task = None
-
-    def _current(self, generation: int) -> bool:
-        """The computation ``generation`` is still wanted and the view still exists."""
-        return generation == self._generation and shiboken6.isValid(self)
-
     async def _in_worker(self, job: Callable[..., T], *args: Any) -> T:
-        """``job(db, *args)`` in a worker thread (see :func:`report_jobs.run_on`)."""
-        if isinstance(self._source, Path):
-            return await asyncio.to_thread(report_jobs.run_on, self._source, job, *args)
-        return report_jobs.run_on(self._source, job, *args)
+        """``job(db, *args)`` in a worker thread (see :func:`report_jobs.run_on`); its thread
+        stops at its next check (between two regressions) once the view drops it."""
+        return await self._off_thread(report_jobs.run_on, job, *args)
 
     async def _compute(
         self, generation: int, stop: threading.Event, experiment: str | None
@@ -261,19 +202,11 @@ class ReportView(ToolWindow):
             + (f" · {COMPUTING_AGREEMENT}" if computing else "")
         )
 
-    def _set_table(self, text: str) -> None:
-        """Replace the table's text, keeping where the reader scrolled to."""
-        bars = (self.table.verticalScrollBar(), self.table.horizontalScrollBar())
-        at = [b.value() for b in bars]
-        self.table.setPlainText(text)
-        for b, v in zip(bars, at, strict=True):
-            b.setValue(v)
-
     def _show_quick(self, quick: report_jobs.Computed) -> None:
         """The counts, statistics and plots, while the agreement is still being computed."""
         self.report = quick.report
         self._summary(quick.report, computing=True)
-        self._set_table(quick.table)
+        set_text_keeping_scroll(self.table, quick.table)
         if quick.plots is not None:
             for label, png in (
                 (self.likert_image, quick.plots.likert),
@@ -286,7 +219,7 @@ class ReportView(ToolWindow):
     def _show_full(self, full: report_jobs.Computed, experiment: str | None) -> None:
         self.report = full.report
         self._summary(full.report, computing=False)
-        self._set_table(full.table)
+        set_text_keeping_scroll(self.table, full.table)
         self.agreement.set_agreement(full.report.agreement_with_humans)
         if full.report.empty:
             scope = f" for experiment {experiment}" if experiment else ""
@@ -313,15 +246,6 @@ class ReportView(ToolWindow):
             img.clear()
             img.hide()
 
-    def _say(self, text: str, *, error: bool = False) -> None:
-        self.message.setText(text)
-        self.message.setStyleSheet(
-            ("background:#fdecea; border:1px solid #f5c6cb; color:#b71c1c;" if error else
-             "background:#fff8e1; border:1px solid #ffe082;")
-            + " border-radius:4px; padding:8px;"
-        )  # fmt: skip
-        self.message.show()
-
     def _show(self, label: QLabel, png: bytes) -> None:
         pm = QPixmap()
         pm.loadFromData(png)
@@ -347,11 +271,8 @@ class ReportView(ToolWindow):
         label.setPixmap(pm)
         label.setFixedHeight(pm.height())  # the scroll area then scrolls through the plots
 
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._closed_while_computing:  # shown again: compute what was dropped at the close
-            self.refresh()
-        elif not self._shown_once:  # draw the plots again at the size they are shown at
+    def _shown(self) -> None:
+        if not self._shown_once:  # draw the plots again at the size they are shown at
             self._shown_once = True
             QTimer.singleShot(0, self, self._redraw)
 
@@ -365,12 +286,6 @@ class ReportView(ToolWindow):
             and self._plots_width != self._plot_width()
         ):
             self.refresh()
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        if self.computing:  # nobody will look at the result: stop computing it
-            self._stop_work()
-            self._closed_while_computing = True
-        super().closeEvent(event)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -13,26 +13,23 @@ view says so.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import shiboken6
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QCloseEvent, QFontDatabase, QShowEvent
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QWidget
 
 from playground import errors
 from playground.report import study
 from playground.report.study_model import StudyReport
 from playground.storage import study_rows
-from playground.storage.database import database_path
 from ui.rating.study_report_jobs import Computed, compute_on, looked_up, texts_to_embed
-from ui.tool_window import ToolWindow, button
+from ui.rating.worker_view import WorkerView, set_text_keeping_scroll
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +52,7 @@ FAILED = (
 EmbedderSource = Callable[[], Awaitable[Any]]
 
 
-class StudyReportView(ToolWindow):
+class StudyReportView(WorkerView):
     """The study report of one plan, or of every plan pooled.
 
     Args:
@@ -68,33 +65,14 @@ class StudyReportView(ToolWindow):
     def __init__(
         self, db: Any, parent: QWidget | None = None, *, embedder: EmbedderSource | None = None
     ) -> None:
-        super().__init__("Study report", (1440, 900), parent)
-        self.db = db
+        super().__init__("Study report", db, parent)
         self.embedder = embedder
         self.report: StudyReport | None = None
-        path = database_path(db)
-        # A database in memory cannot be shared with a thread: its report is computed here.
-        self._source: Any = path if path is not None else db
-        self._generation = 0  # the refresh whose results are shown; older ones are dropped
-        self._task: asyncio.Future[None] | None = None
-        self._closed_while_computing = False
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 6, 8, 6)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Plan"))
         self.plan = QComboBox()
         self.plan.setMinimumWidth(360)
         self.plan.setToolTip("One study plan, or every plan pooled")
         self.plan.activated.connect(lambda _i: self.refresh())
-        top.addWidget(self.plan)
-        self.refresh_button = button(
-            "Refresh", "Recompute the report from the database", self.refresh
-        )
-        top.addWidget(self.refresh_button)
-        self.summary = QLabel("")
-        self.summary.setStyleSheet("color:#555;")
-        top.addWidget(self.summary, 1)
-        lay.addLayout(top)
+        lay = self._top_row("Plan", self.plan, "Recompute the report from the database")
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -143,11 +121,6 @@ class StudyReportView(ToolWindow):
 
     # -- computing -------------------------------------------------------------------------------
 
-    @property
-    def computing(self) -> bool:
-        """True while a refresh is still computing."""
-        return self._task is not None and not self._task.done()
-
     def refresh(self) -> None:
         """Recompute the report from the database in a worker thread; a refresh still computing
         is superseded by this one."""
@@ -158,32 +131,10 @@ class StudyReportView(ToolWindow):
         self.message.hide()
         self.text.setPlainText("")
         self.summary.setText(COMPUTING)
-        self._start(self._compute(self._next_generation(), plan))
-
-    def _next_generation(self) -> int:
-        self._generation += 1
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-        self._task = None
-        return self._generation
-
-    def _start(self, coro: Coroutine[Any, Any, None]) -> None:
-        self._closed_while_computing = False
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # no event loop runs (a script): compute now, on a loop of its own
-            with asyncio.Runner(loop_factory=asyncio.new_event_loop) as runner:
-                runner.run(coro)
-            return
-        self._task = asyncio.ensure_future(coro)
-
-    def _current(self, generation: int) -> bool:
-        return generation == self._generation and shiboken6.isValid(self)
+        self._start(lambda generation, _stop: self._compute(generation, plan))
 
     async def _in_worker(self, plan: str | None, embed: study.EmbedFn | None) -> Computed | None:
-        if isinstance(self._source, Path):
-            return await asyncio.to_thread(compute_on, self._source, plan, embed)
-        return compute_on(self._source, plan, embed)
+        return await self._off_thread(compute_on, plan, embed)
 
     async def _vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
         if not texts:
@@ -236,11 +187,7 @@ class StudyReportView(ToolWindow):
             self._say(NO_PLANS.format(db=path))
             return
         self.report = computed.report
-        bars = (self.text.verticalScrollBar(), self.text.horizontalScrollBar())
-        at = [b.value() for b in bars]
-        self.text.setPlainText(computed.text)
-        for b, v in zip(bars, at, strict=True):  # where the reader scrolled to stays
-            b.setValue(v)
+        set_text_keeping_scroll(self.text, computed.text)
         self.summary.setText(EMBEDDING if computing else f"Computed at {time.strftime('%H:%M:%S')}")
         if note:
             self._say(NO_SIMILARITY.format(why=note))
@@ -252,23 +199,3 @@ class StudyReportView(ToolWindow):
         self.text.setPlainText("")
         self.summary.setText("")
         self._say(text, error=True)
-
-    def _say(self, text: str, *, error: bool = False) -> None:
-        self.message.setText(text)
-        self.message.setStyleSheet(
-            ("background:#fdecea; border:1px solid #f5c6cb; color:#b71c1c;" if error else
-             "background:#fff8e1; border:1px solid #ffe082;")
-            + " border-radius:4px; padding:8px;"
-        )  # fmt: skip
-        self.message.show()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self._closed_while_computing:  # shown again: compute what was dropped at the close
-            self.refresh()
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        if self.computing:  # nobody will look at the result: drop it
-            self._next_generation()
-            self._closed_while_computing = True
-        super().closeEvent(event)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
     QLabel,
@@ -19,7 +17,8 @@ from PySide6.QtWidgets import (
 )
 
 from playground import errors
-from ui.dialogs.common import intro_label, ok_cancel
+from ui.dialogs.common import error_and_buttons, intro_label, keep, kept, show_error
+from ui.dialogs.common import spin_box as _spin
 from ui.dialogs.invite import EXPOSED, HOSTS
 from ui.screen_fit import fit_window
 from ui.study_plans.run import DEFAULT_PORT, Options
@@ -34,14 +33,10 @@ REVIEW_MINUTES = 15.0
 def remembered() -> tuple[str, int, float]:
     """The address, port and review minutes last started with (127.0.0.1, 8765 and 15 the
     first time): Resume uses them."""
-    store = QSettings()
-    store.beginGroup(SETTINGS_GROUP)
-    try:
-        host = str(store.value("host", HOSTS[0][1]))
-        port = str(store.value("port", DEFAULT_PORT))
-        review = str(store.value("review_minutes", REVIEW_MINUTES))
-    finally:
-        store.endGroup()
+    saved = kept(SETTINGS_GROUP)
+    host = saved.get("host", HOSTS[0][1])
+    port = saved.get("port", str(DEFAULT_PORT))
+    review = saved.get("review_minutes", str(REVIEW_MINUTES))
     if host not in {h for _, h in HOSTS}:
         host = HOSTS[0][1]
     ok_port = port.isdigit() and 0 < int(port) < 65536
@@ -130,14 +125,7 @@ class NewStudyPlanDialog(QDialog):
         agents = QLabel(f"3 agents drawn from the persona library ({personas} personas)")
         form.addRow("Agents", agents)
         lay.addLayout(form)
-        self.error = QLabel("")
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color:#c62828;")
-        self.error.hide()
-        lay.addWidget(self.error)
-        self.buttons = ok_cancel(self)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start")
-        lay.addWidget(self.buttons)
+        self.error, self.buttons = error_and_buttons(self, lay, "Start")
         self.host.currentIndexChanged.connect(self._where)
         self._restore()
         self._where()
@@ -153,31 +141,27 @@ class NewStudyPlanDialog(QDialog):
         host, port, _ = remembered()
         self.host.setCurrentIndex(max(0, self.host.findData(host)))
         self.port.setValue(port)
-        store = QSettings()
-        store.beginGroup(SETTINGS_GROUP)
-        try:
-            for key, spin in self._spins().items():
-                value = str(store.value(key, ""))
-                if not value.replace(".", "", 1).isdigit():
-                    continue
-                if isinstance(spin, QDoubleSpinBox):
-                    spin.setValue(float(value))
-                else:
-                    spin.setValue(int(float(value)))
-            self.show_thoughts.setChecked(str(store.value("show_thoughts", "")) == "true")
-        finally:
-            store.endGroup()
+        saved = kept(SETTINGS_GROUP)
+        for key, spin in self._spins().items():
+            value = saved.get(key, "")
+            if not value.replace(".", "", 1).isdigit():
+                continue
+            if isinstance(spin, QDoubleSpinBox):
+                spin.setValue(float(value))
+            else:
+                spin.setValue(int(float(value)))
+        self.show_thoughts.setChecked(saved.get("show_thoughts", "") == "true")
 
     def _remember(self, opts: Options) -> None:
-        store = QSettings()
-        store.beginGroup(SETTINGS_GROUP)
-        for key, spin in self._spins().items():
-            store.setValue(key, spin.value())
-        store.setValue("show_thoughts", "true" if opts.show_thoughts else "false")
-        store.setValue("host", opts.host)
-        store.setValue("port", opts.port)
-        store.endGroup()
-        store.sync()
+        keep(
+            SETTINGS_GROUP,
+            {key: spin.value() for key, spin in self._spins().items()}
+            | {
+                "show_thoughts": "true" if opts.show_thoughts else "false",
+                "host": opts.host,
+                "port": opts.port,
+            },
+        )
 
     def _spins(self) -> dict[str, QSpinBox | QDoubleSpinBox]:
         return {
@@ -207,21 +191,12 @@ class NewStudyPlanDialog(QDialog):
             self.plan_id = self.creator(opts)
         except errors.PlaygroundError as exc:
             self.plan_id = None
-            self.error.setText(f"⚠ {exc}")
-            self.error.show()
+            show_error(self.error, str(exc))
             return
         self.chosen = opts
         self.error.hide()
         self._remember(opts)
         super().accept()
-
-
-def _spin(low: int, high: int, value: int, suffix: str = "") -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(low, high)
-    box.setValue(value)
-    box.setSuffix(suffix)
-    return box
 
 
 def _minutes(value: float, suffix: str) -> QDoubleSpinBox:

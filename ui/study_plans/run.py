@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from PySide6.QtCore import QObject, Signal
 
-from playground import domain, errors, factory
+from playground import domain, errors
 from playground.clock import SystemClock
 from playground.embedding.cache import CachingEmbedder
 from playground.rating.user_study import STYLES
@@ -28,6 +28,7 @@ from playground.storage import study_rows
 from playground.study.plan import Listen, PlanRunner, create_plan
 from playground.study.seats import PlanSeatBook
 from playground.study.server import StudyServer, is_loopback
+from ui.loop_job import LoopJob
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +134,9 @@ class Live:
     people: tuple[Person, ...] = ()
 
 
-class PlanRun(QObject):
-    """One study plan running (or resuming) as a task on the GUI's loop.
+class PlanRun(LoopJob):
+    """One study plan running (or resuming) as a task on the GUI's loop; ``ended`` gives the
+    outcome ("finished", "stopped", "error") and the message.
 
     Args:
         db: the session database.
@@ -148,7 +150,6 @@ class PlanRun(QObject):
     """
 
     served = Signal()  # the links are ready
-    ended = Signal(str, str)  # outcome ("finished", "stopped", "error"), message
 
     def __init__(
         self,
@@ -163,31 +164,19 @@ class PlanRun(QObject):
         review_minutes: float,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.db, self.db_path, self.plan_id = db, db_path, plan_id
+        super().__init__(db, embedder, parent)
+        self.db_path, self.plan_id = db_path, plan_id
         self.settings = settings
         self.library = library
         self.listen = listen
         self.review_minutes = review_minutes
-        self._embedder = embedder
         self.runner: PlanRunner | None = None
         self.server: StudyServer | None = None
-        self.task: asyncio.Task[None] | None = None
-        self.outcome: str | None = None
-        self.message = ""
         self._stopping = False
         self._talk_seen: dict[str, float] = {}  # session id → when the window first saw it on
 
-    @property
-    def running(self) -> bool:
-        """Started and not ended (``ended`` is emitted as the task's last act)."""
-        return self.task is not None and not self.task.done() and self.outcome is None
-
-    def start(self) -> asyncio.Task[None]:
-        if self.task is None:
-            self.task = asyncio.ensure_future(self._main())
-            self.task.add_done_callback(self._cancelled_early)
-        return self.task
+    def _started(self, task: asyncio.Task[None]) -> None:
+        task.add_done_callback(self._cancelled_early)
 
     def _cancelled_early(self, task: asyncio.Task[None]) -> None:
         """Stopped before it began (the task never ran): nothing was served or started."""
@@ -201,29 +190,20 @@ class PlanRun(QObject):
             self._stopping = True
             self.task.cancel()
 
-    async def stop(self) -> None:
-        """Cancel and wait until the plan has stopped (rooms saved, server stopped)."""
-        self.cancel()
-        if self.task is not None:
-            await asyncio.gather(self.task, return_exceptions=True)
-
     def _on_links(self, server: StudyServer, _book: PlanSeatBook) -> None:
         self.server = server
         self.served.emit()
 
     async def _main(self) -> None:
         try:
-            s = self.settings
-            local = s.engine.engine == "offline" or s.engine.embeddings == "local"
-            embedder = await self._embedder() if local else None
-            engine = await factory.build_engine(s, embedder=embedder)
+            engine = await self._engine(self.settings)
             try:
                 self.runner = PlanRunner(
                     self.db,
                     self.plan_id,
                     engine,
                     self.library,
-                    s,
+                    self.settings,
                     listen=self.listen,
                     review_minutes=self.review_minutes,
                     on_links=self._on_links,

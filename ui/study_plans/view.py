@@ -16,18 +16,18 @@ import logging
 import sqlite3
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QSizePolicy
 
 from playground import errors
 from playground.storage import study_rows
 from playground.study.plan import Listen
+from ui.job_window import JobWindow
 from ui.study_plans.dialog import NewStudyPlanDialog, remembered
 from ui.study_plans.live import LivePanel
 from ui.study_plans.run import PlanRun, create, engine_mismatch, plan_rows, plan_settings
 from ui.study_plans.tables import PLAN_COLUMNS, STEP_COLUMNS, fill_plans, fill_steps
-from ui.theme import show_status, show_warning
-from ui.tool_window import SessionsWindow, fit_height, group_box, read_only_table, selected_data
+from ui.tool_window import fit_height, group_box, min_rows, read_only_table
 
 log = logging.getLogger(__name__)
 
@@ -35,54 +35,39 @@ log = logging.getLogger(__name__)
 TICK_MS = 1000
 
 
-class StudyPlansWindow(SessionsWindow):
+class StudyPlansWindow(JobWindow):
     """Create, run, follow, stop and resume study plans; open their conversations in replay.
 
-    Made as a :class:`SessionsWindow`; it uses more of the controller: its database, settings
-    (the engine configured under Engine…), persona library and shared embedding model.
+    Made as a :class:`SessionsWindow` (a :class:`JobWindow`); it uses more of the controller: its
+    database, settings (the engine configured under Engine…), persona library and shared
+    embedding model.
     """
 
     TITLE = "Study plans"
+    LISTING = "Study plans"
+    LISTING_ERRORS = (sqlite3.Error,)
+    BUSY = "A study plan is running: stop it first, or wait for it to end."
+    STOPPING = "Stopping: the conversation is being saved and every browser told…"
+    NO_SESSION = "Select a conversation that has a session to open it in replay."
+
+    job: PlanRun | None
 
     def _build(self) -> None:
-        self.job: PlanRun | None = None
-        self.shown_id: str | None = None
         self.dialog: NewStudyPlanDialog | None = None
         self.review_minutes = 15.0
         self._seen: tuple[Any, ...] = ()
 
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(8, 6, 8, 6)
-        bar = QHBoxLayout()
-        self.new_button = QPushButton("New study plan…")
-        self.resume_button = QPushButton("Resume")
-        self.resume_button.setToolTip(
+        lay = self._top_row(
+            "New study plan…",
             "Run the selected plan on from where it stopped, with the same links: a"
-            " conversation cut short runs again as a new session, a review reopens"
-        )
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setToolTip(
+            " conversation cut short runs again as a new session, a review reopens",
+            "Stop",
             "Stop the plan for everyone: the conversation on is saved as interrupted, every"
-            " browser is told; Resume goes on"
+            " browser is told; Resume goes on",
         )
-        self.replay_button = QPushButton("Open in replay")
-        self.replay_button.setToolTip("Replay the selected conversation in the main window")
-        self.refresh_button = QPushButton("Refresh")
-        for b in (self.new_button, self.resume_button, self.stop_button):
-            bar.addWidget(b)
-        bar.addStretch(1)
-        self.db_label = QLabel(f"Database: {self.db_path}")
-        self.db_label.setStyleSheet("color:#555;")
-        self.db_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        for w in (self.db_label, self.replay_button, self.refresh_button):
-            bar.addWidget(w)
-        lay.addLayout(bar)
 
         self.plans = read_only_table(PLAN_COLUMNS, PLAN_COLUMNS.index("Order"))
-        rows = self.plans.verticalHeader().defaultSectionSize()
-        self.plans.setMinimumHeight(
-            self.plans.horizontalHeader().sizeHint().height() + 3 * rows + 4
-        )
+        min_rows(self.plans, 3)
         self.steps = read_only_table(STEP_COLUMNS, STEP_COLUMNS.index("Status"))
         self.steps.setToolTip("Double-click a conversation that has a session to open it in replay")
         fit_height(self.steps, 3)
@@ -95,70 +80,26 @@ class StudyPlansWindow(SessionsWindow):
         self.live.setSizePolicy(fixed)  # as tall as its people (see LivePanel.show_live)
         for box, stretch in ((self.plans_box, 1), (self.steps_box, 0), (self.live, 0)):
             lay.addWidget(box, stretch)
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
-        lay.addWidget(self.status)
+        lay.addWidget(self._status_line())
 
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._tick)
-        self.new_button.clicked.connect(lambda: self.open_new_dialog())
-        self.resume_button.clicked.connect(lambda: self.resume())
-        self.stop_button.clicked.connect(self.cancel)
-        self.replay_button.clicked.connect(lambda: self.open_selected_step())
-        self.refresh_button.clicked.connect(self.refresh)
-        self.plans.itemSelectionChanged.connect(self._selection_changed)
-        self.steps.itemDoubleClicked.connect(lambda _item: self.open_selected_step())
-        self.steps.itemSelectionChanged.connect(self._update_buttons)
-        self.refresh()
+        self._wire(self.plans, self.steps, STEP_COLUMNS.index("Session"))
 
     # -- data ------------------------------------------------------------------------------------
-
-    def _db(self) -> Any:
-        try:
-            return self.controller.database()
-        except errors.PlaygroundError as exc:
-            self.show_error(f"Session database: {exc}")
-            return None
-
-    @property
-    def running(self) -> bool:
-        return self.job is not None and self.job.running
-
-    def selected_id(self) -> str | None:
-        pid = selected_data(self.plans)
-        return str(pid) if pid is not None else None
-
-    def selected_session(self) -> str | None:
-        sid = selected_data(self.steps, STEP_COLUMNS.index("Session"))
-        return str(sid) if sid else None
 
     def _live_id(self) -> str | None:
         return self.job.plan_id if self.running and self.job is not None else None
 
-    def refresh(self) -> None:
-        """Read the plans and the shown plan's conversations again."""
-        db = self._db()
-        if db is None:
-            return
-        try:
-            found = plan_rows(db)
-        except sqlite3.Error as exc:  # a damaged database: say so, stay usable
-            log.exception("listing study plans")
-            self.show_error(f"Study plans: {exc}")
-            return
-        keep = self.shown_id
-        self.plans.blockSignals(True)
-        ids = fill_plans(self.plans, found, self._live_id())
-        if keep not in ids:
-            keep = ids[0] if ids else None
-        if keep is not None:
-            self.plans.selectRow(ids.index(keep))
-        self.plans.blockSignals(False)
-        self.show_plan(keep)
+    def _read_listing(self, db: Any) -> list[dict[str, Any]]:
+        return plan_rows(db)
 
-    def _selection_changed(self) -> None:
-        self.show_plan(self.selected_id())
+    def _fill_listing(self, found: list[dict[str, Any]]) -> list[str]:
+        return fill_plans(self.plans, found, self._live_id())
+
+    def _show_one(self, job_id: str | None) -> None:
+        self.show_plan(job_id)
 
     def show_plan(self, plan_id: str | None) -> None:
         """The conversations of one plan."""
@@ -194,20 +135,11 @@ class StudyPlansWindow(SessionsWindow):
         self.stop_button.setEnabled(running)
         self.replay_button.setEnabled(self.selected_session() is not None)
 
-    # -- messages --------------------------------------------------------------------------------
-
-    def show_error(self, text: str) -> None:
-        show_warning(self.status, text)
-
-    def hint(self, text: str) -> None:
-        show_status(self.status, text, "#333")
-
     # -- commands --------------------------------------------------------------------------------
 
     def open_new_dialog(self) -> NewStudyPlanDialog | None:
         """The New study plan dialog (non-modal); Start saves the plan and runs it."""
-        if self.running:
-            self.show_error("A study plan is running: stop it first, or wait for it to end.")
+        if self._busy():
             return None
         c = self.controller
         try:
@@ -267,10 +199,7 @@ class StudyPlansWindow(SessionsWindow):
         resuming: bool = False,
     ) -> PlanRun | None:
         """Run plan ``plan_id`` on the loop (one plan at a time)."""
-        if self.running:
-            self.show_error("A study plan is running: stop it first, or wait for it to end.")
-            return None
-        db = self._db()
+        db = self._free_db()
         if db is None:
             return None
         c = self.controller
@@ -308,23 +237,9 @@ class StudyPlansWindow(SessionsWindow):
         return job
 
     def cancel(self) -> None:
-        if self.job is not None and self.job.running:
-            self.job.cancel()
-            self.hint("Stopping: the conversation is being saved and every browser told…")
-            self._tick()
-
-    async def stop(self) -> None:
-        """Stop a running plan and wait until its rooms are saved and its server stopped."""
-        if self.job is not None and self.job.running:
-            await self.job.stop()
-
-    def open_selected_step(self) -> object:
-        sid = self.selected_session()
-        if sid is None:
-            self.show_error("Select a conversation that has a session to open it in replay.")
-            return None
-        self.hint(f"Opening conversation {sid} in the main window's replay…")
-        return self.open_replay_at(self.db_path, sid)
+        """Stop the plan: its rooms are saved, every browser told and its server stopped."""
+        super().cancel()
+        self._tick()  # shows "stopping" (nothing when no plan runs)
 
     # -- following the running plan ----------------------------------------------------------------
 
@@ -360,8 +275,4 @@ class StudyPlansWindow(SessionsWindow):
         self.timer.stop()
         self.live.hide()
         self.live.clear()
-        if outcome == "error":
-            self.show_error(message)
-        else:
-            self.hint(message)
-        self.refresh()
+        super()._ended(outcome, message)

@@ -87,6 +87,15 @@ def _dicts(cursor: Any) -> list[dict[str, Any]]:
     return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
+def _select(
+    db: sqlite_utils.Database, select: str, filters: dict[str, object], order: str
+) -> list[dict[str, Any]]:
+    """``select`` (``SELECT … FROM table``) of the rows matching every filter that is not None."""
+    given = {column: value for column, value in filters.items() if value is not None}
+    where = " AND ".join(f"{column} = ?" for column in given)
+    return _dicts(db.execute(f"{select} WHERE {where} ORDER BY {order}", list(given.values())))
+
+
 # -- retrospective review ----------------------------------------------------------------------
 
 
@@ -110,15 +119,12 @@ def retrospective(
     db: sqlite_utils.Database, session_id: str, author: str | None = None
 ) -> list[dict[str, Any]]:
     """The session's retrospective rows (one author's, or everyone's), by author and message."""
-    where, params = "session_id = ?", [session_id]
-    if author is not None:
-        where, params = where + " AND author = ?", [*params, author]
-    return _dicts(
-        db.execute(
-            "SELECT author, message_id, thinking, wanted, why, timing, after_message_id, updated_at"
-            f" FROM retrospective WHERE {where} ORDER BY author, message_id",
-            params,
-        )
+    return _select(
+        db,
+        "SELECT author, message_id, thinking, wanted, why, timing, after_message_id, updated_at"
+        " FROM retrospective",
+        {"session_id": session_id, "author": author},
+        "author, message_id",
     )
 
 
@@ -169,15 +175,11 @@ def questionnaire(
     db: sqlite_utils.Database, session_id: str, author: str | None = None
 ) -> list[dict[str, Any]]:
     """The session's participant-questionnaire answers: author, item, value, answered_at."""
-    where, params = "session_id = ? AND instrument = 'participant'", [session_id]
-    if author is not None:
-        where, params = where + " AND rater = ?", [*params, author]
-    return _dicts(
-        db.execute(
-            "SELECT rater AS author, metric AS item, value, updated_at AS answered_at"
-            f" FROM ratings WHERE {where} ORDER BY rater, id",
-            params,
-        )
+    return _select(
+        db,
+        "SELECT rater AS author, metric AS item, value, updated_at AS answered_at FROM ratings",
+        {"session_id": session_id, "instrument": "participant", "rater": author},
+        "rater, id",
     )
 
 
@@ -284,19 +286,22 @@ def plan_seats(db: sqlite_utils.Database, plan_id: str) -> list[dict[str, Any]]:
     )
 
 
-def name_plan_seat(db: sqlite_utils.Database, plan_id: str, seat: int, name: str) -> None:
+def _set_plan_seat(
+    db: sqlite_utils.Database, plan_id: str, seat: int, column: str, value: str
+) -> None:
     with immediate(db):
         db.execute(
-            "UPDATE plan_seats SET name = ? WHERE plan_id = ? AND seat = ?", [name, plan_id, seat]
+            f"UPDATE plan_seats SET {column} = ? WHERE plan_id = ? AND seat = ?",
+            [value, plan_id, seat],
         )
+
+
+def name_plan_seat(db: sqlite_utils.Database, plan_id: str, seat: int, name: str) -> None:
+    _set_plan_seat(db, plan_id, seat, "name", name)
 
 
 def revoke_plan_seat(db: sqlite_utils.Database, plan_id: str, seat: int, at: str) -> None:
-    with immediate(db):
-        db.execute(
-            "UPDATE plan_seats SET revoked_at = ? WHERE plan_id = ? AND seat = ?",
-            [at, plan_id, seat],
-        )
+    _set_plan_seat(db, plan_id, seat, "revoked_at", at)
 
 
 def save_plan_answers(
@@ -316,13 +321,10 @@ def save_plan_answers(
 def plan_answers(
     db: sqlite_utils.Database, plan_id: str, person: str | None = None
 ) -> list[dict[str, Any]]:
-    where, params = "plan_id = ?", [plan_id]
-    if person is not None:
-        where, params = where + " AND person = ?", [*params, person]
-    return _dicts(
-        db.execute(
-            f"SELECT person, item, value, answered_at FROM plan_answers WHERE {where}"
-            " ORDER BY person, rowid",
-            params,
-        )
+    """The plan's end-of-study answers (one person's, or everyone's), by person as given."""
+    return _select(
+        db,
+        "SELECT person, item, value, answered_at FROM plan_answers",
+        {"plan_id": plan_id, "person": person},
+        "person, rowid",
     )

@@ -110,7 +110,7 @@ def check_name(name: object, taken: list[str]) -> str:
     if any(unicodedata.category(c).startswith("C") for c in name):
         raise StudyError("A name cannot contain control characters.")
     if name.casefold() in {t.casefold() for t in taken}:
-        raise StudyError(f"Someone in this conversation is already called {name}.")
+        raise StudyError(f"Someone in this study is already called {name}.")
     return name
 
 

@@ -70,7 +70,7 @@ async def test_a_plan_runs_three_conversations_with_reviews_ratings_and_final_an
         # Not the name of an agent met later: the plan could not seat them with it.
         await ivy.send(type="join", name=agents[2])
         error = await ivy.until(lambda p: p["type"] == "error")
-        assert error["message"] == f"Someone in this conversation is already called {agents[2]}."
+        assert error["message"] == f"Someone in this study is already called {agents[2]}."
         await ivy.send(type="join", name="Ivy")
         await ivy.until(lambda p: p["type"] == "you")
         kai, _ = await open_browser(plan.links[1], plan.origin)

@@ -167,21 +167,19 @@ async def _run(
 
 
 def _same_engine(plan_id: str, saved: dict[str, Any], now: Any) -> None:
-    """Refuse to go on with another engine or model than the plan's conversations ran with: the
-    conditions must differ only in proactivity.
+    """Refuse to go on with another engine or model than the plan's conversations ran with.
 
     Raises:
         SettingsError: the engine or the model differs (naming the flags that would match).
     """
-    was = (
-        saved["engine"]["engine"],
-        saved["llm"]["model"] if saved["engine"]["engine"] != "offline" else "",
-    )
-    is_ = (now.engine.engine, now.llm.model if now.engine.engine != "offline" else "")
-    if was != is_:
-        flags = f"--engine {was[0]}" + (f" --model {was[1]}" if was[1] else "")
+    from playground.study.plan import other_engine
+
+    was = other_engine(saved, now)
+    if was is not None:
+        engine, model = was
+        flags = f"--engine {engine}" + (f" --model {model}" if model else "")
         raise errors.SettingsError(
-            f"plan {plan_id} ran with the {was[0]} engine{f' and {was[1]}' if was[1] else ''};"
+            f"plan {plan_id} ran with the {engine} engine{f' and {model}' if model else ''};"
             f" resume it with the same ({flags}) so that its conversations differ only in"
             " their condition"
         )

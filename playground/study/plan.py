@@ -103,6 +103,16 @@ def create_plan(
     return plan_id
 
 
+def other_engine(saved: dict[str, Any], now: Settings) -> tuple[str, str] | None:
+    """The (engine, model) a plan ran with (model "" for the offline engine) when ``now`` is
+    another: its conversations must differ only in their condition, so a plan resumes with the
+    engine and model it ran with. None when ``now`` is the same."""
+    ran = saved["engine"]["engine"], saved["llm"]["model"]
+    was = (ran[0], ran[1] if ran[0] != "offline" else "")
+    is_ = (now.engine.engine, now.llm.model if now.engine.engine != "offline" else "")
+    return None if was == is_ else was
+
+
 @dataclass
 class Listen:
     """Where the plan's page is served."""

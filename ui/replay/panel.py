@@ -13,9 +13,10 @@ from PySide6.QtWidgets import QVBoxLayout
 
 from playground.history.recording import Recording
 from playground.settings import RoomSettings
+from playground.storage import study_rows
 from ui.replay.controller import ReplayController
 from ui.replay.fork_dialog import ForkDialog
-from ui.replay.reviews import ReviewsWindow, review_count
+from ui.replay.reviews import ReviewsWindow
 from ui.replay.transport import TransportBar
 from ui.tool_window import show_single
 from ui.widgets.row_placement import RESERVED_ROWS
@@ -107,7 +108,7 @@ class ReplayPanel(QObject):
             f" · condition {s.get('condition') or '–'} · seed {s.get('seed')}"
         )
         w.setWindowTitle(f"Thought Playground — replay of {s['id']}")
-        reviews = review_count(rec.db, s["id"])
+        reviews = study_rows.review_count(rec.db, s["id"])
         self.transport.reviews_button.setText(f"Reviews ({reviews})…")
         self.transport.reviews_button.setVisible(reviews > 0)
         self.transport.show()

@@ -54,9 +54,6 @@ def review_rows(db: Any, session_id: str) -> list[list[str]]:
     return out
 
 
-review_count = study_rows.review_count
-
-
 class ReviewsWindow(ToolWindow):
     """The reviews of one session (Replay ▸ People's reviews…)."""
 

@@ -25,7 +25,7 @@ from playground.embedding.cache import CachingEmbedder
 from playground.rating.user_study import STYLES
 from playground.settings import Settings
 from playground.storage import study_rows
-from playground.study.plan import Listen, PlanRunner, create_plan
+from playground.study.plan import Listen, PlanRunner, create_plan, other_engine
 from playground.study.seats import PlanSeatBook
 from playground.study.server import StudyServer, is_loopback
 from ui.loop_job import LoopJob
@@ -90,11 +90,10 @@ def create(
 def engine_mismatch(plan_id: str, saved: dict[str, Any], now: Settings) -> str | None:
     """Why the plan cannot go on with the window's engine (None: it can): its conversations must
     differ only in their condition, so a plan resumes with the engine and model it ran with."""
-    engine = saved["engine"]["engine"]
-    model = saved["llm"]["model"] if engine != "offline" else ""
-    current = now.llm.model if now.engine.engine != "offline" else ""
-    if (engine, model) == (now.engine.engine, current):
+    was = other_engine(saved, now)
+    if was is None:
         return None
+    engine, model = was
     ran = f"the {engine} engine" + (f" and {model}" if model else "")
     return (
         f"plan {plan_id} ran with {ran}; choose the same under Engine… to resume it, so that its"

@@ -8,6 +8,11 @@ nothing else, so the experiment benchmark serves the same answers (same ``FakeLL
 same responder) from one event loop: the latency is a timer, and a request costs only the CPU of
 building its answer.
 
+A hosted API's time is a fixed cost per call plus its decode time: ``per_token`` adds that much
+per completion token of the answer (after the answer is built, so its length is known). ``log``
+writes one JSON line per chat call (what it asked for, when it arrived and was answered), from
+which a benchmark counts the dependent waves of a trigger.
+
 Run: ``python -m testbed.llm_server_async --latency 0.3 --faithful`` prints the base URL on
 its first line and serves until killed.
 """
@@ -18,6 +23,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import time
 from email.message import Message
 from typing import Any
 
@@ -68,8 +74,32 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, Message
     return method, target.split("?", 1)[0].rstrip("/"), headers, body
 
 
-async def serve(fake: FakeLLMServer, latency: float, host: str = "127.0.0.1") -> asyncio.Server:
-    """Serve ``fake``'s answers on ``host`` (a free port), adding ``latency`` to chat calls."""
+def call_kind(body: dict[str, Any]) -> str:
+    """What a chat call asks for, from its response format's schema name (``text`` for a plain
+    answer: an utterance)."""
+    fmt = body.get("response_format") or {}
+    name = (fmt.get("json_schema") or {}).get("name") if isinstance(fmt, dict) else None
+    return str(name or fmt.get("type") or "text") if isinstance(fmt, dict) else "text"
+
+
+def _completion_tokens(answer: _Answer) -> int:
+    try:
+        return int(json.loads(answer.body)["usage"]["completion_tokens"])
+    except (ValueError, KeyError, TypeError):
+        return 0
+
+
+async def serve(
+    fake: FakeLLMServer,
+    latency: float,
+    host: str = "127.0.0.1",
+    *,
+    per_token: float = 0.0,
+    log: Any = None,
+) -> asyncio.Server:
+    """Serve ``fake``'s answers on ``host`` (a free port), adding ``latency`` to chat calls, and
+    ``per_token`` seconds per completion token; ``log`` (a text file) gets one JSON line per
+    chat call: ``{"kind", "start", "end", "completion_tokens"}`` (monotonic seconds)."""
     fake.latency = 0.0  # the wait is a timer here, not a sleeping thread
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -78,10 +108,23 @@ async def serve(fake: FakeLLMServer, latency: float, host: str = "127.0.0.1") ->
                 method, path, headers, body = request
                 answer = _Answer(headers)
                 if method == "POST":
-                    if path == "/v1/chat/completions" and latency > 0:
-                        with fake.waiting():
-                            await asyncio.sleep(latency)
+                    start = time.monotonic()
                     fake._handle_post(answer, path, body)  # type: ignore[arg-type]
+                    chat = path == "/v1/chat/completions"
+                    tokens = _completion_tokens(answer) if chat else 0
+                    wait = latency + per_token * tokens
+                    if chat and wait > 0:
+                        with fake.waiting():
+                            await asyncio.sleep(wait)
+                    if chat and log is not None:
+                        try:
+                            kind = call_kind(json.loads(body))
+                        except (ValueError, AttributeError):
+                            kind = "?"
+                        row = {"kind": kind, "start": start, "end": time.monotonic()}
+                        row["completion_tokens"] = tokens
+                        log.write(json.dumps(row) + "\n")
+                        log.flush()
                 else:
                     answer.send_json(404, _error_body(404, f"Unknown path: {method} {path}"))
                 writer.write(answer.encode())
@@ -94,13 +137,14 @@ async def serve(fake: FakeLLMServer, latency: float, host: str = "127.0.0.1") ->
     return await asyncio.start_server(handle, host, 0, backlog=256)
 
 
-async def _main(latency: float, faithful: bool) -> None:
+async def _main(latency: float, faithful: bool, per_token: float, log_path: str | None) -> None:
     fake = FakeLLMServer()
     if faithful:
         from testbed.responders import faithful_responder
 
         fake.set_responder(faithful_responder)
-    server = await serve(fake, latency)
+    log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
+    server = await serve(fake, latency, per_token=per_token, log=log)
     port = server.sockets[0].getsockname()[1]
     print(f"http://127.0.0.1:{port}/v1", flush=True)
     async with server:
@@ -111,12 +155,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to each call")
     parser.add_argument("--faithful", action="store_true", help="answer as testbed.responders does")
+    parser.add_argument(
+        "--per-token", type=float, default=0.0, help="seconds added per completion token"
+    )
+    parser.add_argument("--log", help="append one JSON line per chat call to this file")
     args = parser.parse_args(argv)
     # The same collector settings as the batch it serves (playground/gc_tuning.py): each answer
     # with logprobs is built from a few thousand small dicts, and a stand-in for a remote model
     # server should spend as little of the shared cores as it can.
     with contextlib.suppress(KeyboardInterrupt), gc_tuning.batch():
-        asyncio.run(_main(args.latency, args.faithful))
+        asyncio.run(_main(args.latency, args.faithful, args.per_token, args.log))
 
 
 if __name__ == "__main__":

@@ -124,6 +124,79 @@ def breakdown(db: str, session: str) -> str:
     return out.stdout if out.returncode == 0 else f"(no breakdown: {out.stderr.strip()[-200:]})"
 
 
+def person_to_reply(latency: float, agents: int, tries: int) -> list[float]:
+    """Seconds from a person's message to the first agent reply, as the window runs the room
+    (the real-time loop, posting as fast as possible: typing pace excluded), in this process
+    against the fixed stand-in at the hosted name. A talkative preset, so that someone answers."""
+    import asyncio
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hosted_dns", STUB / "sitecustomize.py")
+    assert spec
+    assert spec.loader
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))  # the resolver stub
+
+    from playground import events, factory, personas
+    from playground.embedding.cache import CachingEmbedder
+    from playground.embedding.minilm import MiniLMEmbedder
+    from playground.room import loops
+    from playground.settings import load_settings
+
+    tmp = Path(tempfile.mkdtemp())
+    proc, url = start_standin(latency, 0.0, tmp / "calls.jsonl")
+    embedder = CachingEmbedder(MiniLMEmbedder())
+
+    async def once(seed: int) -> float:
+        settings = load_settings(
+            {},
+            {
+                "engine": "openai",
+                "base_url": url,
+                "api_key": "bench",
+                "model": "standin",
+                "seed": seed,
+                "preset": "non-stop-chatter",
+                "pause_seconds": 60,
+            },
+        )
+        engine = await factory.build_engine(settings, embedder=embedder)
+        replied = asyncio.Event()
+        bus = events.EventBus()
+        bus.subscribe(
+            lambda e: (
+                replied.set()
+                if isinstance(e, events.MessagePosted) and e.message.kind == "ai"
+                else None
+            )
+        )
+        lib = personas.load_personas(REPO / "personas")
+        room, _ = await factory.create_room(
+            settings, engine, db=None, personas=factory.pick_personas(lib, agents, seed), bus=bus
+        )
+        room.add_human("Zoe")
+        await room.embeddings_ready()
+        runner = asyncio.create_task(loops.run_realtime(room))
+        await asyncio.sleep(0.2)
+        t0 = time.perf_counter()
+        await room.post_human_message("Zoe", "What did you all do last weekend?")
+        await asyncio.wait_for(replied.wait(), 60)
+        took = time.perf_counter() - t0
+        room.stop()
+        await runner
+        await engine.close()
+        return took
+
+    async def all_tries() -> list[float]:
+        await embedder.inner.load()  # type: ignore[attr-defined]
+        return [await once(seed) for seed in range(tries)]
+
+    try:
+        return asyncio.run(all_tries())
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agents", default="4,8")
@@ -133,13 +206,18 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.4)
     ap.add_argument("--per-token", type=float, default=0.0)
     ap.add_argument("--show", action="store_true", help="print the last run's trigger breakdown")
+    ap.add_argument(
+        "--person", type=int, default=0, help="also time a person's message → first reply (N tries)"
+    )
     ap.add_argument("extra", nargs="*", help="more simulate flags, after --")
     args = ap.parse_args()
     stand_in = f"{args.latency:g} s fixed" + (
         f" + {args.per_token * 1000:g} ms/token" if args.per_token else ""
     )
     print(f"stand-in: {stand_in} at {HOST}; {args.turns} turns, seed {args.seed} (+ run index)")
-    print("| stand-in | agents | s / posted message | calls / message | in flight while busy | depth |")
+    print(
+        "| stand-in | agents | s / posted message | calls / message | in flight while busy | depth |"
+    )
     print("|---|---|---|---|---|---|")
     medians: dict[int, float] = {}
     for n in (int(a) for a in args.agents.split(",")):
@@ -163,7 +241,15 @@ def main() -> None:
         low, high = min(medians), max(medians)
         change = 100 * (medians[high] / medians[low] - 1)
         print(f"{high} agents vs {low}: {change:+.0f} % per posted message (target within 15 %)")
-    if args.latency and min(medians) in medians:
+    if args.person:
+        took = person_to_reply(args.latency, min(medians) if medians else 4, args.person)
+        med = statistics.median(took)
+        print(
+            f"a person's message → the first agent reply: median {med:.2f} s"
+            f" ({min(took):.2f}–{max(took):.2f}, n={len(took)}) = {med / args.latency:.2f} × the"
+            " per-call latency (target ≤ 4.5; typing pace excluded)"
+        )
+    if args.latency and medians:
         print(
             f"{min(medians)} agents: {medians[min(medians)] / args.latency:.2f} × the per-call"
             " latency per posted message (target ≤ 4.5 on the fixed stand-in)"

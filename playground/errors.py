@@ -87,6 +87,12 @@ class LLMOutputError(LLMError):
     """The model's answer could not be parsed, even after one retry."""
 
 
+class LLMUnusableText(LLMOutputError):
+    """A plain-text answer left nothing to say: empty, cut at the token limit before its first
+    sentence ended, or nothing but the prompt's own scaffolding. Like any :class:`LLMOutputError`
+    it skips what it was for (an agent stays silent for the step), never the session."""
+
+
 class LLMBadResponse(LLMServerError):
     """The server answered, but not with what an OpenAI-compatible API sends (a web page, broken
     JSON, no ``choices``...)."""

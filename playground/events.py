@@ -259,6 +259,74 @@ class MessageEmbedded(BaseEvent):
     vector: bytes
 
 
+#: The stages of one trigger, as :mod:`playground.room.pipeline` declares them.
+StageName = Literal[
+    "interpretation",
+    "turn type",
+    "prediction",
+    "embeddings",
+    "retrieval",
+    "System-1 thoughts",
+    "System-2 thoughts",
+    "evaluation",
+    "re-evaluation",
+    "decision",
+    "floor",
+    "articulation",
+    "typing",
+    "post",
+]
+
+
+class StageTiming(BaseModel):
+    """Where one stage of a trigger spent its time, in seconds after the trigger fired.
+
+    ``ready`` is when everything the stage waits for had finished; it ``started`` then or later
+    (``waited`` = started - ready: queued behind the room's agent limit or other work) and ran
+    for ``took`` seconds, of which ``in_calls`` were spent waiting for the model server
+    (``calls`` requests; the rest is this machine's own work: embeddings, parsing, storage).
+    ``critical`` marks the stages the trigger's end waited for, one after the other.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    stage: StageName
+    agent: str = ""
+    #: What the stage did it for, when several of a kind run: a thought's text, a system.
+    detail: str = ""
+    ready: float
+    started: float
+    took: float
+    in_calls: float = 0.0
+    calls: int = 0
+    critical: bool = False
+
+    @property
+    def waited(self) -> float:
+        return max(0.0, self.started - self.ready)
+
+    @property
+    def ended(self) -> float:
+        return self.started + self.took
+
+
+class TriggerTimed(BaseEvent):
+    """Where one trigger's time went: every stage with when it could start, when it did and how
+    long it ran, and the critical path (the chain of stages the trigger's end waited for).
+
+    Published when the trigger ends, posted or silent; a trigger a newer one made stale is not
+    timed. Times only: nothing in it changes what the agents think or say."""
+
+    kind: Literal["trigger_timed"] = "trigger_timed"
+    trigger: domain.TriggerKind
+    #: The message the trigger answered (None for a pause before any message).
+    message_id: int | None = None
+    #: The message an agent posted at this trigger, or None when everyone stayed silent.
+    posted: int | None = None
+    total: float
+    stages: list[StageTiming]
+
+
 class SessionFinished(BaseEvent):
     kind: Literal["session_finished"] = "session_finished"
     status: Literal["finished", "interrupted", "failed"]
@@ -293,6 +361,7 @@ Event = Annotated[
     | ProactivityChanged
     | HiddenStateRecorded
     | MessageEmbedded
+    | TriggerTimed
     | SessionFinished,
     Field(discriminator="kind"),
 ]

@@ -32,8 +32,8 @@ exact status and body (``testbed/server_bodies.json``, see
 * ``"permissive"`` (default) - accepts everything, as above.
 * ``"gpt5"`` - OpenAI reasoning models: ``max_tokens`` (use
   ``max_completion_tokens``), a ``temperature`` other than 1, ``logprobs``,
-  ``top_logprobs`` and ``n`` above 8 are refused; ``json_object`` needs the word
-  "json" in the messages; ``n`` is honoured.
+  ``top_logprobs``, ``n`` above 8 and ``stop`` are refused; ``json_object`` needs the
+  word "json" in the messages; ``n`` is honoured.
 * ``"json-object-only"`` - DeepSeek: ``json_schema`` refused; ``json_object`` needs
   "json" in the messages and follows a JSON schema written in the messages.
 * ``"no-schema-keywords"`` - OpenAI strict mode of old: ``json_schema`` refused
@@ -41,6 +41,9 @@ exact status and body (``testbed/server_bodies.json``, see
 * ``"llama-cpp-python"`` - ``json_schema`` answered with its HTTP 500; ``json_object``
   follows its ``schema`` field (or a schema in the messages); unknown fields such as
   ``max_completion_tokens`` and ``n`` ignored; logprobs only with ``top_logprobs``.
+
+With any profile that takes it, ``stop`` is honoured as real servers honour it: the
+content ends before the first stop sequence it holds (``finish_reason: "stop"``).
 
 With any profile: ``n_supported`` (``n`` > 1 gives that many different choices),
 ``cut_next`` (``finish_reason: "length"`` with the content cut off),
@@ -380,6 +383,14 @@ def cut_json(content: str) -> str:
     while cut > a + 1 and content[cut - 1] == "\\":  # never between a backslash and its escape
         cut -= 1
     return content[:cut]
+
+
+def _until_stop(content: str, stop: Any) -> str | None:
+    """``content`` before the first of the ``stop`` sequences it holds (a string or a list), or
+    None when it holds none."""
+    stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+    found = [content.find(s) for s in stops if isinstance(s, str) and s and s in content]
+    return content[: min(found)] if found else None
 
 
 def cut_text(content: str) -> str:
@@ -1168,6 +1179,8 @@ class FakeLLMServer:
             n = body.get("n")
             if isinstance(n, int) and not isinstance(n, bool) and n > 8:
                 return "openai_n_above_max", {"value": n}
+            if body.get("stop") is not None:
+                return "openai_stop_unsupported", {}
         if profile == "json-object-only" and fmt_type == "json_schema":
             return "deepseek_json_schema_unavailable", {}
         if profile == "no-schema-keywords" and fmt_type == "json_schema":
@@ -1335,9 +1348,12 @@ class FakeLLMServer:
                 as_json = cut == "json" or (cut == "auto" and content.lstrip()[:1] in "{[")
                 content = cut_json(content) if as_json else cut_text(content)
                 finish = "length"
+            stopped = _until_stop(content, body.get("stop"))
+            if stopped is not None:  # a stop sequence came before the token limit
+                content, finish = stopped, "stop"
             tokens = tokenize(content)
             limit = body.get("max_completion_tokens", body.get("max_tokens"))
-            if cut is not None and isinstance(limit, int) and limit > 0:
+            if finish == "length" and isinstance(limit, int) and limit > 0:
                 completion_tokens += limit  # a length cut spends the whole budget
             else:
                 completion_tokens += len(tokens)

@@ -143,7 +143,7 @@ async def _main(latency: float, faithful: bool, per_token: float, log_path: str 
         from testbed.responders import faithful_responder
 
         fake.set_responder(faithful_responder)
-    log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
+    log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115, ASYNC230
     server = await serve(fake, latency, per_token=per_token, log=log)
     port = server.sockets[0].getsockname()[1]
     print(f"http://127.0.0.1:{port}/v1", flush=True)

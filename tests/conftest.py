@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sqlite_utils
 
 from playground import events
 from playground.embedding.cache import CachingEmbedder
@@ -19,6 +20,7 @@ from playground.embedding.minilm import MiniLMEmbedder
 from playground.settings import load_settings
 from playground.storage import open_database
 from testbed.llm_server import FakeLLMServer
+from tests.support.timed import write_timed_session
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -59,6 +61,15 @@ def db(db_path: Path):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def bus() -> events.EventBus:
     return events.EventBus(strict=True)
+
+
+@pytest.fixture
+def timed_db(tmp_path: Path) -> Iterator[sqlite_utils.Database]:
+    """A short session whose triggers were timed (:mod:`tests.support.timed`), open."""
+    write_timed_session(tmp_path / "timed.db")
+    database = open_database(tmp_path / "timed.db")
+    yield database
+    database.close()
 
 
 @pytest.fixture

@@ -47,6 +47,7 @@ class EngineBridge(QObject):
     error_occurred = Signal(str, str)  # where, message
     annotation_added = Signal(object)  # events.AnnotationAdded
     hidden_state_recorded = Signal(object)  # events.HiddenStateRecorded (a simulated user's)
+    trigger_timed = Signal(object)  # events.TriggerTimed (where a trigger's time went)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -117,6 +118,8 @@ class EngineBridge(QObject):
                 self.annotation_added.emit(e)
             case events.HiddenStateRecorded():
                 self.hidden_state_recorded.emit(e)
+            case events.TriggerTimed():
+                self.trigger_timed.emit(e)
             case events.LabelRecorded():
                 pass  # a participant's answer: saved by the recorder, nothing on screen changes
             case events.MessageEmbedded():

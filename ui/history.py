@@ -219,11 +219,7 @@ class HistoryView(QObject):
             self.new_messages = 0
         self._rebuild(snap)
         self._swap_in(f"As at step {snap.step} — {text}. The live run goes on.")
-        w.decisions.show_past(
-            text,
-            snap.prediction,
-            snap.decisions,
-        )
+        w.decisions.show_past(text, snap.prediction, snap.decisions, snap.timing)
         w.decisions.set_past_note(self._note())
         w.conversation.follow_latest = False
         if focus:

@@ -71,9 +71,10 @@ def add_server_flags(parser: Any) -> None:
     )
     parser.add_argument(
         "--rating-call",
-        choices=["final", "inline"],
-        help="read the rating's logprobs or samples from a short final call (default) or from"
-        " the whole evaluation answer",
+        choices=["auto", "final", "inline"],
+        help="read the rating's logprobs or samples from a short final call or from the whole"
+        " evaluation answer; auto (default): inline for a hosted API, whose logprobs cost"
+        " nothing, a final call for a server on this machine or network",
     )
 
 

@@ -1,5 +1,5 @@
 """``playground sessions`` and ``playground show``: the saved sessions of a database, and one of
-them in full (as text, or everything as JSON)."""
+them in full (as text, or everything as JSON), with where each trigger's time went."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import json
 import textwrap
 from typing import Any, TextIO
 
-from playground import domain
+from playground import domain, events
 from playground.history.timeline import FORK_BEGINS
+from playground.history.timings import LEGEND, stage_table, summary_line
 from playground.llm.capabilities import server_profile, summary_of
 from playground.storage import SessionReader
-from playground.storage.database import open_for_reading
+from playground.storage.database import open_for_reading, snapshot
 from playground.terminal_text import visible
 
 
@@ -25,6 +26,12 @@ def add_parsers(sub: Any, default_db: str) -> None:
     show.add_argument("id", help="session id (or a unique prefix)")
     show.add_argument("--db", default=default_db)
     show.add_argument("--json", action="store_true", help="everything as JSON")
+    show.add_argument(
+        "--timings",
+        action="store_true",
+        help="each trigger's time breakdown stage by stage (by default one line per trigger:"
+        " its total and critical path)",
+    )
 
 
 def list_sessions(args: argparse.Namespace, out: TextIO) -> int:
@@ -52,11 +59,15 @@ def list_sessions(args: argparse.Namespace, out: TextIO) -> int:
 
 def show(args: argparse.Namespace, out: TextIO) -> int:
     db = open_for_reading(args.db)  # never created; read-only where it cannot be written
-    data = SessionReader(db).load(args.id)
+    reader = SessionReader(db)
+    with snapshot(db):  # the timings as of the same moment as the rest
+        data = reader.load(args.id)
+        timings = reader.trigger_timings(data["session"]["id"])
     profile = server_profile(data["session"].get("server_profile"))
     if args.json:
         if profile is not None:
             data["session"]["server_profile"] = profile
+        data["timings"] = [t.model_dump(mode="json") for t in timings]
         json.dump(data, out, indent=2, ensure_ascii=False)
         print(file=out)
         return 0
@@ -111,6 +122,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
             )
         if carried and m["id"] == carried and s.get("fork_seq") is not None:
             print(f"\n{FORK_BEGINS}", file=out)
+    _print_timings(timings, out, full=args.timings)
     usage = domain.Usage(**{k: s[k] for k in domain.Usage.model_fields if s.get(k) is not None})
     print(
         f"\n{len(data['thoughts'])} thoughts, {len(data['decisions'])} decisions, {s['calls']} LLM calls"
@@ -118,3 +130,20 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         file=out,
     )
     return 0
+
+
+def _print_timings(timings: list[events.TriggerTimed], out: TextIO, *, full: bool) -> None:
+    """Where each trigger's time went: a line each, or with ``full`` its stages too."""
+    if not timings:
+        if full:
+            print("\nNo trigger of this session was timed.", file=out)
+        return
+    print(f"\nTime per trigger ({len(timings)} timed):", file=out)
+    for t in timings:
+        if full:
+            print(file=out)
+        print(f"  {summary_line(t)}", file=out)
+        if full:
+            print(textwrap.indent("\n".join(stage_table(t)), "    "), file=out)
+    if full:
+        print(f"\n  {LEGEND}", file=out)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from typing import Literal, TypeVar, get_args
 
 from pydantic import BaseModel
 
 from playground import domain, errors
-from playground.cognition import prompts, scoring
+from playground.cognition import prompts, scoring, utterance
 from playground.cognition.base import Articulation, Context, Rating, ThoughtDraft, without_name
 from playground.llm import rating
 from playground.llm.client import ChatClient, ChatResult
@@ -63,7 +64,7 @@ class LLMCognition:
         evaluation_mode: EvaluationMode = "per-thought",
         rating_method: str = "auto",
         rating_samples: int = 20,
-        rating_call: str = "final",
+        rating_call: str = "auto",
         rating_alternatives: int = 20,
     ) -> None:
         if evaluation_mode not in EVALUATION_MODES:
@@ -77,6 +78,22 @@ class LLMCognition:
         self.rating_samples = rating_samples
         self.rating_call = rating_call
         self.rating_alternatives = rating_alternatives
+
+    @property
+    def evaluates_alone(self) -> bool:
+        """True when each thought is rated in a call of its own (per-thought): the room may then
+        evaluate a thought as soon as it is formed, before the agent's other thoughts are."""
+        return self.mode == "per-thought"
+
+    def _inline(self, method: str) -> bool:
+        """Whether the rating's logprobs are read from the evaluation answer itself (one call)
+        rather than a final call: asked (``inline``), or ``auto`` and the server is a hosted
+        API, where logprobs cost nothing (the final call would add a dependent round trip)."""
+        if method != "logprobs":
+            return False
+        if self.rating_call == "auto":
+            return not self.client.local
+        return self.rating_call == "inline"
 
     def method(self) -> str:
         """The rating method for the next evaluation, as far as the server allows it."""
@@ -165,10 +182,7 @@ class LLMCognition:
         )
 
     async def respond(self, ctx: Context) -> str:
-        res = await self.client.chat_text(
-            "baseline reply", prompts.response_messages(ctx), max_tokens=UTTERANCE_TOKENS
-        )
-        return without_name(res.text, ctx.agent)
+        return await _utterance(self.client, "baseline reply", prompts.response_messages(ctx), ctx)
 
     async def form_thoughts(
         self, ctx: Context, stimuli: list[domain.Stimulus], *, system1: int, system2: int
@@ -225,7 +239,7 @@ class LLMCognition:
         self, ctx: Context, thoughts: list[domain.Thought]
     ) -> list[Rating | None]:
         method = self.method()
-        inline = method == "logprobs" and self.rating_call == "inline"
+        inline = self._inline(method)
         res = await self.client.chat_json(
             "evaluation",
             prompts.batch_evaluation_messages(ctx, thoughts),
@@ -278,7 +292,7 @@ class LLMCognition:
 
     async def _evaluate_one(self, ctx: Context, thought: domain.Thought) -> Rating:
         method = self.method()
-        inline = method == "logprobs" and self.rating_call == "inline"
+        inline = self._inline(method)
         messages = prompts.evaluation_messages(ctx, thought)
         res: ChatResult = await self.client.chat_json(
             "evaluation",
@@ -303,12 +317,12 @@ class LLMCognition:
 
     async def articulate(self, ctx: Context, request: Articulation) -> str:
         thought, stimuli, tone = request.thought, request.stimuli, request.proactive_tone
-        res = await self.client.chat_text(
+        return await _utterance(
+            self.client,
             "articulation",
             prompts.articulation_messages(ctx, thought, stimuli, proactive_tone=tone),
-            max_tokens=UTTERANCE_TOKENS,
+            ctx,
         )
-        return without_name(res.text, ctx.agent)
 
 
 #: A call that gave no usable answer this time (the server still answers others).
@@ -360,3 +374,31 @@ def _rating(
         reasons_against=list(reasons_against[:2]),
         method=method,
     )
+
+
+async def _utterance(
+    client: ChatClient, label: str, messages: list[dict[str, str]], ctx: Context
+) -> str:
+    """What ``ctx.agent`` says: the answer ended on the server at the utterance stop sequences,
+    cut where it runs on into the prompt's scaffolding, without a name prefix or an echo of the
+    instruction.
+
+    Raises:
+        LLMUnusableText: nothing of the answer can be said (counted as dropped); the agent stays
+            silent for the step.
+    """
+    res = await client.chat_text(
+        label,
+        messages,
+        max_tokens=UTTERANCE_TOKENS,
+        stop=prompts.UTTERANCE_STOPS,
+        run_on=functools.partial(utterance.scaffolding_start, names=ctx.participants),
+    )
+    text = utterance.without_echo(without_name(res.text, ctx.agent))
+    if not text:
+        client.dropped(label, "nothing but an echo of the prompt")
+        raise errors.LLMUnusableText(
+            f"{client.model} at {client.where} answered {label} for {ctx.agent} with nothing but"
+            f" an echo of the prompt ({res.text[:60]!r})"
+        )
+    return text

@@ -82,6 +82,33 @@ LEVELS_TEXT = """\
 #: How an utterance is asked for: the message alone (a model's reply is posted as it is).
 MESSAGE_ONLY = "Reply with the message text only, no name prefix or quotes."
 
+#: Phrases of the utterance prompts (:func:`articulation_messages`, :func:`response_messages`
+#: and the :func:`situation` they share) that a small model runs on into after its message:
+#: where one starts, the message has ended (:mod:`playground.cognition.utterance` cuts there).
+#: Each is a literal part of those prompts (tests/cognition/test_utterance.py checks it).
+UTTERANCE_SCAFFOLDING = (
+    "Write your next chat message",
+    "It is your turn to speak",
+    "You decided to say this thought out loud",
+    "What inspired it:",
+    "Conversation so far:",
+    "What the last message seems to mean:",
+    "You are in a casual group chat with",
+    "Someone just posted a message.",
+    "Nobody has said anything for a while.",
+    "When you decide to say a thought out loud",
+    "When it is your turn to speak",
+    "Reply with the message text only",
+    "Speaking style:",
+    "(no messages yet)",
+)
+
+#: Stop sequences of the utterance requests (OpenAI takes at most four): the blank line between
+#: the prompt's sections, a transcript line, and the two phrases a run-on most often reaches. A
+#: phrase a model echoes at the start of its answer (SmolLM2: "You decided to say this thought
+#: out loud: ...") is left out, or the server would stop before the message.
+UTTERANCE_STOPS = ("\n\n", "[message:", "Conversation so far:", "Write your next chat message")
+
 
 def transcript(messages: list[domain.Message]) -> str:
     if not messages:

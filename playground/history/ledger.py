@@ -131,6 +131,7 @@ class ThoughtLedger:
                     | events.ProactivityChanged()
                     | events.HiddenStateRecorded()
                     | events.MessageEmbedded()
+                    | events.TriggerTimed()
                     | events.SessionFinished()
                 ):
                     pass  # not about a thought

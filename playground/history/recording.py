@@ -37,7 +37,11 @@ _TRANSIENT = {
     "usage_recorded",
     "error_occurred",
     "thought_refused",
+    "trigger_timed",
 }
+# Of these, the latest one before the position shows even from before the current trigger: the
+# usage so far, and the latest trigger that ended (its time breakdown, in the decision strip).
+_LATEST = ("usage_recorded", "trigger_timed")
 #: Thought events between two kept thought ledgers: a jump folds at most this many.
 LEDGER_EVERY = 1000
 
@@ -60,6 +64,8 @@ class Recording:
     message_seq: dict[int, int]
     message_text: dict[int, str] = field(default_factory=dict)
     retrieval_agent: dict[int, str] = field(default_factory=dict)
+    #: The ``trigger_timed`` event of each step (a trigger's time breakdown), by step.
+    timed_seq: dict[int, int] = field(default_factory=dict)
     _cache: dict[int, events.Event] = field(default_factory=dict, repr=False)
     _moment_seqs: list[int] = field(default_factory=list, repr=False)
     _message_seqs: list[int] = field(default_factory=list, repr=False)
@@ -180,6 +186,7 @@ class Recording:
             ).fetchall()
         )
         self._thought_seqs.extend(r[0] for r in rows if r[1] in THOUGHT_KINDS)
+        self.timed_seq.update((r[2], r[0]) for r in rows if r[1] == "trigger_timed")
         self._index_timeline(messages)
 
     def _index_timeline(self, messages: list[tuple[Any, ...]]) -> None:
@@ -265,6 +272,16 @@ class Recording:
         j = bisect.bisect_right(self.seqs, hi)
         return self._parse(self.seqs[i:j])
 
+    def timing(self, step: int) -> events.TriggerTimed | None:
+        """Where the trigger of ``step`` spent its time, as recorded when it ended; None when it
+        has not ended yet, was not timed (a newer trigger made it stale) or the session was
+        recorded before triggers were timed."""
+        seq = self.timed_seq.get(step)
+        if seq is None:
+            return None
+        (e,) = self._parse([seq])
+        return e if isinstance(e, events.TriggerTimed) else None
+
     def thought_ledger(self, seq: int) -> ThoughtLedger:
         """Every participant's thoughts at ``seq`` (a new copy, the caller's to change). Ledgers
         are kept every :data:`LEDGER_EVERY` thought events, so this folds at most that many."""
@@ -284,8 +301,9 @@ class Recording:
 
         Everything up to ``seq`` except what only described an earlier moment: of the triggers,
         decisions, usage updates and errors only the current trigger's remain, and of the
-        retrievals each agent's latest. With ``thoughts=False`` the thoughts' own events are
-        left out (take :meth:`thought_ledger` instead).
+        retrievals each agent's latest; the latest usage update and trigger timing stay too. With
+        ``thoughts=False`` the thoughts' own events are left out (take :meth:`thought_ledger`
+        instead).
         """
         j = bisect.bisect_right(self.seqs, seq)
         current_trigger = 0
@@ -293,19 +311,15 @@ class Recording:
             if self.kinds[i] == "trigger_fired":
                 current_trigger = self.seqs[i]
                 break
-        last_usage = max(
-            (
-                s
-                for s, k in zip(self.seqs[:j], self.kinds[:j], strict=True)
-                if k == "usage_recorded"
-            ),
-            default=None,
-        )
+        latest: dict[str, int] = {}
         latest_retrieval: dict[str, int] = {}
         for seq_, k in zip(self.seqs[:j], self.kinds[:j], strict=True):
             if k == "memories_retrieved":
                 latest_retrieval[self.retrieval_agent.get(seq_, "")] = seq_
+            elif k in _LATEST:
+                latest[k] = seq_
         retrievals = set(latest_retrieval.values())
+        latest_kept = set(latest.values())
         skip = frozenset() if thoughts else THOUGHT_KINDS
         keep = [
             s
@@ -314,7 +328,7 @@ class Recording:
             and (
                 (k not in _TRANSIENT and k != "memories_retrieved")
                 or s >= current_trigger
-                or s == last_usage
+                or s in latest_kept
                 or s in retrievals
             )
         ]

@@ -108,6 +108,7 @@ class Snapshot:
         retrieved: per agent, the stimuli it retrieved at this trigger (agents that did not
             think at it are absent).
         speaker: who wrote the message asked about ("" when none).
+        timing: where the trigger's time went, as recorded when it ended (None: not timed).
     """
 
     state: State
@@ -119,6 +120,7 @@ class Snapshot:
     prediction: events.NextSpeakerPredicted | None = None
     retrieved: dict[str, tuple[domain.Stimulus, ...]] = field(default_factory=dict)
     speaker: str = ""
+    timing: events.TriggerTimed | None = None
 
     @property
     def seq(self) -> int:
@@ -398,6 +400,7 @@ class SessionHistory:
             prediction=prediction,
             retrieved=retrieved,
             speaker=speaker,
+            timing=rec.timing(t.step),
         )
 
     def _close(self, current: dict[str, Any] | None) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -186,30 +187,76 @@ class Agent:
         Returns:
             How many drafts were kept.
         """
+        parts = await asyncio.gather(self.form_system(work, 1), self.form_system(work, 2))
+        drafts = self.sort_drafts(work, parts[0], parts[1])
+        await self.embed_drafts(work, drafts)
+        return len(drafts)
+
+    def systems(self) -> list[Literal[1, 2]]:
+        """The systems this agent forms thoughts of at a trigger (a count of 0 asks nothing)."""
         p = self.proactivity
-        quick = [st for st in work.stimuli if ref_kind(st.ref) == "message"]
-        parts = await asyncio.gather(
-            self.cognition.form_thoughts(work.ctx, quick, system1=p.system1_count, system2=0)
-            if p.system1_count
-            else _no_drafts(),
-            self.cognition.form_thoughts(work.ctx, work.stimuli, system1=0, system2=p.system2_count)
-            if p.system2_count
-            else _no_drafts(),
+        return [s for s, n in ((1, p.system1_count), (2, p.system2_count)) if n]  # type: ignore[misc]
+
+    async def form_system(self, work: TriggerWork, system: Literal[1, 2]) -> list[ThoughtDraft]:
+        """One system's drafts: System 1 from the messages that came to mind, System 2 from
+        every stimulus (one request each)."""
+        p = self.proactivity
+        if system == 1:
+            if not p.system1_count:
+                return []
+            quick = [st for st in work.stimuli if ref_kind(st.ref) == "message"]
+            return await self.cognition.form_thoughts(
+                work.ctx, quick, system1=p.system1_count, system2=0
+            )
+        if not p.system2_count:
+            return []
+        return await self.cognition.form_thoughts(
+            work.ctx, work.stimuli, system1=0, system2=p.system2_count
         )
-        drafts: list[ThoughtDraft] = []
-        for d in (*parts[0], *parts[1]):
+
+    @staticmethod
+    def sort_drafts(
+        work: TriggerWork, system1: list[ThoughtDraft], system2: list[ThoughtDraft]
+    ) -> list[ThoughtDraft]:
+        """The drafts worth keeping, System 1 first; the ones that say nothing go to
+        ``work.refused`` with the reason, in the order the mind gave them."""
+        kept: list[ThoughtDraft] = []
+        for d in (*system1, *system2):
             why = placeholder_reason(d.text)
             if why is None:
-                drafts.append(d)
+                kept.append(d)
             else:
                 work.refused.append((d, why))
+        return kept
+
+    async def embed_drafts(self, work: TriggerWork, drafts: list[ThoughtDraft]) -> None:
+        """Embed the kept drafts (one request, in order) and hold them for :meth:`adopt`."""
         vecs = (
             await self._embedder.embed([d.text for d in drafts])
             if drafts
             else np.zeros((0, self._embedder.dim), np.float32)
         )
         work.drafts = list(zip(drafts, vecs, strict=True))
-        return len(drafts)
+
+    def draft_thought(self, work: TriggerWork, draft: ThoughtDraft) -> domain.Thought:
+        """A kept draft as the thought it will become, before it has an id: what an evaluation
+        that starts before adoption is shown (the text and system; the id is given later, in
+        the agents' fixed order, by :meth:`adopt`)."""
+        return domain.Thought(
+            id=0,
+            agent=self.name,
+            text=_shorten(draft.text),
+            system=1 if draft.system == 1 else 2,
+            stimuli=[],
+            saliency=0.0,
+            created_step=work.ctx.step,
+            last_access=work.ctx.step,
+            origin=self.cognition.name,
+        )
+
+    def retained_thoughts(self, work: TriggerWork) -> list[domain.Thought]:
+        """The retained thoughts to re-score at this trigger (known as soon as retrieval ends)."""
+        return [self.reservoir.get(i) for i in work.retained if i in self.reservoir]
 
     def adopt(self, work: TriggerWork, ids: Iterator[int]) -> None:
         """Turn drafts into numbered thoughts in the reservoir (publishes ThoughtFormed); the
@@ -359,10 +406,6 @@ class Agent:
         th = self.reservoir.get(thought_id)
         self.reservoir.update(th.model_copy(update={"expressed_in": message_id}))
         self.last_spoke = step  # (``turns`` is counted once, by Room.post, for every speaker)
-
-
-async def _no_drafts() -> list[ThoughtDraft]:
-    return []
 
 
 def _shorten(text: str, limit: int = 14) -> str:

@@ -6,7 +6,8 @@ a ``json_schema`` response format (it takes ``json_object`` with a ``schema``); 
 and hosted providers offer JSON mode only, or a JSON schema without numeric and length keywords.
 
 A :class:`ServerProfile` holds what is known for one (base URL, model): the structured-output
-tier, the token-limit parameter, and whether temperature, logprobs, ``n`` and ``seed`` may be sent.
+tier, the token-limit parameter, and whether temperature, logprobs, ``n``, ``seed`` and ``stop``
+may be sent.
 It starts optimistic and steps down when a rejection names a field (:func:`adaptation`): the
 first call that meets a rejection changes the profile for all, and every call builds its body
 from the profile at the moment it is sent, so calls queued behind it never repeat the rejection.
@@ -35,6 +36,12 @@ SCHEMA_KEYWORDS = (
     "maxLength",
 )
 _BOOL = {"yes": True, "no": False}
+#: Why ``stop`` is no longer sent, as said to the user.
+STOP_REFUSED = "server refuses stop sequences: run-on answers are cut by the client alone"
+STOP_SILENCES = (
+    "the model ends before it answers when given stop sequences: sending none"
+    " (run-on answers are cut by the client alone)"
+)
 
 
 @dataclass
@@ -48,6 +55,9 @@ class ServerProfile:
     logprobs: bool | None = None
     n: bool | None = None
     seed: bool = True
+    #: Stop sequences: OpenAI's reasoning models refuse them; learned on the first call that
+    #: carries them (the probe does not), or from a model that stops before answering with them.
+    stop: bool = True
     pinned: frozenset[str] = frozenset()
     #: What was learned, in order, as shown to the user.
     learned: list[str] = field(default_factory=list)
@@ -72,6 +82,7 @@ class ServerProfile:
             "logprobs": self.logprobs,
             "n": self.n,
             "seed": self.seed,
+            "stop": self.stop,
             "pinned": sorted(self.pinned),
             "learned": list(self.learned),
         }
@@ -80,7 +91,8 @@ class ServerProfile:
         return json.dumps(self.as_dict(), sort_keys=True)
 
     def summary(self) -> str:
-        """One line: ``json_schema · max_tokens · temperature · logprobs · n · seed``."""
+        """One line: ``json_schema · max_tokens · temperature · logprobs · n · seed`` (and
+        ``no stop`` where stop sequences are not sent)."""
         return summary_of(self.as_dict())
 
     def can_change(self, key: str) -> bool:
@@ -127,6 +139,8 @@ def summary_of(profile: Mapping[str, Any] | None) -> str:
         flag("n", "n"),
         flag("seed", "seed"),
     ]
+    if profile.get("stop") is False:
+        parts.append("no stop")
     return " · ".join(parts)
 
 
@@ -255,6 +269,8 @@ def adaptation(
         return ("logprobs", False, "server refuses logprobs: ratings are sampled or parsed")
     if "seed" in sent and r.names("seed"):
         return ("seed", False, "server refuses seed: runs cannot be reproduced on it")
+    if "stop" in sent and r.names("stop", "stop_sequences", "stopsequences"):
+        return ("stop", False, STOP_REFUSED)
     if "n" in sent and (
         r.names("'n'", '"n"', "body.n") or re.search(r"(?:^|\|)\s*n\s*(?:\||$)", r.text)
     ):

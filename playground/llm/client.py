@@ -1,6 +1,7 @@
 """ChatClient: the calls the app makes to an OpenAI-compatible server.
 
-Plain text (a cut answer asked again, else trimmed to its last sentence), structured answers (a
+Plain text (stop sequences where the server takes them, a run-on cut where the caller says it
+ends, a cut answer asked again, else trimmed to its last sentence), structured answers (a
 JSON schema from a pydantic model, a tolerant parser and one corrective retry; see
 :mod:`playground.llm.schemas`), samples of one request, logprob extraction and embeddings. The
 sending underneath (retries, limits, usage counting, errors that name what went wrong) is
@@ -14,14 +15,14 @@ import functools
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from playground import errors
-from playground.llm import responses, schemas
+from playground import clock, errors
+from playground.llm import capabilities, responses, schemas
 from playground.llm.responses import TokenLogprob
 from playground.llm.schemas import parse_json_reply
 from playground.llm.transport import Transport, say_learned
@@ -29,6 +30,8 @@ from playground.llm.transport import Transport, say_learned
 T = TypeVar("T", bound=BaseModel)
 _RATING_KEY = re.compile(r'"rating"\s*:\s*"?\s*$')
 _RATING_VALUE = re.compile(r"\s*([1-9])(?![0-9])")
+#: OpenAI takes at most four stop sequences (more: 400 ``array_above_max_length``).
+MAX_STOP = 4
 
 
 @dataclass
@@ -78,6 +81,7 @@ class ChatClient(Transport):
         temperature: float | None = None,
         seed_offset: int = 0,
         top_logprobs: int = 5,
+        stop: Sequence[str] = (),
     ) -> dict[str, Any]:
         """The request for the server as the profile now stands."""
         p = self.profile
@@ -93,6 +97,8 @@ class ChatClient(Transport):
             body["top_logprobs"] = top_logprobs
         if n > 1 and p.n is not False:
             body["n"] = n
+        if stop and p.stop:
+            body["stop"] = list(stop[:MAX_STOP])
         if schema is not None:
             key = tuple(sorted((lengths or {}).items()))
             tier = p.structured
@@ -122,7 +128,9 @@ class ChatClient(Transport):
         got = responses.read_completion(
             self.where, label, resp.headers.get("content-type", ""), resp.content
         )
-        self.limiter.answered(label, time.monotonic() - t0, got.completion_tokens)
+        took = time.monotonic() - t0
+        clock.meter_call(took)
+        self.limiter.answered(label, took, got.completion_tokens)
         self._count(got.prompt_tokens, got.completion_tokens, label)
         if ask.get("logprobs") and self.profile.logprobs is None:
             self.logprobs_supported = bool(got.tokens and got.tokens[0].top)
@@ -170,33 +178,78 @@ class ChatClient(Transport):
         *,
         max_tokens: int = 200,
         retry_cut: bool = True,
+        stop: Sequence[str] = (),
+        run_on: Callable[[str], int | None] | None = None,
     ) -> ChatResult:
-        """A plain-text answer. One cut at the token limit is asked again with twice the limit;
-        a text still cut is trimmed to its last full sentence (``cut`` set) and never posted
-        mid-word.
+        """A plain-text answer.
+
+        ``stop`` sequences (at most :data:`MAX_STOP`) end the answer on the server, where the
+        profile allows them: a server that refuses them, or a model that meets one before it
+        says anything and says something without them, teaches the profile to send none. ``run_on(text)`` tells where an answer
+        ran on past its end (into the prompt's scaffolding, say), or None: the text is cut there,
+        and such an answer is complete even when the server cut it at the token limit.
+
+        Any other answer cut at the token limit is asked again once with twice the limit; a text
+        still cut is trimmed to its last full sentence (``cut`` set) and never posted mid-word.
 
         Raises:
-            LLMOutputError: the answer is empty, or cut with no full sentence to keep.
+            LLMUnusableText: the answer is empty, nothing but what ``run_on`` cut off, or cut at
+                the token limit with no full sentence to keep (counted as dropped).
         """
-        res = await self._create(label, messages, max_tokens=max_tokens)
-        if res.finish_reason == "length" and retry_cut:
+        limit = max_tokens
+        sends_stop = bool(stop) and self.profile.stop
+        res = await self._create(label, messages, max_tokens=limit, stop=stop)
+        if sends_stop and not res.text.strip() and res.finish_reason != "length":
+            stop = ()
+            res = await self._unstopped(label, messages, limit, run_on)
+        raw = res.text
+        ended = _end_run_on(res, run_on)
+        if res.finish_reason == "length" and not ended and retry_cut:
             for c in self._tallies():
                 c.cut += 1
-            res = await self._create(label, messages, max_tokens=max_tokens * 2)
+            limit *= 2
+            res = await self._create(label, messages, max_tokens=limit, stop=stop)
+            raw = res.text
+            ended = _end_run_on(res, run_on)
         res.text = res.text.strip().strip('"').strip()
-        if res.finish_reason == "length":
+        if res.finish_reason == "length" and not ended:
             for c in self._tallies():
                 c.cut += 1
             kept = last_full_sentence(res.text)
             if not kept:
                 self.dropped(label, "cut at the token limit before its first sentence ended")
-                raise errors.LLMOutputError(
-                    f"{self.model} at {self.where} was cut at the token limit ({max_tokens * 2})"
+                raise errors.LLMUnusableText(
+                    f"{self.model} at {self.where} was cut at the token limit ({limit})"
                     f" before finishing a sentence of {label}"
                 )
             res.text, res.cut = kept, True
+        if not res.text and ended:
+            self.dropped(label, "nothing but the prompt's scaffolding")
+            raise errors.LLMUnusableText(
+                f"{self.model} at {self.where} answered {label} with nothing but the prompt's"
+                f" own scaffolding (it began: {raw.strip()[:60]!r})"
+            )
         if not res.text:
-            raise errors.LLMOutputError(f"{self.where} returned an empty answer for {label}")
+            raise errors.LLMUnusableText(f"{self.where} returned an empty answer for {label}")
+        return res
+
+    async def _unstopped(
+        self,
+        label: str,
+        messages: list[dict[str, str]],
+        limit: int,
+        run_on: Callable[[str], int | None] | None,
+    ) -> ChatResult:
+        """The call asked again without stop sequences, after one matched before anything was
+        said. When this answer has something to say (a model that opens with a blank line, a
+        reasoning model's thinking), stops cost this model its answers: they are never sent
+        again. When it has not (the model began with the prompt's scaffolding), they stay."""
+        res = await self._create(label, messages, max_tokens=limit)
+        end = run_on(res.text) if run_on is not None else None
+        said = res.text[:end].strip()
+        if said and self.profile.apply("stop", False, capabilities.STOP_SILENCES):
+            say_learned(self.where, self.model, capabilities.STOP_SILENCES)
+            self._publish()
         return res
 
     async def chat_json(
@@ -366,6 +419,15 @@ class ChatClient(Transport):
             t.embedding_calls += 1
         self._publish()
         return vectors
+
+
+def _end_run_on(res: ChatResult, run_on: Callable[[str], int | None] | None) -> bool:
+    """Cut ``res.text`` where ``run_on`` says it ran on; whether it did."""
+    end = run_on(res.text) if run_on is not None else None
+    if end is None:
+        return False
+    res.text = res.text[:end]
+    return True
 
 
 class _Probe(BaseModel):

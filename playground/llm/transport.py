@@ -91,6 +91,9 @@ class Transport:
         self.seed = seed
         self.profile = profile_for(self.where, self.model, settings.pins)
         local = is_local(str(client.base_url))
+        #: A server on this machine or network (a CPU server: few calls at once, and logprobs
+        #: that cost time per token), not a hosted API.
+        self.local = local
         self.limiter = AdaptiveLimit(
             2 if local else settings.concurrency,
             settings.concurrency,

@@ -13,6 +13,7 @@ import asyncio
 import random
 
 from playground import domain, errors, events
+from playground.events import StageName
 from playground.inner_thoughts.agent import Agent, TriggerWork
 from playground.room import floor, simulated
 from playground.room.edits import Edits
@@ -20,8 +21,23 @@ from playground.room.participants import Human, SimulatedUser
 from playground.room.seating import Seating
 from playground.room.state import FATAL
 from playground.room.thinking import Decided, Thinking
+from playground.room.timeline import Timeline
 from playground.room.trigger import Trigger
 from playground.room.understanding import Understanding
+
+#: The stages that understand the latest message (what retrieval and the floor wait for).
+_UNDERSTANDING: tuple[StageName, ...] = ("interpretation", "turn type", "prediction")
+#: The stages the floor waits for: every listener's decision needs its ratings; the turn type
+#: and the prediction decide who may speak.
+_BEFORE_FLOOR: tuple[StageName, ...] = (
+    "turn type",
+    "prediction",
+    "retrieval",
+    "System-2 thoughts",
+    "evaluation",
+    "re-evaluation",
+    "embeddings",
+)
 
 
 async def _none() -> None:
@@ -59,38 +75,66 @@ class Room(Seating, Edits, Understanding, Thinking):
     async def step_once(self, *, silent_steps: int = 0) -> domain.Message | None:
         """Process one trigger: a new message if one arrived since the last trigger, else a pause.
 
-        The paper's loop, stage by stage: the trigger; understanding the latest utterance; each
-        Inner Thoughts agent's retrieval, thought formation, evaluation and decision; the
-        baselines' and simulated users' decisions; the floor; articulation; the post.
+        The paper's loop, stage by stage, each stage waiting only for what it reads:
+
+        ========================  =================================================================
+        stage                     waits for
+        ========================  =================================================================
+        interpretation            the trigger (the latest message and the ones before it)
+        turn type                 the trigger (run beside the interpretation)
+        prediction                the trigger (the next-speaker baseline's, beside both)
+        embeddings                the interpretation (retrieval compares memories with it)
+        retrieval                 the interpretation's and the messages' embeddings
+        System-1/2 thoughts       the agent's retrieval (each agent on its own)
+        evaluation                that thought's formation (each thought on its own, per-thought)
+        re-evaluation             the agent's retrieval (a retained thought, already formed)
+        decision                  every rating of the agent (Algorithm 1)
+        floor                     every listener's decision, the turn type and the prediction
+        articulation              the floor (the winner words its thought)
+        ========================  =================================================================
+
+        :meth:`playground.room.thinking.Thinking._think` runs the Inner Thoughts part; the
+        trigger's timeline records each stage and publishes where the time went
+        (:class:`playground.events.TriggerTimed`).
 
         Returns the message an agent posted, or None when everyone stayed silent.
         """
         t = self._fire(silent_steps)
         if t is None:
             return None
+        posted: domain.Message | None = None
         try:
             for name in t.names:
                 self._set_state(name, "thinking")
             understood, prediction = await self._understanding(t)
-            await self.embeddings_ready()  # no await from here to the pool: it holds every message
+            tl = t.timeline
+            with tl.stage("embeddings", detail="messages", after=tl.ids(*_UNDERSTANDING)):
+                await (
+                    self.embeddings_ready()
+                )  # no await from here to the pool: it holds every message
             turn = self._turn_at(t, understood[1])
             decided = await self._think(t, understood, turn)
             decided.update(self._baselines(t, turn, self._next_speaker(t, prediction)))
             decisions = [decided[a.name] for a in t.listeners if a.name in decided]
-            winner = self._settle_floor(
-                [d for _, _, d in decisions], self._simulated_wishes(t, turn), turn
-            )
+            with t.timeline.stage("floor", after=t.timeline.ids(*_BEFORE_FLOOR)):
+                winner = self._settle_floor(
+                    [d for _, _, d in decisions], self._simulated_wishes(t, turn), turn
+                )
             if winner is None or t.generation != self.generation:
                 return None
             if winner.policy == "simulated":
                 by = t.said if winner.turn_type == "allocated-self" else None
-                return await self._simulated_speaks(winner.agent, by, t.generation)
+                posted = await self._simulated_speaks(winner.agent, by, t.generation)
+                return posted
             agent = self.agent(winner.agent)
-            return await self._articulate(t, agent, decided[agent.name][1], winner, turn)
+            posted = await self._articulate(t, agent, decided[agent.name][1], winner, turn)
+            return posted
         finally:
             for name in t.names:
                 if name in self.participants:
                     self._set_state(name, "idle")
+            if t.generation == self.generation and not self.ended:
+                self.emit(t.timeline.event(t.kind, t.latest.id, posted.id if posted else None))
 
     def _fire(self, silent_steps: int) -> Trigger | None:
         """The trigger: a new message if one was posted since the last step, else a pause
@@ -126,6 +170,7 @@ class Room(Seating, Edits, Understanding, Thinking):
             users=users,
             thinkers=[a for a in listeners if a.policy == "inner-thoughts"],
             predicting=any(a.policy == "next-speaker" for a in self.agents),
+            timeline=Timeline(self.clock.monotonic),
         )
 
     async def _understanding(
@@ -136,15 +181,18 @@ class Room(Seating, Edits, Understanding, Thinking):
         # Inner Thoughts agents need the interpretation and the turn type; reactive agents
         # and simulated users the turn type (who is addressed); next-speaker agents only the
         # prediction.
+        tl = t.timeline
         if t.thinkers:
-            understanding = self._understand(t.latest)
+            understanding = self._understand(t.latest, tl)
         elif t.users or any(a.policy == "reactive" for a in t.listeners):
-            understanding = self._turn_type_only(t.latest)
+            understanding = self._turn_type_only(t.latest, tl)
         else:
             understanding = self._open_turn(t.latest)
         return await asyncio.gather(
             understanding,
-            self._predict_safely(t.latest) if t.predicting and t.kind == "new_message" else _none(),
+            self._predict_safely(t.latest, tl)
+            if t.predicting and t.kind == "new_message"
+            else _none(),
         )
 
     def _turn_at(self, t: Trigger, latest: domain.TurnType) -> domain.TurnType:
@@ -257,19 +305,38 @@ class Room(Seating, Edits, Understanding, Thinking):
             else None
         )
         self._set_state(agent.name, "speaking")
-        if thought is not None:
-            text = await agent.articulate(work.ctx, thought)
-        else:
-            text = await agent.respond(work.ctx)
+        tl = t.timeline
+        try:
+            with tl.stage("articulation", agent=agent.name, after=tl.ids("floor")):
+                if thought is not None:
+                    text = await agent.articulate(work.ctx, thought)
+                else:
+                    text = await agent.respond(work.ctx)
+        except FATAL:
+            raise
+        except errors.PlaygroundError as exc:
+            # An utterance that cannot be used (cut before its first sentence ended, empty,
+            # unreadable): the agent stays silent for this step, and the session goes on.
+            self.silence.failed += 1
+            self.emit(
+                events.ErrorOccurred(
+                    where=f"{agent.name} articulation",
+                    message=str(exc),
+                    error_type=type(exc).__name__,
+                )
+            )
+            return None
         if self.settings.room.pace == "typing":
-            await self.clock.sleep(
-                len(text) / self.settings.room.typing_cps
-            )  # as long as typing it would take
+            with tl.stage("typing", agent=agent.name, after=tl.ids("articulation")):
+                await self.clock.sleep(
+                    len(text) / self.settings.room.typing_cps
+                )  # as long as typing it would take
         if t.generation != self.generation:
             return None  # a newer trigger arrived while articulating: this answer is stale
         if not self._usable_utterance(agent.name, text):
             return None  # nothing worth posting: the agent stays silent for this step
-        return await self._post_turn(agent, text, thought, winner, turn)
+        with tl.stage("post", agent=agent.name, after=tl.ids("articulation", "typing")):
+            return await self._post_turn(agent, text, thought, winner, turn)
 
     async def _post_turn(
         self,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from playground import domain
 from playground.inner_thoughts.agent import Agent
 from playground.room.participants import SimulatedUser
+from playground.room.timeline import Timeline
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class Trigger:
     thinkers: list[Agent]
     #: A next-speaker agent is in the room: the predictor is asked.
     predicting: bool
+    #: Where the trigger's time goes, stage by stage (published when it ends).
+    timeline: Timeline
 
     @property
     def names(self) -> list[str]:

@@ -13,6 +13,7 @@ import asyncio
 from playground import domain, errors, events
 from playground.room import simulated
 from playground.room.state import FATAL, RECENT, RoomState
+from playground.room.timeline import Timeline
 
 #: Messages the next-speaker predictor reads (docs/spec.md §1.9.1: the last 5).
 PREDICTOR_WINDOW = 5
@@ -21,17 +22,26 @@ PREDICTOR_WINDOW = 5
 class Understanding(RoomState):
     """The interpretation, turn type and next-speaker prediction of a message, each asked once."""
 
-    async def _understand(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
+    async def _understand(
+        self, msg: domain.Message, tl: Timeline | None = None
+    ) -> tuple[str, domain.TurnType]:
         """Interpretation and turn type (what Inner Thoughts agents need), once per message."""
+        tl = tl or Timeline(self.clock.monotonic)
         if msg.id not in self._understood:
             names = list(self.participants)
             recent = self.messages[max(0, msg.id - RECENT) : msg.id - 1]
-            interp, turn = await asyncio.gather(
-                self.cognition.interpret(msg, recent, names), self._turn_type(msg)
-            )
+
+            async def interpret() -> str:
+                with tl.stage("interpretation"):
+                    return await self.cognition.interpret(msg, recent, names)
+
+            interp, turn = await asyncio.gather(interpret(), self._turn_type(msg, tl))
             if msg.id not in self._understood:
                 self._understood[msg.id] = (interp, turn)
-                await self.embedder.embed_one(interp)
+                with tl.stage(
+                    "embeddings", detail="interpretation", after=tl.ids("interpretation")
+                ):
+                    await self.embedder.embed_one(interp)
                 self.emit(
                     events.MessageInterpreted(
                         interpretation=domain.Interpretation(
@@ -41,13 +51,14 @@ class Understanding(RoomState):
                 )
         return self._understood[msg.id]
 
-    async def _turn_type(self, msg: domain.Message) -> domain.TurnType:
+    async def _turn_type(self, msg: domain.Message, tl: Timeline | None = None) -> domain.TurnType:
         """Open, or allocated to a named participant (Inner Thoughts and reactive agents need it)."""
         if msg.id not in self._turn_types:
             names = list(self.participants)
             recent = self.messages[max(0, msg.id - RECENT) : msg.id - 1]
             dyad = simulated.dyad_turn(msg, names) if self.simulated_users else None
-            turn = dyad or await self.cognition.predict_turn_type(msg, recent, names)
+            with (tl or Timeline(self.clock.monotonic)).stage("turn type"):
+                turn = dyad or await self.cognition.predict_turn_type(msg, recent, names)
             if msg.id not in self._turn_types:
                 self._turn_types[msg.id] = turn
                 self.emit(events.TurnTypePredicted(turn_type=turn))
@@ -63,18 +74,23 @@ class Understanding(RoomState):
             )
         return self._predictions[msg.id]
 
-    async def _turn_type_only(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
+    async def _turn_type_only(
+        self, msg: domain.Message, tl: Timeline | None = None
+    ) -> tuple[str, domain.TurnType]:
         """The turn type only (reactive agents and simulated users: who is addressed)."""
-        return "", await self._turn_type(msg)
+        return "", await self._turn_type(msg, tl)
 
     async def _open_turn(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
         """No Inner Thoughts or reactive listener: nobody needs the turn type, so none is asked for."""
         return "", domain.TurnType(message_id=msg.id, kind="open", origin="not predicted")
 
-    async def _predict_safely(self, msg: domain.Message) -> domain.NextSpeakerPrediction | None:
+    async def _predict_safely(
+        self, msg: domain.Message, tl: Timeline | None = None
+    ) -> domain.NextSpeakerPrediction | None:
         """The prediction, or None (reported) when the predictor's answer could not be used."""
         try:
-            return await self._predict(msg)
+            with (tl or Timeline(self.clock.monotonic)).stage("prediction"):
+                return await self._predict(msg)
         except FATAL:
             raise
         except errors.PlaygroundError as exc:

@@ -10,8 +10,9 @@ import json
 from typing import Any
 
 import sqlite_utils
+from pydantic import ValidationError
 
-from playground import errors
+from playground import errors, events
 from playground.storage.database import as_read, dead_sessions, snapshot
 
 #: How many candidates an ambiguous id prefix lists.
@@ -125,6 +126,32 @@ class SessionReader:
             sql += " AND participant = ?"
             params.append(participant)
         return self._query(sql + " ORDER BY message_id", params)
+
+    def trigger_timings(self, session_id: str) -> list[events.TriggerTimed]:
+        """Where each trigger's time went (its ``trigger_timed`` event from the event log), by
+        step; empty for a session recorded without an event log or before triggers were timed.
+        A unique prefix of an id is accepted.
+
+        Raises:
+            SessionNotFound: no such id, or an ambiguous prefix.
+            PlaygroundError: a timing event cannot be read.
+        """
+        with snapshot(self.db):
+            sid = self.resolve(session_id)
+            rows = self.db.execute(
+                "SELECT seq, data FROM events WHERE session_id = ? AND kind = 'trigger_timed'"
+                " ORDER BY step, seq",
+                [sid],
+            ).fetchall()
+        out = []
+        for seq, data in rows:
+            try:
+                out.append(events.TriggerTimed.model_validate_json(data))
+            except ValidationError as exc:
+                raise errors.PlaygroundError(
+                    f"event {seq} (trigger_timed) of session {sid} cannot be read: {exc}"
+                ) from exc
+        return out
 
     def load(self, session_id: str) -> dict[str, Any]:
         """Everything about one session; keys ``session``, ``participants``, ``memories``, ``messages``,

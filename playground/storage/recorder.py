@@ -176,7 +176,12 @@ class SessionRecorder:
                 event_rows.thought_restored(db, event)
             case events.DecisionMade():
                 event_rows.decision_made(db, event)
-            case events.TriggerFired() | events.ThoughtRefused() | events.ErrorOccurred():
+            case (
+                events.TriggerFired()
+                | events.ThoughtRefused()
+                | events.ErrorOccurred()
+                | events.TriggerTimed()  # read back from the log: SessionReader.trigger_timings
+            ):
                 pass  # no table of their own: only the event log keeps them
             case events.ParticipantStateChanged():
                 pass  # a passing display state (thinking, speaking...): saved nowhere

@@ -309,6 +309,7 @@ class StudyHub:
                 | events.ProactivityChanged()
                 | events.HiddenStateRecorded()
                 | events.MessageEmbedded()
+                | events.TriggerTimed()  # research data: never sent, even when thoughts are shown
             ):
                 pass  # private to the researcher
             case _:

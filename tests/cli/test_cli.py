@@ -2,11 +2,13 @@
 
 import io
 import json
+import sqlite3
 
 import pytest
 
 from playground.cli import main as cli
 from playground.storage import open_database
+from tests.support.timed import SID, THOUGHT, write_timed_session
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -63,6 +65,59 @@ def test_show_text(simulated):
     assert code == 0
     assert "read as:" in text
     assert "thought #" in text
+
+
+def test_show_gives_each_trigger_s_total_and_critical_path_and_with_timings_its_stages(tmp_path):
+    db = tmp_path / "timed.db"
+    write_timed_session(db)
+    code, text, err = run("show", SID, "--db", str(db))
+    assert code == 0, err
+    section = text.split("Time per trigger (2 timed):\n")[1].splitlines()
+    assert section[:2] == [
+        "  step 1 · new message #1 · 1.83 s · posted #2 · critical path: interpretation 0.41"
+        " → Ana System-2 thoughts 0.40 → Ana evaluation 0.41 → floor 0.00 → Ana articulation 0.40",
+        "  step 2 · a pause after #2 · 0.52 s · everyone stayed silent · critical path:"
+        " turn type 0.12 → Bo decision 0.40",
+    ]
+    assert "waited" not in text
+    code, full, err = run("show", SID, "--db", str(db), "--timings")
+    assert code == 0, err
+    lines = full.splitlines()
+    table = lines[lines.index(section[0]) + 1 :]
+    assert table[0].split() == ["agent", "stage", "ready", "started", "waited", "took", "in", "calls", "calls", "detail"]  # fmt: skip
+    assert table[3].split()[:10] == ["*", "Ana", "System-2", "thoughts", "0.41", "0.62", "+0.21", "0.40", "0.39", "1"]  # fmt: skip
+    assert THOUGHT[:40] in table[4]
+    assert "  * on the critical path · seconds after the trigger fired" in full
+
+
+def test_show_json_has_the_timings_as_recorded(tmp_path):
+    db = tmp_path / "timed.db"
+    write_timed_session(db)
+    code, text, err = run("show", SID, "--db", str(db), "--json")
+    assert code == 0, err
+    timings = json.loads(text)["timings"]
+    assert [(t["step"], t["trigger"], t["posted"], t["total"]) for t in timings] == [
+        (1, "new_message", 2, 1.83),
+        (2, "pause", None, 0.52),
+    ]
+    waited = timings[0]["stages"][2]
+    assert (waited["agent"], waited["stage"], waited["ready"], waited["started"]) == (
+        "Ana", "System-2 thoughts", 0.41, 0.62,
+    )  # fmt: skip
+    assert timings[0]["stages"][3]["detail"] == THOUGHT
+
+
+def test_show_of_a_session_without_timings_says_so_only_when_asked(tmp_path):
+    db = tmp_path / "timed.db"
+    write_timed_session(db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM events WHERE kind = 'trigger_timed'")
+    _, text, _ = run("show", SID, "--db", str(db))
+    assert "Time per trigger" not in text
+    _, text, _ = run("show", SID, "--db", str(db), "--timings")
+    assert "No trigger of this session was timed." in text
+    _, text, _ = run("show", SID, "--db", str(db), "--json")
+    assert json.loads(text)["timings"] == []
 
 
 @pytest.mark.parametrize(

@@ -196,7 +196,9 @@ async def test_a_fork_keeps_the_parents_times_and_says_where_it_begins(embedder,
     assert mark.seq == forked.message_seq[3]
     assert "begins after #3" in mark.label
     out = io.StringIO()
-    cli.show(SimpleNamespace(db=str(db_file(db)), id=child.session_id, json=False), out)
+    cli.show(
+        SimpleNamespace(db=str(db_file(db)), id=child.session_id, json=False, timings=False), out
+    )
     text = out.getvalue()
     assert f"Fork of {room.session_id} at its message #3" in text
     assert text.index("[ 3]") < text.index(fork.BEGINS) < text.index("[ 4]")

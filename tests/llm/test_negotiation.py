@@ -10,19 +10,22 @@ capability once: after the first rejection of a kind, no request repeats it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
 from pydantic import BaseModel, Field
 
 from playground import errors
+from playground.cognition import utterance
 from playground.llm import capabilities
-from playground.llm.client import ChatClient
+from playground.llm.client import ChatClient, ChatResult
 from playground.settings import LLMSettings, parse_pins
-from testbed.llm_server import FakeLLMServer
+from testbed.llm_server import FakeLLMServer, server_bodies
 from tests.support.cli import openai_flags, run_cli
 
 pytestmark = pytest.mark.timeout(300)
@@ -54,6 +57,7 @@ REFUSED = {
     "logprobs": "logprobs",
     "json_schema": "json_schema",
     "schema_keyword": "json_schema",
+    "stop": "stop",
 }
 
 
@@ -66,6 +70,7 @@ def repeated_after_rejection(srv: FakeLLMServer) -> list[str]:
         "temperature": lambda r: r.get("temperature") not in (None, 1),
         "logprobs": lambda r: bool(r.get("logprobs")) or "top_logprobs" in r,
         "json_schema": lambda r: (r.get("response_format") or {}).get("type") == "json_schema",
+        "stop": lambda r: "stop" in r,
     }
     sent = chats(srv)
     bad = []
@@ -256,14 +261,23 @@ async def test_a_cut_json_answer_is_asked_again_with_a_higher_limit():
         assert c.usage.cut == 1
 
 
+async def cut_answer(
+    srv: FakeLLMServer, c: ChatClient, text: str, *, cuts: int = 2, **ask: Any
+) -> ChatResult:
+    """``c``'s plain-text answer (limit 50) when ``srv`` answers ``text``, cut at the token limit
+    the next ``cuts`` times; ``c`` is closed after."""
+    srv.set_responder(lambda body: text)
+    srv.cut_next(cuts, "text")
+    try:
+        return await c.chat_text("articulation", MSGS, max_tokens=50, **ask)
+    finally:
+        await c.close()
+
+
 @pytest.mark.asyncio
 async def test_cut_text_is_trimmed_to_a_full_sentence_and_never_posted_mid_word():
     with FakeLLMServer() as srv:
-        srv.set_responder(lambda body: "I went sailing. Then we tried the new harb")
-        srv.cut_next(2, "text")
-        c = client_for(srv)
-        res = await c.chat_text("articulation", MSGS, max_tokens=50)
-        await c.close()
+        res = await cut_answer(srv, client_for(srv), "I went sailing. Then we tried the new harb")
     assert res.cut
     assert res.text == "I went sailing."
 
@@ -492,3 +506,126 @@ def test_the_digit_written_counts_even_when_it_is_not_among_the_alternatives():
     assert dist is not None
     assert dist[5] == pytest.approx(0.5 / 0.7)
     assert dist[1] == pytest.approx(0.2 / 0.7)
+
+
+# -- stop sequences --------------------------------------------------------------------------
+# Sent where the server takes them, dropped for good where it refuses them (OpenAI's own
+# refusal, server_bodies.json ``openai_stop_unsupported``) or where the model then stops before
+# it says anything. The stand-in honours ``stop`` as real servers do.
+
+UTTERANCE_MSGS = [{"role": "user", "content": "Write your next chat message."}]
+STOPS = ("\n\n", "[message:")
+RUN_ON = "Count me in!\n\nWhat's your next message?\n\n[message:4] Ben: Great"
+#: Where an utterance runs on, as the LLM mind tells the client.
+ENDS = functools.partial(utterance.scaffolding_start, names=["Ana", "Ben"])
+
+
+@pytest.mark.asyncio
+async def test_stop_sequences_are_sent_and_end_the_answer_on_the_server():
+    with FakeLLMServer() as srv:
+        srv.set_responder(lambda body: RUN_ON)
+        c = client_for(srv)
+        res = await c.chat_text("articulation", UTTERANCE_MSGS, stop=STOPS)
+        plain = await c.chat_text("interpretation", UTTERANCE_MSGS)
+        await c.close()
+    first, second = chats(srv)
+    assert first["stop"] == list(STOPS)
+    assert "stop" not in second  # only the calls that ask for them
+    assert res.text == "Count me in!"
+    assert res.finish_reason == "stop"
+    assert plain.text == RUN_ON.strip()
+
+
+@pytest.mark.asyncio
+async def test_no_more_than_four_stop_sequences_are_sent():
+    with FakeLLMServer() as srv:
+        c = client_for(srv)
+        await c.chat_text("articulation", UTTERANCE_MSGS, stop=("a1", "b2", "c3", "d4", "e5"))
+        await c.close()
+    assert chats(srv)[0]["stop"] == ["a1", "b2", "c3", "d4"]
+
+
+@pytest.mark.asyncio
+async def test_a_server_that_refuses_stop_has_it_dropped_and_the_call_succeeds():
+    # Pinned so that the only refusal is the one of stop (gpt-5.x refuses max_tokens and a
+    # temperature too).
+    with FakeLLMServer(profile="gpt5") as srv:
+        srv.set_responder(lambda body: RUN_ON)
+        c = client_for(srv, pins="tokens=max_completion_tokens,temperature=no")
+        res = await c.chat_text("articulation", UTTERANCE_MSGS, stop=STOPS, run_on=ENDS)
+        again = await c.chat_text("articulation", UTTERANCE_MSGS, stop=STOPS)
+        await c.close()
+    assert srv.rejections == [(400, "openai_stop_unsupported")]
+    refused, sent, later = chats(srv)
+    assert refused["stop"] == list(STOPS)
+    assert "stop" not in sent  # learned once, never repeated
+    assert "stop" not in later
+    assert res.text == "Count me in!"  # cut on the client instead
+    assert again.text
+    assert c.profile.stop is False
+    assert capabilities.STOP_REFUSED in c.profile.learned
+    assert c.counts.retries == 0  # an adaptation is not a transient failure
+    assert c.profile.summary().endswith("· no stop")
+
+
+def test_the_refusal_body_is_openais():
+    case = server_bodies()["openai_stop_unsupported"]
+    rejection = capabilities.Rejection.of(case["status"], case["body"])
+    profile = capabilities.ServerProfile()
+    change = capabilities.adaptation(profile, {"stop": ["\n\n"], "seed": 1}, rejection)
+    assert change is not None
+    assert change[:2] == ("stop", False)
+    # A refusal that names stop is never blamed on it when the request did not carry it.
+    assert capabilities.adaptation(profile, {"seed": 1}, rejection) is None
+
+
+@pytest.mark.asyncio
+async def test_a_pinned_stop_is_never_dropped():
+    with FakeLLMServer(profile="gpt5") as srv:
+        c = client_for(srv, pins="tokens=max_completion_tokens,temperature=no,stop=yes")
+        with pytest.raises(errors.LLMServerError, match="stop"):
+            await c.chat_text("articulation", UTTERANCE_MSGS, stop=STOPS)
+        await c.close()
+    assert c.profile.stop is True
+
+
+@pytest.mark.asyncio
+async def test_a_model_that_stops_before_it_answers_gets_no_more_stop_sequences():
+    # A model that opens with a blank line (or thinks aloud first) meets "\n\n" before its
+    # message: the answer is empty. It is asked again without stops, and never gets them again.
+    with FakeLLMServer() as srv:
+        srv.set_responder(lambda body: "\n\nHappy to help with the picnic.")
+        c = client_for(srv)
+        res = await c.chat_text("articulation", UTTERANCE_MSGS, stop=STOPS)
+        await c.chat_text("articulation", UTTERANCE_MSGS, stop=STOPS)
+        await c.close()
+    sent = chats(srv)
+    assert [("stop" in r) for r in sent] == [True, False, False]
+    assert res.text == "Happy to help with the picnic."
+    assert c.profile.stop is False
+    assert c.profile.learned == [capabilities.STOP_SILENCES]
+
+
+@pytest.mark.asyncio
+async def test_a_run_on_cut_at_the_token_limit_is_complete_and_not_asked_again():
+    with FakeLLMServer() as srv:
+        c = client_for(srv)
+        text = "Sure.\nBen: what about the weather tomorrow and the day after that"
+        res = await cut_answer(srv, c, text, cuts=1, run_on=ENDS)
+    assert len(chats(srv)) == 1
+    assert res.finish_reason == "length"
+    assert (res.text, res.cut) == ("Sure.", False)
+    assert c.usage.cut == 0  # nothing of the message was lost
+
+
+@pytest.mark.asyncio
+async def test_an_answer_cut_before_its_first_sentence_is_unusable_not_fatal():
+    from playground.room.state import FATAL
+
+    with FakeLLMServer() as srv:
+        c = client_for(srv)
+        with pytest.raises(errors.LLMUnusableText, match=r"cut at the token limit \(100\)") as exc:
+            await cut_answer(srv, c, "so I was thinking that maybe we could all go together")
+    assert isinstance(exc.value, errors.LLMOutputError)
+    assert not isinstance(exc.value, FATAL)
+    assert c.usage.dropped == 1

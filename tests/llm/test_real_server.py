@@ -16,9 +16,16 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import openai
 import pytest
 
+from playground import errors
+from playground.cognition import utterance
+from playground.cognition.llm import LLMCognition
+from playground.llm.client import ChatClient
+from playground.settings import LLMSettings
 from testbed.real_server import MODEL_ALIAS, llama_cpp_server
+from tests.support import minds
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [
@@ -143,6 +150,30 @@ def test_a_tiny_storm_run_and_its_judge(real_server: str, tmp_path: Path):
     assert states
     for m in rows(db, "SELECT text FROM messages"):
         assert not m["text"].lstrip().startswith("{"), m["text"]
+
+
+@pytest.mark.asyncio
+async def test_an_articulation_carries_stop_sequences_and_says_no_scaffolding(real_server: str):
+    # One short request, in this process: llama-cpp-python takes `stop` (nothing is learned)
+    # and what is said has no scaffolding left; a 135M model may also leave nothing to say,
+    # which is an unusable answer, never a failure.
+    settings = LLMSettings(base_url=real_server, api_key="none", model=MODEL_ALIAS)
+    raw = openai.AsyncOpenAI(base_url=real_server, api_key="none", max_retries=0)
+    mind = LLMCognition(ChatClient(raw, settings, seed=9))
+    ctx = minds.chat_context()
+    try:
+        said = await mind.articulate(
+            ctx, minds.articulation("The gym is my plan, maybe beer after.")
+        )
+    except errors.LLMUnusableText:
+        said = None
+    finally:
+        await mind.client.close()
+    assert mind.client.profile.stop is True
+    assert mind.client.profile.learned == []  # stop was not refused
+    if said is not None:
+        assert said.strip()
+        assert utterance.scaffolding_start(said, names=ctx.participants) is None, said
 
 
 def test_next_speaker_evaluation(real_server: str):

@@ -123,6 +123,7 @@ def test_reference_file_is_complete():
         "deepseek_json_schema_unavailable",
         "deepseek_json_object_needs_word_json",
         "llama_cpp_python_json_schema",
+        "openai_stop_unsupported",
     ):  # the cases the stand-in sends
         assert key in cases
 
@@ -184,6 +185,25 @@ def test_gpt5_refuses_with_openai_bodies(srv):
         (400, "openai_json_object_needs_word_json"),
     ]
     assert len(srv.requests) == 6  # refused requests are recorded too
+
+
+@pytest.mark.parametrize("srv", ["gpt5"], indirect=True)
+def test_gpt5_refuses_stop_sequences(srv):
+    assert post(srv, max_completion_tokens=50, stop=["\n\n"]) == expected(
+        "openai_stop_unsupported"
+    )
+    assert srv.rejections == [(400, "openai_stop_unsupported")]
+
+
+@pytest.mark.parametrize("srv", ["permissive", "llama-cpp-python"], indirect=True)
+def test_stop_sequences_end_the_content_before_the_first_one(srv):
+    status, body = post(srv, max_tokens=50, stop=["about", "part"])
+    assert status == 200
+    assert content(body) == "Honestly, the "  # the generic answer: "Honestly, the part about..."
+    assert body["choices"][0]["finish_reason"] == "stop"
+    status, body = post(srv, max_tokens=50, stop="nowhere in it")
+    assert content(body).startswith("Honestly, the part about")
+    assert content(body).endswith("sounds great to me.")
 
 
 @pytest.mark.parametrize("srv", ["gpt5"], indirect=True)

@@ -81,6 +81,14 @@ async def test_two_people_and_an_agent_share_the_room_and_notes_stay_private(tmp
         }
         theirs = await ben.until(lambda p: p["type"] == "label")
         assert theirs["label"]["answer"] == "helpful"
+        # A trigger's time breakdown is research data: it never goes out (sent before the next
+        # message, so any frame it made would be in by then).
+        secret = "TIMING-SECRET"
+        study.room.emit(
+            events.TriggerTimed(trigger="pause", total=1.0, stages=[
+                events.StageTiming(stage="floor", detail=secret, ready=0, started=0, took=1),
+            ])
+        )  # fmt: skip
         await ana.send(type="say", text="Any ideas?")
         await ben.until(lambda p: p["type"] == "message" and p["message"]["text"] == "Any ideas?")
         await ana.until(lambda p: p["type"] == "message" and p["message"]["text"] == "Any ideas?")
@@ -98,6 +106,7 @@ async def test_two_people_and_an_agent_share_the_room_and_notes_stay_private(tmp
         for who, other in ((ana, "Sounds fun"), (ben, "I wanted a plan")):
             frames = json.dumps(who.received)
             assert other not in frames
+            assert secret not in frames
             assert {p["type"] for p in who.received} <= PUBLIC
         thoughts = study.rows("SELECT text FROM thoughts")
         assert thoughts, "the agent thought"

@@ -19,10 +19,11 @@ from playground.cli import main as cli
 from playground.history import recording as replay
 from playground.rating import store as ratings
 from playground.room import loops
-from playground.storage import open_database
+from playground.storage import SessionReader, open_database
 from playground.transfer import export, importer
 from tests.conftest import offline_settings
 from tests.support.rooms import SESSION_TABLES, build, library
+from tests.support.timed import SID, write_timed_session
 
 CONVERSATION = {item.key: 1 + i % 7 for i, item in enumerate(ratings.CONVERSATION_METRICS)}
 PARTICIPANT = {item.key: 7 - i % 7 for i, item in enumerate(ratings.PARTICIPANT_ITEMS)}
@@ -382,6 +383,40 @@ def test_import_into_the_same_database_maps_every_id(source, tmp_path):
         assert db.execute("SELECT COUNT(*) FROM preferences").fetchone()[0] == 4
     finally:
         db.close()
+
+
+def test_trigger_timings_travel_through_export_and_import(tmp_path):
+    """The timings are in the event log: an import, as a copy too, reads them back the same."""
+    path = tmp_path / "timed.db"
+    write_timed_session(path)
+    file = tmp_path / "timed.jsonl"
+    code, _, err = run("export", SID, "--db", str(path), "--output", str(file))
+    assert code == 0, err
+    db = open_database(path)
+    try:
+        before = SessionReader(db).trigger_timings(SID)
+        assert len(before) == 2
+        fresh = open_database(tmp_path / "fresh.db")
+        try:
+            assert importer.import_file(fresh, file) == [(SID, SID)]
+            assert SessionReader(fresh).trigger_timings(SID) == before
+        finally:
+            fresh.close()
+        [(_, new)] = importer.import_file(db, _edited_copy(file, tmp_path), as_new=True)
+        assert new != SID
+        copied = SessionReader(db).trigger_timings(new)
+        assert [t.model_copy(update={"session_id": SID}) for t in copied] == before
+    finally:
+        db.close()
+
+
+def _edited_copy(file: Path, tmp_path: Path) -> Path:
+    """The export with its first message changed: another conversation under the same id."""
+    rec = json.loads(file.read_text(encoding="utf-8"))
+    rec["messages"][0]["text"] += " (edited)"
+    copy = tmp_path / "edited.jsonl"
+    copy.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    return copy
 
 
 def test_imported_session_replays_like_the_original(source, tmp_path):

@@ -50,6 +50,7 @@ def snapshot(win) -> dict:
         "thought_count": win.thoughts.header.count.text(),
         "decisions": win.decisions.rows(),
         "decision_title": win.decisions.title.text(),
+        "decision_timing": win.decisions.title.toolTip(),  # where the trigger's time went
         "chips": sorted(win.participants.chips),
     }
 

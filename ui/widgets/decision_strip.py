@@ -6,7 +6,11 @@ predictor's probability, and above the table the next-speaker prediction itself.
 The strip can also show an earlier trigger (the window's history view, :mod:`ui.history`):
 ◀ / ▶ (or ← / → while the strip has the focus) ask for the previous or next trigger, and the
 title says plainly which trigger is shown, with a "Back to live" button. Live triggers that
-arrive meanwhile are kept and shown again on the way back."""
+arrive meanwhile are kept and shown again on the way back.
+
+The title's tooltip gives the shown trigger's time breakdown (:mod:`playground.history.timings`):
+its total, critical path and every stage, from the ``trigger_timed`` event recorded when it
+ended. Until the shown trigger ends, it gives the latest timed trigger's, saying so."""
 
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground import domain, events
+from playground.history.timings import breakdown
 from ui.bridge import EngineBridge
 from ui.policies import POLICY_HELP, POLICY_TAGS
 
@@ -57,6 +62,19 @@ def prediction_text(e: events.NextSpeakerPredicted) -> str:
 
 #: In a decision's reason: a System-1 reply was drawn (not "; no System-1 reply drawn").
 SYSTEM1_DRAWN = "; System-1 reply drawn"
+
+
+def timing_text(step: int | None, timing: events.TriggerTimed | None) -> str:
+    """The time breakdown shown for the trigger of ``step`` (plain text): its own when it has
+    ended, else the latest timed trigger's, said to be earlier; "" when none was timed."""
+    if timing is None:
+        return ""
+    if step is None or timing.step == step:
+        return breakdown(timing)
+    return (
+        f"Step {step} has no time breakdown (yet): a trigger is timed when it ends, unless a"
+        f" newer one replaced it. The latest timed trigger:\n\n{breakdown(timing)}"
+    )
 
 
 def scores_text(d: domain.Decision) -> str:
@@ -104,6 +122,10 @@ class DecisionStrip(QWidget):
         self._live_title = WAITING
         self._live_prediction: events.NextSpeakerPredicted | None = None
         self._live_decisions: list[domain.Decision] = []
+        self._live_step: int | None = None
+        self._live_timing: events.TriggerTimed | None = None
+        #: The time breakdown in the title's tooltip, as plain text ("" when none).
+        self.timing = ""
         self.title = QLabel(WAITING)
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
@@ -186,15 +208,19 @@ class DecisionStrip(QWidget):
         bridge.trigger_fired.connect(self._trigger)
         bridge.decision_made.connect(self._decision)
         bridge.next_speaker_predicted.connect(self._predicted)
+        bridge.trigger_timed.connect(self._timed)
 
     def reset(self) -> None:
         self._live_title = WAITING
         self._live_prediction = None
         self._live_decisions = []
+        self._live_step = None
+        self._live_timing = None
         if not self.looking_back:
             self.table.setRowCount(0)
             self.title.setText(WAITING)
             self._show_prediction(None)
+            self._show_timing("")
 
     def set_navigation(self, enabled: bool) -> None:
         """Offer ◀ / ▶ and ← / → (not while a replay has its own stepping)."""
@@ -208,15 +234,17 @@ class DecisionStrip(QWidget):
         title: str,
         prediction: events.NextSpeakerPredicted | None,
         decisions: list[domain.Decision] | tuple[domain.Decision, ...],
+        timing: events.TriggerTimed | None = None,
     ) -> None:
-        """Show an earlier trigger (``title`` is plain text saying which); live updates are kept
-        until :meth:`show_live`."""
+        """Show an earlier trigger (``title`` is plain text saying which, ``timing`` where its
+        time went); live updates are kept until :meth:`show_live`."""
         self.looking_back = True
         self.title.setText(f"<b>Decisions</b> — {html.escape(title)}")
         self.title.setStyleSheet(PAST_STYLE)
         self.live_button.show()
         self.past_row.show()
         self._render(prediction, decisions)
+        self._show_timing(timing_text(None, timing))
 
     def show_live(self) -> None:
         """Show the latest trigger again, and follow the run."""
@@ -227,6 +255,7 @@ class DecisionStrip(QWidget):
         self.past_note.hide()
         self.past_row.hide()
         self._render(self._live_prediction, self._live_decisions)
+        self._show_timing(timing_text(self._live_step, self._live_timing))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
@@ -267,11 +296,23 @@ class DecisionStrip(QWidget):
         self._live_title = f"<b>Decisions</b> — step {e.step}, trigger: {what}"
         self._live_prediction = None
         self._live_decisions = []
+        self._live_step = e.step
         if self.looking_back:
             return
         self.table.setRowCount(0)
         self._show_prediction(None)
         self.title.setText(self._live_title)
+        self._show_timing(timing_text(self._live_step, self._live_timing))
+
+    def _timed(self, e: events.TriggerTimed) -> None:
+        self._live_timing = e
+        if not self.looking_back:
+            self._show_timing(timing_text(self._live_step, e))
+
+    def _show_timing(self, text: str) -> None:
+        """Put ``text`` (plain, a table in columns) in the title's tooltip, in a fixed font."""
+        self.timing = text
+        self.title.setToolTip(f"<pre>{html.escape(text)}</pre>" if text else "")
 
     def _predicted(self, e: events.NextSpeakerPredicted) -> None:
         self._live_prediction = e

@@ -1,0 +1,71 @@
+"""How many dependent rounds of model calls a posted message takes, counted by the server.
+
+The stand-in adds the same latency to every call and logs when each arrived; calls that arrive
+together form a wave, and a wave that starts after the previous one answered depends on it. With
+the rating read from the evaluation answer, a message is four waves whatever the number of agents:
+interpretation ∥ turn type → thoughts ∥ retained re-scores → each thought's evaluation →
+articulation. No wave waits for another agent, and no agent for another's thoughts.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+
+from playground.settings import PRESETS
+from testbed.llm_server import FakeLLMServer
+from testbed.llm_server_async import serve
+from tests.conftest import server_settings
+from tests.support.rooms import build, library
+from tests.support.turns import scripted
+
+pytestmark = pytest.mark.asyncio
+LATENCY = 0.25
+
+
+def waves(rows: list[dict[str, Any]]) -> int:
+    """Waves of calls: a call that starts after every call of the current wave could have
+    answered (half the latency later) opens the next one."""
+    count, opened = 0, None
+    for r in sorted(rows, key=lambda r: r["start"]):
+        if opened is None or r["start"] - opened > LATENCY / 2:
+            count, opened = count + 1, r["start"]
+    return count
+
+
+@pytest.mark.parametrize("agents", [4, 8])
+async def test_a_message_is_four_dependent_waves_with_4_or_8_agents(
+    embedder: Any, agents: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The client takes the stand-in for a hosted API (as at api.openai.com): default settings
+    # then read each rating from its evaluation answer.
+    monkeypatch.setattr("playground.llm.transport.is_local", lambda url: False)
+    fake = FakeLLMServer()
+    fake.set_responder(scripted({}, default=5))  # everyone keen: an agent speaks
+    log = io.StringIO()
+    server = await serve(fake, LATENCY, log=log)
+    port = server.sockets[0].getsockname()[1]
+    fake._httpd = type("Bound", (), {"server_address": ("127.0.0.1", port)})()  # type: ignore[assignment]
+    try:
+        settings = server_settings(fake, seed=4, llm_concurrency="64").model_copy(
+            update={"proactivity": PRESETS["non-stop-chatter"]}
+        )
+        room, _, _ = await build(settings, embedder, library(agents))
+        room.add_human("Zoe")
+        await room.post_human_message("Zoe", "What did you all do last weekend?")
+        await room.embeddings_ready()
+        log.seek(0)
+        log.truncate()
+        posted = await room.step_once()
+        rows = [json.loads(line) for line in log.getvalue().splitlines()]
+    finally:
+        fake._httpd = None
+        server.close()
+    assert posted is not None
+    assert posted.kind == "ai"
+    assert waves(rows) == 4, sorted(
+        (round(r["start"] - rows[0]["start"], 2), r["kind"]) for r in rows
+    )

@@ -71,8 +71,9 @@ def scaffolding_start(text: str, *, names: Sequence[str] = ()) -> int | None:
 
     Scaffolding is a blank line, a transcript line (``[message:``), a chat template's special
     token, a line that starts with a participant's name (any of ``names``) or a chat role and a
-    colon, or one of the prompts' phrases at the start of a line or after a sentence. An echo of
-    the instruction at the very start (:func:`without_echo` removes it) is not searched.
+    colon, or one of the prompts' phrases: anywhere in a line after the first, at the start or
+    after a sentence in the first (where "Ben, it is your turn to speak!" is a message). An echo
+    of the instruction at the very start (:func:`without_echo` removes it) is not searched.
 
     Args:
         text: the model's answer as it came.
@@ -89,6 +90,10 @@ def scaffolding_start(text: str, *, names: Sequence[str] = ()) -> int | None:
     if turn is not None:
         found += [m.start() for m in turn.finditer(text, start)]
     for m in _PHRASE.finditer(text, start):
+        line = text.rfind("\n", start, m.start())
+        if line != -1:  # on a later line than the message's first: that line is scaffolding
+            found.append(line)
+            break
         before = text[start : m.start()].rstrip(" \t")
         if not before or before.endswith(_BOUNDARY):
             found.append(m.start())

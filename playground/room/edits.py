@@ -1,8 +1,8 @@
 """The user's edits to a live room: forcing a thought out, thoughts, memories, proactivity,
 turn-taking policy, and a human's private notes and labels.
 
-A part of :class:`playground.room.room.Room` (it inherits them), kept apart because the room's own
-concern is one trigger's turn-taking; these are the changes a person makes by hand.
+A part the room holds (:class:`playground.room.room.Room` ``.edits``), kept apart because the
+room's own concern is one trigger's turn-taking; these are the changes a person makes by hand.
 """
 
 from __future__ import annotations
@@ -15,8 +15,11 @@ from playground.room.state import RoomState
 from playground.settings import ProactivitySettings
 
 
-class Edits(RoomState):
+class Edits:
     """Edits: force-express, thought delete and restore, memories, proactivity, policy, notes."""
+
+    def __init__(self, room: RoomState) -> None:
+        self.room = room
 
     async def force_express(self, agent_name: str, thought_id: int) -> domain.Message:
         """Make an agent say one of its thoughts now, whatever its score.
@@ -29,31 +32,33 @@ class Edits(RoomState):
             PlaygroundError: the mind's message was empty or a placeholder (not posted).
             KeyError: no such agent or thought.
         """
-        self.require_open()
-        agent = self.agent(agent_name)
+        self.room.require_open()
+        agent = self.room.agent(agent_name)
         thought = agent.reservoir.get(thought_id)
-        self.generation += 1
+        self.room.generation += 1
         ctx = dataclasses.replace(
-            self._context(agent, self.messages[-1] if self.messages else None, "new_message", None),
+            self.room.context(
+                agent, self.room.messages[-1] if self.room.messages else None, "new_message", None
+            ),
             forced=True,  # the articulation must say this thought, not the one it would choose
         )
-        self._set_state(agent.name, "speaking")
+        self.room.set_state(agent.name, "speaking")
         try:
             text = await agent.articulate(ctx, thought)
-            if not self._usable_utterance(agent.name, text):
+            if not self.room.usable_utterance(agent.name, text):
                 raise errors.PlaygroundError(
                     f"{agent.name} could not word thought #{thought.id}: the model's message"
                     " was empty or a placeholder; nothing was posted"
                 )
-            msg = await self.post(agent.name, text, thought=thought, forced=True)
-            agent.expressed(thought.id, msg.id, self.step)
-            self.emit(
+            msg = await self.room.post(agent.name, text, thought=thought, forced=True)
+            agent.expressed(thought.id, msg.id, self.room.step)
+            self.room.emit(
                 events.ThoughtExpressed(
                     agent=agent.name, thought_id=thought.id, message_id=msg.id, forced=True
                 )
             )
         finally:
-            self._set_state(agent.name, "idle")
+            self.room.set_state(agent.name, "idle")
         return msg
 
     def delete_thought(self, agent_name: str, thought_id: int) -> None:
@@ -62,8 +67,8 @@ class Edits(RoomState):
         Raises:
             SessionEnded: the session has ended.
         """
-        self.require_open()
-        self.agent(agent_name).reservoir.delete(thought_id)
+        self.room.require_open()
+        self.room.agent(agent_name).reservoir.delete(thought_id)
 
     def restore_thought(self, agent_name: str, thought_id: int) -> domain.Thought:
         """Undo the deletion of a thought: it is back in the agent's reservoir, as it was.
@@ -72,8 +77,8 @@ class Edits(RoomState):
             SessionEnded: the session has ended.
             PlaygroundError: the thought was not deleted (or is already back).
         """
-        self.require_open()
-        return self.agent(agent_name).reservoir.restore(thought_id)
+        self.room.require_open()
+        return self.room.agent(agent_name).reservoir.restore(thought_id)
 
     async def add_memory(
         self, agent_name: str, kind: domain.MemoryKind, text: str, weight: float = 1.0
@@ -84,11 +89,11 @@ class Edits(RoomState):
             SessionEnded: the session has ended.
             PlaygroundError: the text is empty.
         """
-        self.require_open()
+        self.room.require_open()
         if not text.strip():
             raise errors.PlaygroundError("a memory needs some text")
-        return await self.agent(agent_name).memory.add(
-            kind, text.strip(), weight=weight, step=self.step
+        return await self.room.agent(agent_name).memory.add(
+            kind, text.strip(), weight=weight, step=self.room.step
         )
 
     async def edit_memory(
@@ -105,8 +110,8 @@ class Edits(RoomState):
         Raises:
             SessionEnded: the session has ended.
         """
-        self.require_open()
-        return await self.agent(agent_name).memory.edit(
+        self.room.require_open()
+        return await self.room.agent(agent_name).memory.edit(
             memory_id, kind=kind, text=text, weight=weight
         )
 
@@ -116,8 +121,8 @@ class Edits(RoomState):
         Raises:
             SessionEnded: the session has ended.
         """
-        self.require_open()
-        self.agent(agent_name).memory.delete(memory_id)
+        self.room.require_open()
+        self.room.agent(agent_name).memory.delete(memory_id)
 
     def set_proactivity(self, agent_name: str, proactivity: ProactivitySettings) -> None:
         """Change an agent's proactivity settings.
@@ -125,10 +130,12 @@ class Edits(RoomState):
         Raises:
             SessionEnded: the session has ended.
         """
-        self.require_open()
-        agent = self.agent(agent_name)
+        self.room.require_open()
+        agent = self.room.agent(agent_name)
         agent.proactivity = proactivity
-        self.emit(events.ProactivityChanged(name=agent.name, proactivity=proactivity.model_dump()))
+        self.room.emit(
+            events.ProactivityChanged(name=agent.name, proactivity=proactivity.model_dump())
+        )
 
     def set_policy(self, agent_name: str, policy: domain.Policy) -> None:
         """Change how an agent takes turns; it applies from the next trigger.
@@ -137,14 +144,14 @@ class Edits(RoomState):
             SessionEnded: the session has ended.
             PlaygroundError: an unknown policy.
         """
-        self.require_open()
+        self.room.require_open()
         if policy not in domain.POLICIES:
             raise errors.PlaygroundError(
                 f"unknown turn-taking policy {policy!r}; choose one of {', '.join(domain.POLICIES)}"
             )
-        agent = self.agent(agent_name)
+        agent = self.room.agent(agent_name)
         agent.policy = policy
-        self.emit(events.PolicyChanged(name=agent.name, policy=policy))
+        self.room.emit(events.PolicyChanged(name=agent.name, policy=policy))
 
     def annotate(self, author: str, message_id: int, text: str) -> events.AnnotationAdded:
         """A human's private note: a *reason* on their own message, a *reaction* on anyone else's.
@@ -156,19 +163,19 @@ class Edits(RoomState):
         Raises:
             PlaygroundError: not a human, no such message, or an empty note.
         """
-        if not isinstance(self.participants.get(author), Human):
+        if not isinstance(self.room.participants.get(author), Human):
             raise errors.PlaygroundError(
                 f"only a human participant can add private notes ({author!r} is not one)"
             )
-        if not 1 <= message_id <= len(self.messages):
+        if not 1 <= message_id <= len(self.room.messages):
             raise errors.PlaygroundError(f"there is no message #{message_id}")
         if not text.strip():
             raise errors.PlaygroundError("a note needs some text")
-        kind = "reason" if self.messages[message_id - 1].speaker == author else "reaction"
+        kind = "reason" if self.room.messages[message_id - 1].speaker == author else "reaction"
         event = events.AnnotationAdded(
             message_id=message_id, author=author, note_kind=kind, text=text.strip()
         )
-        self.emit(event)
+        self.room.emit(event)
         return event
 
     def record_label(self, author: str, message_id: int, question: str, answer: str) -> None:
@@ -178,11 +185,11 @@ class Edits(RoomState):
         Raises:
             PlaygroundError: the author is not a human participant.
         """
-        if not isinstance(self.participants.get(author), Human):
+        if not isinstance(self.room.participants.get(author), Human):
             raise errors.PlaygroundError(
                 f"only a human participant can answer questions ({author!r} is not one)"
             )
-        self.emit(
+        self.room.emit(
             events.LabelRecorded(
                 message_id=message_id, author=author, question=question, answer=answer
             )

@@ -247,3 +247,36 @@ def next_speaker_turn(
         f"{predicted}: {why}, so {pick} was drawn uniformly among {', '.join(others)}"
         " (the next-speaker agents who did not just speak)",
     )
+
+
+class Floor:
+    """The floor between triggers: the allocation an interrupter took the turn from, which the
+    addressee may still answer (the only state the floor keeps; it owns it alone)."""
+
+    def __init__(self) -> None:
+        self._pending: domain.TurnType | None = None
+
+    @property
+    def pending(self) -> domain.TurnType | None:
+        """The allocation still owed to its addressee, if any."""
+        return self._pending
+
+    def turn_at(self, trigger: domain.TriggerKind, latest: domain.TurnType) -> domain.TurnType:
+        """The turn every participant decides against at this trigger (:func:`floor_turn`):
+        silence opens the floor, and a newer allocation replaces the one owed."""
+        if trigger == "pause" or latest.kind == "allocated":
+            self._pending = None
+        return floor_turn(trigger, latest, self._pending)
+
+    def interrupted(self, turn: domain.TurnType) -> None:
+        """Someone spoke in the addressee's place: the turn stays owed to them."""
+        self._pending = turn
+
+    def spoke(self, name: str) -> None:
+        """``name`` posted: if the turn was owed to them, it is answered."""
+        if participation.relation(self._pending, name) == "allocated-self":
+            self._pending = None
+
+    def left(self, name: str) -> None:
+        """``name`` left the room: nobody is owed the turn in their place."""
+        self.spoke(name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 from playground import domain, errors, events
 from playground.events import StageName
@@ -19,7 +20,7 @@ from playground.room import floor, simulated
 from playground.room.edits import Edits
 from playground.room.participants import Human, SimulatedUser
 from playground.room.seating import Seating
-from playground.room.state import FATAL
+from playground.room.state import FATAL, RoomState
 from playground.room.thinking import Decided, Thinking
 from playground.room.timeline import Timeline
 from playground.room.trigger import Trigger
@@ -44,18 +45,51 @@ async def _none() -> None:
     return None
 
 
-class Room(Seating, Edits, Understanding, Thinking):
+class Room(RoomState):
     """Agents (and humans) sharing one conversation.
 
-    The state, the transcript and the session's status are in
-    :class:`playground.room.state.RoomState`, the base of the room's parts: seating participants
-    (:class:`playground.room.seating.Seating`), the user's edits
-    (:class:`playground.room.edits.Edits`), understanding an utterance
-    (:class:`playground.room.understanding.Understanding`) and each agent's Inner Thoughts
-    (:class:`playground.room.thinking.Thinking`). The room itself runs one trigger's turn-taking
-    (:meth:`step_once`), stage by stage. It is made with :class:`~playground.room.state.RoomState`'s
-    arguments (cognition, embedder, settings, bus, session id, clock).
+    The room is the shared state (:class:`playground.room.state.RoomState`: the transcript, the
+    participants, the session's status, events) and the parts it holds, each owning its own
+    state:
+
+    - ``seating`` (:class:`~playground.room.seating.Seating`): participants joining and leaving;
+    - ``edits`` (:class:`~playground.room.edits.Edits`): what a person changes by hand;
+    - ``understanding`` (:class:`~playground.room.understanding.Understanding`): each message's
+      interpretation, turn type and next-speaker prediction, asked once;
+    - ``thinking`` (:class:`~playground.room.thinking.Thinking`): each agent's Inner Thoughts
+      stages, within the limit of agents thinking at once;
+    - ``floor`` (:class:`~playground.room.floor.Floor`): the turn still owed to an addressee.
+
+    The room itself runs one trigger (:meth:`step_once`) as a declared graph of stages. It is
+    made with :class:`~playground.room.state.RoomState`'s arguments (cognition, embedder,
+    settings, bus, session id, clock). The seating and editing methods are the room's public
+    face, kept on it for its callers.
     """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.seating = Seating(self)
+        self.edits = Edits(self)
+        self.understanding = Understanding(self)
+        self.thinking = Thinking(self)
+        # The parts' public operations, as the room's own (the window, the command line and the
+        # study server call them on the room).
+        self.add_agent = self.seating.add_agent
+        self.add_human = self.seating.add_human
+        self.set_presence = self.seating.set_presence
+        self.add_simulated_user = self.seating.add_simulated_user
+        self.simulated_turn = self.seating.simulated_turn
+        self.remove_participant = self.seating.remove_participant
+        self.force_express = self.edits.force_express
+        self.delete_thought = self.edits.delete_thought
+        self.restore_thought = self.edits.restore_thought
+        self.add_memory = self.edits.add_memory
+        self.edit_memory = self.edits.edit_memory
+        self.delete_memory = self.edits.delete_memory
+        self.set_proactivity = self.edits.set_proactivity
+        self.set_policy = self.edits.set_policy
+        self.annotate = self.edits.annotate
+        self.record_label = self.edits.record_label
 
     async def post_human_message(self, name: str, text: str) -> domain.Message:
         """A human speaks: any work on older triggers becomes stale.
@@ -105,7 +139,7 @@ class Room(Seating, Edits, Understanding, Thinking):
         posted: domain.Message | None = None
         try:
             for name in t.names:
-                self._set_state(name, "thinking")
+                self.set_state(name, "thinking")
             understood, prediction = await self._understanding(t)
             tl = t.timeline
             with tl.stage("embeddings", detail="messages", after=tl.ids(*_UNDERSTANDING)):
@@ -113,7 +147,7 @@ class Room(Seating, Edits, Understanding, Thinking):
                     self.embeddings_ready()
                 )  # no await from here to the pool: it holds every message
             turn = self._turn_at(t, understood[1])
-            decided = await self._think(t, understood, turn)
+            decided = await self.thinking.think(t, understood, turn)
             decided.update(self._baselines(t, turn, self._next_speaker(t, prediction)))
             decisions = [decided[a.name] for a in t.listeners if a.name in decided]
             with t.timeline.stage("floor", after=t.timeline.ids(*_BEFORE_FLOOR)):
@@ -132,7 +166,7 @@ class Room(Seating, Edits, Understanding, Thinking):
         finally:
             for name in t.names:
                 if name in self.participants:
-                    self._set_state(name, "idle")
+                    self.set_state(name, "idle")
             if t.generation == self.generation and not self.ended:
                 self.emit(t.timeline.event(t.kind, t.latest.id, posted.id if posted else None))
 
@@ -183,23 +217,21 @@ class Room(Seating, Edits, Understanding, Thinking):
         # prediction.
         tl = t.timeline
         if t.thinkers:
-            understanding = self._understand(t.latest, tl)
+            understanding = self.understanding.understand(t.latest, tl)
         elif t.users or any(a.policy == "reactive" for a in t.listeners):
-            understanding = self._turn_type_only(t.latest, tl)
+            understanding = self.understanding.turn_type_only(t.latest, tl)
         else:
-            understanding = self._open_turn(t.latest)
+            understanding = self.understanding.open_turn(t.latest)
         return await asyncio.gather(
             understanding,
-            self._predict_safely(t.latest, tl)
+            self.understanding.predict_safely(t.latest, tl)
             if t.predicting and t.kind == "new_message"
             else _none(),
         )
 
     def _turn_at(self, t: Trigger, latest: domain.TurnType) -> domain.TurnType:
         """The turn every participant decides against (:func:`floor.floor_turn`)."""
-        if t.kind == "pause" or latest.kind == "allocated":
-            self._pending = None  # silence opens the floor; a newer allocation replaces it
-        return floor.floor_turn(t.kind, latest, self._pending)
+        return self.floor.turn_at(t.kind, latest)
 
     def _next_speaker(
         self, t: Trigger, prediction: domain.NextSpeakerPrediction | None
@@ -210,7 +242,7 @@ class Room(Seating, Edits, Understanding, Thinking):
             return None, None, ""
         chosen, prob, rule = self._next_speaker_turn(t.kind, t.latest, prediction)
         if prediction is not None or t.kind == "pause":
-            predicted = prediction or self._predictions.get(t.latest.id)
+            predicted = prediction or self.understanding.prediction(t.latest.id)
             if predicted is not None:
                 self.emit(
                     events.NextSpeakerPredicted(prediction=predicted, chosen=chosen, rule=rule)
@@ -242,7 +274,7 @@ class Room(Seating, Edits, Understanding, Thinking):
         for a in t.listeners:
             if a.policy == "inner-thoughts":
                 continue
-            ctx = self._context(a, t.latest, t.kind, ("", turn), t.silent_steps)
+            ctx = self.context(a, t.latest, t.kind, ("", turn), t.silent_steps)
             d = floor.baseline(
                 agent=a.name,
                 policy=a.policy,
@@ -286,7 +318,7 @@ class Room(Seating, Edits, Understanding, Thinking):
             settled = floor.outcome(d, winner, turn)
             self.silence.note(settled)
             self.emit(events.DecisionMade(decision=settled))
-            self._set_state(d.agent, "wants_to_speak" if d is winner else "idle")
+            self.set_state(d.agent, "wants_to_speak" if d is winner else "idle")
         return winner
 
     async def _articulate(
@@ -304,7 +336,7 @@ class Room(Seating, Edits, Understanding, Thinking):
             if winner.policy == "inner-thoughts"
             else None
         )
-        self._set_state(agent.name, "speaking")
+        self.set_state(agent.name, "speaking")
         tl = t.timeline
         try:
             with tl.stage("articulation", agent=agent.name, after=tl.ids("floor")):
@@ -333,7 +365,7 @@ class Room(Seating, Edits, Understanding, Thinking):
                 )  # as long as typing it would take
         if t.generation != self.generation:
             return None  # a newer trigger arrived while articulating: this answer is stale
-        if not self._usable_utterance(agent.name, text):
+        if not self.usable_utterance(agent.name, text):
             return None  # nothing worth posting: the agent stays silent for this step
         with tl.stage("post", agent=agent.name, after=tl.ids("articulation", "typing")):
             return await self._post_turn(agent, text, thought, winner, turn)
@@ -355,7 +387,7 @@ class Room(Seating, Edits, Understanding, Thinking):
             notify=False,
         )
         if winner.turn_type == "allocated-other":
-            self._pending = turn  # the interrupted addressee may still answer next
+            self.floor.interrupted(turn)  # the interrupted addressee may still answer next
         if thought is not None:
             agent.expressed(thought.id, msg.id, self.step)
             self.emit(
@@ -373,7 +405,7 @@ class Room(Seating, Edits, Understanding, Thinking):
         sit the trigger out, reported, unless the server cannot be used at all)."""
         user = self.participants[name]
         assert isinstance(user, SimulatedUser)
-        self._set_state(name, "speaking")
+        self.set_state(name, "speaking")
         try:
             msg = await simulated.speak(self, user, addressed_by=addressed_by, generation=gen)
         except (*FATAL, errors.SessionEnded):

@@ -1,17 +1,18 @@
 """Seating and removing the room's participants: AI agents, humans and simulated users.
 
-A part of :class:`playground.room.room.Room` (it inherits them), kept apart because the room's own
-concern is one trigger's turn-taking; this module holds how participants join and leave.
+A part the room holds (:class:`playground.room.room.Room` ``.seating``), kept apart because the
+room's own concern is one trigger's turn-taking; this module holds how participants join and leave.
+It owns the participants' colour order; the participants themselves are the room's shared state.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 from playground import domain, errors, events
 from playground.cognition.user import UserSimulator
 from playground.domain.simulated_user import UserProfile
-from playground.inner_thoughts import participation
 from playground.inner_thoughts.agent import Agent
 from playground.room import simulated
 from playground.room.participants import Human, SimulatedUser
@@ -19,8 +20,12 @@ from playground.room.state import RoomState
 from playground.settings import PRESETS, ProactivitySettings
 
 
-class Seating(RoomState):
+class Seating:
     """Participants: the agents, humans and simulated users in the room, joining and leaving."""
+
+    def __init__(self, room: RoomState) -> None:
+        self.room = room
+        self._colors = itertools.count()
 
     async def add_agent(
         self,
@@ -36,25 +41,25 @@ class Seating(RoomState):
         they were added, so ids do not depend on timing) and the first retrieval waits for them:
         the command line seats the agents and posts the icebreaker while the model still loads.
         """
-        self.require_open()
-        if persona.name in self.participants:
+        self.room.require_open()
+        if persona.name in self.room.participants:
             raise errors.PlaygroundError(
                 f"a participant named {persona.name!r} is already in the room"
             )
-        proactivity = proactivity or PRESETS[self.settings.preset]
+        proactivity = proactivity or PRESETS[self.room.settings.preset]
         agent = Agent(
             persona,
             proactivity,
-            cognition=self.cognition,
-            embedder=self.embedder,
-            memory_ids=self._memory_ids,
-            room_settings=self.settings.room,
-            seed=self.seed,
-            emit=self.emit,
+            cognition=self.room.cognition,
+            embedder=self.room.embedder,
+            memory_ids=self.room.memory_ids,
+            room_settings=self.room.settings.room,
+            seed=self.room.seed,
+            emit=self.room.emit,
             policy=policy,
         )
-        self.participants[agent.name] = agent
-        self.emit(
+        self.room.participants[agent.name] = agent
+        self.room.emit(
             events.ParticipantJoined(
                 name=agent.name,
                 participant_kind="ai",
@@ -65,18 +70,18 @@ class Seating(RoomState):
             )
         )
         if defer_memories:
-            before = self._memories_loading
+            before = self.room.memories_loading
 
             async def load() -> None:
                 if before is not None:
                     await before
                 await agent.load_persona()
 
-            self._memories_loading = asyncio.ensure_future(load())
+            self.room.memories_loading = asyncio.ensure_future(load())
         else:
-            await self.embeddings_ready()
+            await self.room.embeddings_ready()
             await agent.load_persona()
-        self._set_state(agent.name, "idle")
+        self.room.set_state(agent.name, "idle")
         return agent
 
     def add_human(self, name: str, *, remote: bool = False) -> Human:
@@ -86,14 +91,14 @@ class Seating(RoomState):
             SessionEnded: the session has ended.
             PlaygroundError: the name is empty or already taken.
         """
-        self.require_open()
-        if not name.strip() or name in self.participants:
+        self.room.require_open()
+        if not name.strip() or name in self.room.participants:
             raise errors.PlaygroundError(
                 f"cannot join as {name!r}: the name is empty or already taken"
             )
         human = Human(name=name)
-        self.participants[name] = human
-        self.emit(
+        self.room.participants[name] = human
+        self.room.emit(
             events.ParticipantJoined(
                 name=name,
                 participant_kind="human",
@@ -110,9 +115,9 @@ class Seating(RoomState):
         Raises:
             PlaygroundError: ``name`` is not a human participant.
         """
-        if not isinstance(self.participants.get(name), Human):
+        if not isinstance(self.room.participants.get(name), Human):
             raise errors.PlaygroundError(f"{name!r} is not a human participant")
-        self.emit(events.PresenceChanged(name=name, online=online))
+        self.room.emit(events.PresenceChanged(name=name, online=online))
 
     def add_simulated_user(
         self,
@@ -134,18 +139,18 @@ class Seating(RoomState):
             SessionEnded: the session has ended.
             PlaygroundError: the name is taken, or the probability is not between 0 and 1.
         """
-        self.require_open()
+        self.room.require_open()
         name = name or profile.name
-        if not name.strip() or name in self.participants:
+        if not name.strip() or name in self.room.participants:
             raise errors.PlaygroundError(
                 f"cannot seat the simulated user {name!r}: the name is empty or already taken"
             )
-        p = self.settings.room.simulated_speak_probability if speak_probability is None else speak_probability  # fmt: skip
+        p = self.room.settings.room.simulated_speak_probability if speak_probability is None else speak_probability  # fmt: skip
         if not 0.0 <= p <= 1.0:
             raise errors.PlaygroundError(f"speak probability of {name}: {p} is not between 0 and 1")
         user = SimulatedUser(name, profile, simulator, speak_probability=p)
-        self.participants[name] = user
-        self.emit(
+        self.room.participants[name] = user
+        self.room.emit(
             events.ParticipantJoined(
                 name=name,
                 participant_kind="simulated",
@@ -154,7 +159,7 @@ class Seating(RoomState):
                 profile=profile,
             )
         )
-        self._set_state(name, "idle")
+        self.room.set_state(name, "idle")
         return user
 
     async def simulated_turn(self, name: str) -> domain.Message:
@@ -165,18 +170,18 @@ class Seating(RoomState):
             PlaygroundError: ``name`` is not a simulated user in the room.
             LLMError: its simulator's model could not be used.
         """
-        self.require_open()
-        user = self.participants.get(name)
+        self.room.require_open()
+        user = self.room.participants.get(name)
         if not isinstance(user, SimulatedUser):
             raise errors.PlaygroundError(f"{name!r} is not a simulated user in the room")
-        self.generation += 1
-        self._set_state(name, "speaking")
+        self.room.generation += 1
+        self.room.set_state(name, "speaking")
         try:
-            msg = await simulated.speak(self, user, addressed_by=None)
+            msg = await simulated.speak(self.room, user, addressed_by=None)
         finally:
-            self._set_state(name, "idle")
+            self.room.set_state(name, "idle")
         assert msg is not None  # no generation given: never stale
-        self.arrived.set()
+        self.room.arrived.set()
         return msg
 
     def remove_participant(self, name: str) -> None:
@@ -185,9 +190,8 @@ class Seating(RoomState):
         Raises:
             SessionEnded: the session has ended.
         """
-        self.require_open()
-        if self.participants.pop(name, None) is not None:
-            if participation.relation(self._pending, name) == "allocated-self":
-                self._pending = None  # the addressee left: nobody is owed the turn
-            self.generation += 1
-            self.emit(events.ParticipantLeft(name=name))
+        self.room.require_open()
+        if self.room.participants.pop(name, None) is not None:
+            self.room.floor.left(name)  # the addressee left: nobody is owed the turn
+            self.room.generation += 1
+            self.room.emit(events.ParticipantLeft(name=name))

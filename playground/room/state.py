@@ -2,11 +2,12 @@
 embeddings, the transcript (posting a message), the participants, an agent's view of the
 conversation.
 
-:class:`RoomState` is the base of the room's parts: seating (:mod:`playground.room.seating`), the
-user's edits (:mod:`playground.room.edits`), understanding an utterance
-(:mod:`playground.room.understanding`), each agent's Inner Thoughts
-(:mod:`playground.room.thinking`) and one trigger's turn-taking (:class:`playground.room.room.Room`,
-which is all of them). A simulated user speaks through it (:mod:`playground.room.simulated`).
+:class:`RoomState` is what the room's parts read and change through its methods: seating
+(:mod:`playground.room.seating`), the user's edits (:mod:`playground.room.edits`), understanding
+an utterance (:mod:`playground.room.understanding`), each agent's Inner Thoughts
+(:mod:`playground.room.thinking`) and the floor (:class:`playground.room.floor.Floor`), which
+:class:`playground.room.room.Room` holds beside it. A simulated user speaks through it
+(:mod:`playground.room.simulated`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from playground import domain, errors, events
 from playground.clock import Clock, SystemClock
 from playground.cognition.base import Cognition, Context, placeholder_reason
 from playground.embedding.cache import CachingEmbedder
-from playground.inner_thoughts import participation
 from playground.inner_thoughts.agent import Agent
+from playground.room.floor import Floor
 from playground.room.participants import Participant, SimulatedUser
 from playground.room.silence import SilentRun
 from playground.settings import Settings
@@ -76,26 +77,21 @@ class RoomState:
         self.generation = 0
         self.status = "created"
         self._seq = itertools.count(1)
-        self._memory_ids = itertools.count(1)
-        self._thought_ids = itertools.count(1)
-        self._understood: dict[int, tuple[str, domain.TurnType]] = {}
-        self._turn_types: dict[int, domain.TurnType] = {}
-        self._predictions: dict[int, domain.NextSpeakerPrediction] = {}
-        self._msg_vec: dict[int, np.ndarray] = {}
+        self.memory_ids = itertools.count(1)
+        self.thought_ids = itertools.count(1)
+        self.message_vectors: dict[int, np.ndarray] = {}
         # Embeddings still being computed: a message's vector, the agents' persona memories. They are
         # awaited when retrieval needs them, so the first interpretation overlaps the model's load.
         self._msg_vec_pending: dict[int, asyncio.Future[np.ndarray]] = {}
-        self._memories_loading: asyncio.Future[None] | None = None
+        self.memories_loading: asyncio.Future[None] | None = None
         self._unprocessed = False
-        # An allocation an interrupter took the floor from: the addressee may still answer.
-        self._pending: domain.TurnType | None = None
+        #: The floor between triggers (an allocation still owed to its addressee).
+        self.floor = Floor()
         #: Set when a message is posted or a stop is asked (what the real-time loop waits on).
         self.arrived = asyncio.Event()
-        self._sem = asyncio.Semaphore(settings.room.agent_concurrency)
         self._states: dict[str, str] = {}
         self._stopped = False
         self.stop_reason = "stopped"
-        self._colors = itertools.count()
         #: When the session ended (the SessionFinished event's time), or "" while it is open.
         self.ended_at = ""
         #: Why nobody has spoken since the last message (the end reason after silent steps).
@@ -133,7 +129,7 @@ class RoomState:
 
     def reserve_ids(self, *, memories: int = 0, thoughts: int = 0) -> None:
         """Make the next memory and thought ids greater than these (a fork carries ids over)."""
-        for counter, past in ((self._memory_ids, memories), (self._thought_ids, thoughts)):
+        for counter, past in ((self.memory_ids, memories), (self.thought_ids, thoughts)):
             while past and next(counter) < past:
                 pass
 
@@ -145,7 +141,7 @@ class RoomState:
         """Each participant's live state (idle, thinking, wants_to_speak, speaking)."""
         return dict(self._states)
 
-    def _set_state(self, name: str, state: str) -> None:
+    def set_state(self, name: str, state: str) -> None:
         if self._states.get(name) != state:
             self._states[name] = state
             self.emit(events.ParticipantStateChanged(name=name, state=state))
@@ -211,13 +207,13 @@ class RoomState:
             PlaygroundError: an embedding failed (e.g. a remote embedding server is unreachable).
         """
         # Shielded: a cancelled step (a newer trigger) must not cancel the embedding itself.
-        if self._memories_loading is not None:
-            await asyncio.shield(self._memories_loading)
-            self._memories_loading = None
+        if self.memories_loading is not None:
+            await asyncio.shield(self.memories_loading)
+            self.memories_loading = None
         while self._msg_vec_pending:
             mid, pending = next(iter(self._msg_vec_pending.items()))
             vec = await asyncio.shield(pending)
-            self._msg_vec[mid] = vec
+            self.message_vectors[mid] = vec
             self._msg_vec_pending.pop(mid, None)
             if not self.ended:  # kept by the recorder for the conversation's geometry
                 raw = np.asarray(vec, dtype="<f4")
@@ -282,8 +278,7 @@ class RoomState:
         self._msg_vec_pending[msg.id] = asyncio.ensure_future(self.embedder.embed_one(text))
         p.last_spoke = self.step
         p.turns += 1
-        if participation.relation(self._pending, speaker) == "allocated-self":
-            self._pending = None  # the addressee has answered
+        self.floor.spoke(speaker)  # the addressee may have answered
         self._unprocessed = True
         self.emit(events.MessagePosted(message=msg))
         if notify:
@@ -306,7 +301,7 @@ class RoomState:
     def simulated_users(self) -> list[SimulatedUser]:
         return [p for p in self.participants.values() if isinstance(p, SimulatedUser)]
 
-    def _context(
+    def context(
         self,
         agent: Agent,
         latest: domain.Message | None,
@@ -329,7 +324,7 @@ class RoomState:
             silent_steps=silent_steps,
         )
 
-    def _usable_utterance(self, agent: str, text: str) -> bool:
+    def usable_utterance(self, agent: str, text: str) -> bool:
         """False (published as ThoughtRefused, counted for the silent run) when the mind's
         utterance says nothing: empty, ``...``, a slot copied from the prompt. A short message
         ("Yes!") is a fine chat message."""

@@ -2,7 +2,8 @@
 formation, evaluation, and its decision (Algorithm 1), run for the listening agents at once
 (a bounded number at a time) before the room settles the floor.
 
-A part of the room (:class:`playground.room.room.Room` inherits it).
+A part the room holds (:class:`playground.room.room.Room` ``.thinking``), owning the limit of
+agents thinking at once.
 """
 
 from __future__ import annotations
@@ -28,10 +29,14 @@ T = TypeVar("T")
 Decided: TypeAlias = dict[str, tuple[Agent, TriggerWork, domain.Decision]]
 
 
-class Thinking(RoomState):
+class Thinking:
     """The Inner Thoughts stages of the listening agents at one trigger."""
 
-    async def _think(
+    def __init__(self, room: RoomState) -> None:
+        self.room = room
+        self._sem = asyncio.Semaphore(room.settings.room.agent_concurrency)
+
+    async def think(
         self, t: Trigger, understood: tuple[str, domain.TurnType], turn: domain.TurnType
     ) -> Decided:
         """The Inner Thoughts stages for one trigger: retrieval, thought formation, evaluation,
@@ -53,7 +58,7 @@ class Thinking(RoomState):
             "retrieval", after=tl.ids("interpretation", "turn type", "embeddings")
         ) as retrieved:
             active = self._retrieve(t, understood, turn)
-        if getattr(self.cognition, "evaluates_alone", False):
+        if getattr(self.room.cognition, "evaluates_alone", False):
             ratings = await self._pipelined(active, t, retrieved)
         else:
             with tl.stage("System-2 thoughts", detail="every agent", after=[retrieved]) as formed:
@@ -86,10 +91,10 @@ class Thinking(RoomState):
         for (agent, _), p in zip(active, piped, strict=True):
             if p.form_error is not None:
                 self._report(agent, p.form_error)
-                self.silence.failed += 1
+                self.room.silence.failed += 1
         for a, w in active:
-            a.adopt(w, self._thought_ids)
-            self.silence.refused += len(w.refused)
+            a.adopt(w, self.room.thought_ids)
+            self.room.silence.refused += len(w.refused)
         ratings: list[list[Rating | None] | None] = []
         for (agent, _), p in zip(active, piped, strict=True):
             if p.eval_error is not None:
@@ -175,13 +180,13 @@ class Thinking(RoomState):
 
         async def rate() -> Rating | None:
             with tl.stage(label, agent=a.name, detail=thought.text, after=[after]):
-                rated = await self.cognition.evaluate(w.ctx, [thought], w.stimuli)
+                rated = await self.room.cognition.evaluate(w.ctx, [thought], w.stimuli)
             return rated[0] if rated else None
 
         return asyncio.ensure_future(rate())
 
     def _report(self, agent: Agent, exc: BaseException) -> None:
-        self.emit(
+        self.room.emit(
             events.ErrorOccurred(
                 where=f"{agent.name}", message=str(exc), error_type=type(exc).__name__
             )
@@ -192,11 +197,13 @@ class Thinking(RoomState):
     ) -> list[tuple[Agent, TriggerWork]]:
         """Retrieval: each thinker's work for this trigger, with what the latest utterance and
         its interpretation bring up from its memories and the conversation."""
-        u = self._msg_vec[t.latest.id]
-        u_interp = self.embedder.cached(understood[0])
+        u = self.room.message_vectors[t.latest.id]
+        u_interp = self.room.embedder.cached(understood[0])
         pool = self._message_pool()
         works = [
-            TriggerWork(self._context(a, t.latest, t.kind, (understood[0], turn), t.silent_steps))
+            TriggerWork(
+                self.room.context(a, t.latest, t.kind, (understood[0], turn), t.silent_steps)
+            )
             for a in t.thinkers
         ]
         for a, w in zip(t.thinkers, works, strict=True):
@@ -208,10 +215,10 @@ class Thinking(RoomState):
         the usable ones into its reservoir."""
         # An agent whose thought formation failed still re-scores its retained thoughts.
         formed = await self._bounded(Agent.form, active)
-        self.silence.failed += sum(1 for f in formed if f is None)
+        self.room.silence.failed += sum(1 for f in formed if f is None)
         for a, w in active:
-            a.adopt(w, self._thought_ids)
-            self.silence.refused += len(w.refused)
+            a.adopt(w, self.room.thought_ids)
+            self.room.silence.refused += len(w.refused)
 
     def _decide(
         self,
@@ -223,10 +230,10 @@ class Thinking(RoomState):
         """Evaluation's scores and the agent's decision (Algorithm 1); silent when its thoughts
         could not be evaluated."""
         if ratings is None:
-            self.silence.failed += 1
+            self.room.silence.failed += 1
             return domain.Decision(
                 agent=a.name,
-                step=self.step,
+                step=self.room.step,
                 trigger=trigger,
                 action="silent",
                 reason="could not evaluate its thoughts (see error)",
@@ -255,7 +262,7 @@ class Thinking(RoomState):
             if isinstance(r, FATAL):
                 raise r
             if isinstance(r, errors.PlaygroundError):
-                self.emit(
+                self.room.emit(
                     events.ErrorOccurred(
                         where=f"{agent.name}", message=str(r), error_type=type(r).__name__
                     )
@@ -269,14 +276,14 @@ class Thinking(RoomState):
 
     def _message_pool(self) -> Pool:
         """The conversation as a retrieval pool: every message, weight 1, at its step."""
-        if not self.messages:
-            return Pool.empty(self.embedder.dim)
+        if not self.room.messages:
+            return Pool.empty(self.room.embedder.dim)
         return Pool(
-            refs=[m.ref for m in self.messages],
-            texts=[f"{m.speaker}: {m.text}" for m in self.messages],
-            vectors=np.stack([self._msg_vec[m.id] for m in self.messages]),
-            weights=np.ones(len(self.messages), np.float32),
-            taus=np.array([m.step for m in self.messages], np.int64),
+            refs=[m.ref for m in self.room.messages],
+            texts=[f"{m.speaker}: {m.text}" for m in self.room.messages],
+            vectors=np.stack([self.room.message_vectors[m.id] for m in self.room.messages]),
+            weights=np.ones(len(self.room.messages), np.float32),
+            taus=np.array([m.step for m in self.room.messages], np.int64),
         )
 
 

@@ -2,8 +2,9 @@
 and turn type (what Inner Thoughts agents need; reactive agents and simulated users need the turn
 type), and the next-speaker baseline's prediction.
 
-A part of the room (:class:`playground.room.room.Room` inherits it); each result is asked of the
-mind once per message and published once, whichever trigger asked first.
+A part the room holds (:class:`playground.room.room.Room` ``.understanding``), owning what it
+found: each result is asked of the mind once per message and published once, whichever trigger
+asked first.
 """
 
 from __future__ import annotations
@@ -19,82 +20,92 @@ from playground.room.timeline import Timeline
 PREDICTOR_WINDOW = 5
 
 
-class Understanding(RoomState):
+class Understanding:
     """The interpretation, turn type and next-speaker prediction of a message, each asked once."""
 
-    async def _understand(
+    def __init__(self, room: RoomState) -> None:
+        self.room = room
+        self._understood: dict[int, tuple[str, domain.TurnType]] = {}
+        self._turn_types: dict[int, domain.TurnType] = {}
+        self._predictions: dict[int, domain.NextSpeakerPrediction] = {}
+
+    async def understand(
         self, msg: domain.Message, tl: Timeline | None = None
     ) -> tuple[str, domain.TurnType]:
         """Interpretation and turn type (what Inner Thoughts agents need), once per message."""
-        tl = tl or Timeline(self.clock.monotonic)
+        tl = tl or Timeline(self.room.clock.monotonic)
         if msg.id not in self._understood:
-            names = list(self.participants)
-            recent = self.messages[max(0, msg.id - RECENT) : msg.id - 1]
+            names = list(self.room.participants)
+            recent = self.room.messages[max(0, msg.id - RECENT) : msg.id - 1]
 
             async def interpret() -> str:
                 with tl.stage("interpretation"):
-                    return await self.cognition.interpret(msg, recent, names)
+                    return await self.room.cognition.interpret(msg, recent, names)
 
-            interp, turn = await asyncio.gather(interpret(), self._turn_type(msg, tl))
+            interp, turn = await asyncio.gather(interpret(), self.turn_type(msg, tl))
             if msg.id not in self._understood:
                 self._understood[msg.id] = (interp, turn)
                 with tl.stage(
                     "embeddings", detail="interpretation", after=tl.ids("interpretation")
                 ):
-                    await self.embedder.embed_one(interp)
-                self.emit(
+                    await self.room.embedder.embed_one(interp)
+                self.room.emit(
                     events.MessageInterpreted(
                         interpretation=domain.Interpretation(
-                            message_id=msg.id, text=interp, origin=self.cognition.name
+                            message_id=msg.id, text=interp, origin=self.room.cognition.name
                         )
                     )
                 )
         return self._understood[msg.id]
 
-    async def _turn_type(self, msg: domain.Message, tl: Timeline | None = None) -> domain.TurnType:
+    async def turn_type(self, msg: domain.Message, tl: Timeline | None = None) -> domain.TurnType:
         """Open, or allocated to a named participant (Inner Thoughts and reactive agents need it)."""
         if msg.id not in self._turn_types:
-            names = list(self.participants)
-            recent = self.messages[max(0, msg.id - RECENT) : msg.id - 1]
-            dyad = simulated.dyad_turn(msg, names) if self.simulated_users else None
-            with (tl or Timeline(self.clock.monotonic)).stage("turn type"):
-                turn = dyad or await self.cognition.predict_turn_type(msg, recent, names)
+            names = list(self.room.participants)
+            recent = self.room.messages[max(0, msg.id - RECENT) : msg.id - 1]
+            dyad = simulated.dyad_turn(msg, names) if self.room.simulated_users else None
+            with (tl or Timeline(self.room.clock.monotonic)).stage("turn type"):
+                turn = dyad or await self.room.cognition.predict_turn_type(msg, recent, names)
             if msg.id not in self._turn_types:
                 self._turn_types[msg.id] = turn
-                self.emit(events.TurnTypePredicted(turn_type=turn))
+                self.room.emit(events.TurnTypePredicted(turn_type=turn))
         return self._turn_types[msg.id]
 
-    async def _predict(self, msg: domain.Message) -> domain.NextSpeakerPrediction:
+    async def predict(self, msg: domain.Message) -> domain.NextSpeakerPrediction:
         """The next-speaker baseline's prediction after ``msg``: from the last 5 messages and the
         participants' names only (docs/spec.md §1.9.1), once per message."""
         if msg.id not in self._predictions:
-            recent = self.messages[max(0, msg.id - PREDICTOR_WINDOW) : msg.id]
-            self._predictions[msg.id] = await self.cognition.predict_next_speaker(
-                recent, list(self.participants)
+            recent = self.room.messages[max(0, msg.id - PREDICTOR_WINDOW) : msg.id]
+            self._predictions[msg.id] = await self.room.cognition.predict_next_speaker(
+                recent, list(self.room.participants)
             )
         return self._predictions[msg.id]
 
-    async def _turn_type_only(
+    def prediction(self, message_id: int) -> domain.NextSpeakerPrediction | None:
+        """The prediction made after this message, if one was asked."""
+        return self._predictions.get(message_id)
+
+    async def turn_type_only(
         self, msg: domain.Message, tl: Timeline | None = None
     ) -> tuple[str, domain.TurnType]:
         """The turn type only (reactive agents and simulated users: who is addressed)."""
-        return "", await self._turn_type(msg, tl)
+        return "", await self.turn_type(msg, tl)
 
-    async def _open_turn(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
+    async def open_turn(self, msg: domain.Message) -> tuple[str, domain.TurnType]:
         """No Inner Thoughts or reactive listener: nobody needs the turn type, so none is asked for."""
         return "", domain.TurnType(message_id=msg.id, kind="open", origin="not predicted")
 
-    async def _predict_safely(
+    async def predict_safely(
         self, msg: domain.Message, tl: Timeline | None = None
     ) -> domain.NextSpeakerPrediction | None:
         """The prediction, or None (reported) when the predictor's answer could not be used."""
         try:
-            with (tl or Timeline(self.clock.monotonic)).stage("prediction"):
-                return await self._predict(msg)
+            with (tl or Timeline(self.room.clock.monotonic)).stage("prediction"):
+                return await self.predict(msg)
         except FATAL:
             raise
         except errors.PlaygroundError as exc:
-            self.emit(
+            self.room.emit(
                 events.ErrorOccurred(
                     where="next-speaker predictor", message=str(exc), error_type=type(exc).__name__
                 )

@@ -59,6 +59,11 @@ CUT = [
         id="smollm2-cut-at-the-limit-after-a-blank-line",
     ),
     pytest.param(
+        "Just noticed the previous message.\nYou decided to write your next chat message?",
+        "Just noticed the previous message.",
+        id="smollm2-the-instruction-inside-a-later-line",
+    ),
+    pytest.param(
         "Sounds fun! [message:12] Ben: sure, when?",
         "Sounds fun!",
         id="transcript-line",
@@ -102,6 +107,7 @@ KEPT = [
     pytest.param("It is lovely out there, you are right.", id="it-is-you-are"),
     pytest.param("Line one\nline two, same message.", id="a-single-line-break"),
     pytest.param("I sent my message yesterday.", id="the-word-message"),
+    pytest.param("Ben, it is your turn to speak!", id="a-prompt-phrase-inside-the-first-line"),
 ]
 
 

@@ -23,17 +23,19 @@ from tests.support.rooms import build, library
 from tests.support.turns import scripted
 
 pytestmark = pytest.mark.asyncio
-LATENCY = 0.25
+LATENCY = 0.4
 
 
 def waves(rows: list[dict[str, Any]]) -> int:
-    """Waves of calls: a call that starts after every call of the current wave could have
-    answered (half the latency later) opens the next one."""
-    count, opened = 0, None
-    for r in sorted(rows, key=lambda r: r["start"]):
-        if opened is None or r["start"] - opened > LATENCY / 2:
-            count, opened = count + 1, r["start"]
-    return count
+    """The longest chain of calls each sent after the one before it was answered: the dependent
+    waves a message took. (Calls that merely arrive late, behind the client's own work, are not
+    counted deeper unless they arrive after a whole call's latency.)"""
+    depth: list[int] = []
+    ordered = sorted(rows, key=lambda r: r["start"])
+    for i, r in enumerate(ordered):
+        before = [depth[j] for j, p in enumerate(ordered[:i]) if p["end"] <= r["start"]]
+        depth.append(1 + max(before, default=0))
+    return max(depth, default=0)
 
 
 @pytest.mark.parametrize("agents", [4, 8])

@@ -30,6 +30,7 @@ PIN_VALUES: Mapping[str, tuple[str, ...]] = {
     "n": ("yes", "no"),
     "seed": ("yes", "no"),
     "stop": ("yes", "no"),
+    "logprobs_cost": ("free", "per-token"),
 }
 
 

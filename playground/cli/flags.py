@@ -58,7 +58,8 @@ def add_server_flags(parser: Any) -> None:
         action="append",
         metavar="CAP=VALUE",
         help="fix a server capability instead of learning it, e.g. structured=json_object,"
-        " tokens=max_completion_tokens, temperature=no, logprobs=no, n=no, seed=no (repeatable)",
+        " tokens=max_completion_tokens, temperature=no, logprobs=no, n=no, seed=no, stop=no,"
+        " logprobs_cost=free|per-token (repeatable)",
     )
     parser.add_argument(
         "--rating-method",

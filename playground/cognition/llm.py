@@ -92,7 +92,7 @@ class LLMCognition:
         if method != "logprobs":
             return False
         if self.rating_call == "auto":
-            return not self.client.local
+            return self.client.profile.logprobs_cost == "free"
         return self.rating_call == "inline"
 
     def method(self) -> str:

@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 #: Schema keywords some servers refuse in a JSON schema.
 SCHEMA_KEYWORDS = (
@@ -36,6 +36,8 @@ SCHEMA_KEYWORDS = (
     "maxLength",
 )
 _BOOL = {"yes": True, "no": False}
+#: What a whole answer's logprobs cost (:attr:`ServerProfile.logprobs_cost`).
+LogprobsCost = Literal["free", "per-token"]
 #: Why ``stop`` is no longer sent, as said to the user.
 STOP_REFUSED = "server refuses stop sequences: run-on answers are cut by the client alone"
 STOP_SILENCES = (
@@ -58,6 +60,12 @@ class ServerProfile:
     #: Stop sequences: OpenAI's reasoning models refuse them; learned on the first call that
     #: carries them (the probe does not), or from a model that stops before answering with them.
     stop: bool = True
+    #: What a whole answer's logprobs cost: nothing extra (``free``: a hosted API computes them
+    #: as it decodes), or time for every token (``per-token``: llama-cpp-python scores each
+    #: generated token in Python, ~170 ms for SmolLM2 on 2 cores). Where they are free, a
+    #: rating is read from the evaluation answer itself (one dependent call less per message);
+    #: else from a short final call. None until the client knows where the server is.
+    logprobs_cost: LogprobsCost | None = None
     pinned: frozenset[str] = frozenset()
     #: What was learned, in order, as shown to the user.
     learned: list[str] = field(default_factory=list)
@@ -68,7 +76,7 @@ class ServerProfile:
     def with_pins(cls, pins: Mapping[str, str]) -> ServerProfile:
         p = cls(pinned=frozenset(pins))
         for key, value in pins.items():
-            if key in ("structured", "tokens"):
+            if key in ("structured", "tokens", "logprobs_cost"):
                 setattr(p, key, value)
             else:
                 setattr(p, key, _BOOL[value])
@@ -83,6 +91,7 @@ class ServerProfile:
             "n": self.n,
             "seed": self.seed,
             "stop": self.stop,
+            "logprobs_cost": self.logprobs_cost,
             "pinned": sorted(self.pinned),
             "learned": list(self.learned),
         }

@@ -94,6 +94,10 @@ class Transport:
         #: A server on this machine or network (a CPU server: few calls at once, and logprobs
         #: that cost time per token), not a hosted API.
         self.local = local
+        if self.profile.logprobs_cost is None:
+            # Where the server is tells what its logprobs cost (pin logprobs_cost=free for a
+            # local server that computes them as it decodes, e.g. vLLM on a GPU).
+            self.profile.logprobs_cost = "per-token" if local else "free"
         self.limiter = AdaptiveLimit(
             2 if local else settings.concurrency,
             settings.concurrency,

@@ -7,6 +7,12 @@ missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v Xvfb >/dev/null || missing+=(xvfb xauth)
 command -v openbox >/dev/null || missing+=(openbox)
+# Qt's X11 platform plugin (the window-fit tests run the window on Xvfb) needs these libraries;
+# a machine with Xvfb may still lack them ("xcb-cursor0 … is needed", which misnames the culprit).
+for lib in libxcb-icccm.so.4:libxcb-icccm4 libxcb-keysyms.so.1:libxcb-keysyms1 \
+  libxcb-cursor.so.0:libxcb-cursor0 libxkbcommon-x11.so.0:libxkbcommon-x11-0; do
+  ldconfig -p 2>/dev/null | grep -q "${lib%%:*}" || missing+=("${lib##*:}")
+done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "Installing ${missing[*]} (apt-get)…" >&2

@@ -88,7 +88,30 @@ def stage_table(e: events.TriggerTimed) -> list[str]:
     return lines
 
 
+#: The widest line of a breakdown's head (a tooltip wider than the screen is cut at its edge).
+HEAD_WIDTH = 100
+
+
+def head_lines(e: events.TriggerTimed, width: int = HEAD_WIDTH) -> list[str]:
+    """:func:`summary_line` over a few lines of at most ``width`` characters, broken between the
+    critical path's stages (never inside one)."""
+    head, sep, path = summary_line(e).partition(" · critical path: ")
+    if not sep:
+        return [head]
+    lines = [f"{head} ·"]
+    line = "critical path:"
+    for i, hop in enumerate(path.split(" → ")):
+        piece = f" {hop}" if i == 0 else f" → {hop}"
+        if len(line) + len(piece) > width and line.strip() != "critical path:":
+            lines.append(line)
+            line = "   " + piece
+        else:
+            line += piece
+    lines.append(line)
+    return lines
+
+
 def breakdown(e: events.TriggerTimed) -> str:
-    """The whole breakdown of one trigger: :func:`summary_line`, :func:`stage_table` and
-    :data:`LEGEND`."""
-    return "\n".join([summary_line(e), *stage_table(e), LEGEND])
+    """The whole breakdown of one trigger: its head (:func:`head_lines`), :func:`stage_table`
+    and :data:`LEGEND`."""
+    return "\n".join([*head_lines(e), *stage_table(e), LEGEND])

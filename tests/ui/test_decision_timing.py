@@ -35,8 +35,8 @@ def test_the_tooltip_gives_the_trigger_s_breakdown_once_it_has_ended(qtbot):
     assert strip.timing == breakdown(timed)
     tip = strip.title.toolTip()
     assert tip.startswith("<pre>")  # a table in columns: a fixed font
-    assert html.escape("step 1 · new message #1 · 1.83 s · posted #2 · critical path:") in tip
-    assert "Ana System-2 thoughts 0.40 → Ana evaluation 0.41" in tip
+    assert html.escape("step 1 · new message #1 · 1.83 s · posted #2 ·\ncritical path:") in tip
+    assert "Ana System-2 thoughts 0.40 → Ana evaluation 0.41" in tip.replace("\n    →", " →")
     assert "+0.21" in tip  # Ana's System-2 thoughts waited for the agent limit
     # The next trigger runs: the latest timed one is still given, said to be the earlier one.
     bridge.dispatch(events.TriggerFired(trigger="pause", message_id=2, step=2))

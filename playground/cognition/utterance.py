@@ -89,6 +89,13 @@ def scaffolding_start(text: str, *, names: Sequence[str] = ()) -> int | None:
     turn = _turn_line([n for n in names if n.strip()])
     if turn is not None:
         found += [m.start() for m in turn.finditer(text, start)]
+    persona = _persona_line([n for n in names if n.strip()])
+    if persona is not None:  # the persona block's "You are Hiro." at a sentence's start
+        for m in persona.finditer(text, start):
+            before = text[start : m.start()].rstrip(" \t")
+            if not before or before.endswith(_BOUNDARY):
+                found.append(m.start())
+                break
     for m in _PHRASE.finditer(text, start):
         line = text.rfind("\n", start, m.start())
         if line != -1:  # on a later line than the message's first: that line is scaffolding
@@ -112,6 +119,16 @@ def without_echo(text: str) -> str:
     """``text`` without an echo of the instruction before the message ("You decided to say this
     thought out loud: ...", "Write your next chat message: ...")."""
     return _ECHO.sub("", text, count=1).strip()
+
+
+def _persona_line(names: Sequence[str]) -> re.Pattern[str] | None:
+    """The persona block's first words, "You are <participant>." (a weak model recites its
+    instructions: SmolLM2-135M on llama.cpp's server answered "You are Hiro. A 26-year-old
+    bicycle courier in Osaka …")."""
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(n.strip()) for n in names)
+    return re.compile(rf"{_VARIANTS['you are']}\s+(?:{alternatives})\s*[.!]", re.I)
 
 
 def _turn_line(names: Sequence[str]) -> re.Pattern[str] | None:

@@ -2,7 +2,9 @@
 
 Most answers below are what SmolLM2-135M wrote behind llama-cpp-python's server for our
 articulation prompt, without stop sequences: the issue's, a `simulate --preset non-stop-chatter
---seed 3` run's, and a probe of one articulation request at seeds 1-12 (temperature 0.7).
+--seed 3` run's, and a probe of one articulation request at seeds 1-12 (temperature 0.7); one
+is what it wrote behind llama.cpp's own `llama-server` (built from the sources vendored in
+llama-cpp-python 0.3.36), with stop sequences: the persona recited.
 """
 
 from __future__ import annotations
@@ -94,6 +96,11 @@ CUT = [
         id="a-chat-template-token",
     ),
     pytest.param(
+        "Ha, same here! You are Chloe. A nurse from Lyon who sails.",
+        "Ha, same here!",
+        id="the-persona-after-a-message",
+    ),
+    pytest.param(
         "Sure thing. It's your turn to speak. Write your next chat message.",
         "Sure thing.",
         id="the-response-prompt-contracted",
@@ -105,6 +112,7 @@ KEPT = [
     pytest.param("What about you: do you still sail?", id="about-you-inside-a-sentence"),
     pytest.param("Ben: I think you'd love the coast.", id="addressing-someone-at-the-start"),
     pytest.param("It is lovely out there, you are right.", id="it-is-you-are"),
+    pytest.param("Thanks, Ben. You are Ana's brother, right?", id="you-are-a-name-in-a-question"),
     pytest.param("Line one\nline two, same message.", id="a-single-line-break"),
     pytest.param("I sent my message yesterday.", id="the-word-message"),
     pytest.param("Ben, it is your turn to speak!", id="a-prompt-phrase-inside-the-first-line"),
@@ -158,6 +166,11 @@ def test_any_instruction_echoed_with_a_colon_before_the_message_is_taken_off() -
         pytest.param("Conversation so far:\n[message:1] Ana: hi", id="the-transcript"),
         pytest.param("Conversation so far: [message:1] Ana: hi", id="the-transcript-inline"),
         pytest.param("[message:3] Ben: Sounds good.", id="a-transcript-line"),
+        pytest.param(
+            "You are Hiro. A 26-year-old bicycle courier in Osaka who plays jazz piano and takes"
+            " street photos. You are Chloe.",
+            id="llama-server-smollm2-recites-the-persona",
+        ),
         pytest.param("Write your next chat message.", id="the-instruction"),
         pytest.param(
             "You're in a casual group chat with Ben, Chloe.\nSomeone just posted a message.\n"

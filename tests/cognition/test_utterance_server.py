@@ -118,3 +118,47 @@ async def test_an_answer_that_is_only_scaffolding_is_unusable_and_not_fatal():
     # without stops, the model still said nothing of its own: the stops were not to blame.
     assert [("stop" in r) for r in _utterance_requests(srv)] == [True, False]
     assert mind.client.profile.stop is True
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "llama_server_stop_before_anything",
+        "llama_server_length_mid_sentence",
+        "llama_server_length_scaffolding",
+    ],
+)
+async def test_llama_server_s_own_unusable_answers_are_unusable_not_fatal(key: str) -> None:
+    """llama.cpp's llama-server, answering SmolLM2-135M's articulation as it really did (the
+    bodies replayed byte for byte): a stop met before anything was said, a cut mid-sentence, a
+    cut in the prompt's own layout. Each is an unusable utterance, never a fatal error."""
+    from aiohttp import web
+
+    from testbed.llm_server import server_bodies
+
+    body = server_bodies()[key]["body"]
+    seen: list[dict] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        seen.append(await request.json())
+        return web.json_response(body)
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        settings = LLMSettings(base_url=url, api_key="k", model="smollm2-135m", retry_base_delay=0)
+        raw = openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0)
+        mind = LLMCognition(ChatClient(raw, settings, seed=1))
+        with pytest.raises(errors.LLMUnusableText) as got:
+            await mind.articulate(minds.chat_context(), THOUGHT)
+        await mind.client.close()
+    finally:
+        await runner.cleanup()
+    assert not isinstance(got.value, FATAL)
+    assert seen  # the requests went over HTTP

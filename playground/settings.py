@@ -22,6 +22,9 @@ STRUCTURED_TIERS = (
 )
 TOKEN_PARAMS = ("max_tokens", "max_completion_tokens", "none")
 #: Capabilities a user can pin, and the values each takes.
+#: Where a rating's distribution is read (:attr:`EngineSettings.rating_call`).
+RatingCall = Literal["auto", "final", "inline"]
+
 PIN_VALUES: Mapping[str, tuple[str, ...]] = {
     "structured": STRUCTURED_TIERS,
     "tokens": TOKEN_PARAMS,
@@ -232,7 +235,7 @@ class EngineSettings(BaseModel):
             " brackets, and a digit left out of them is unknown, not improbable)."
         ),
     )
-    rating_call: Literal["auto", "final", "inline"] = Field(
+    rating_call: RatingCall = Field(
         "auto",
         description=(
             "Where the rating's distribution is read: a short final call that asks for the"

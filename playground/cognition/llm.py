@@ -22,6 +22,7 @@ from playground.cognition import prompts, scoring, utterance
 from playground.cognition.base import Articulation, Context, Rating, ThoughtDraft, without_name
 from playground.llm import rating
 from playground.llm.client import ChatClient, ChatResult
+from playground.settings import RatingCall
 
 #: One call per thought (as the paper), or one call per agent for all its thoughts.
 EvaluationMode = Literal["per-thought", "batched"]
@@ -64,7 +65,7 @@ class LLMCognition:
         evaluation_mode: EvaluationMode = "per-thought",
         rating_method: str = "auto",
         rating_samples: int = 20,
-        rating_call: str = "auto",
+        rating_call: RatingCall = "auto",
         rating_alternatives: int = 20,
     ) -> None:
         if evaluation_mode not in EVALUATION_MODES:

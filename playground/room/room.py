@@ -28,6 +28,7 @@ from playground.room.understanding import Understanding
 
 #: The stages that understand the latest message (what retrieval and the floor wait for).
 _UNDERSTANDING: tuple[StageName, ...] = ("interpretation", "turn type", "prediction")
+#: (The interpretation's embedding, an "embeddings" stage, is part of understanding too.)
 #: The stages the floor waits for: every listener's decision needs its ratings; the turn type
 #: and the prediction decide who may speak.
 _BEFORE_FLOOR: tuple[StageName, ...] = (
@@ -142,7 +143,9 @@ class Room(RoomState):
                 self.set_state(name, "thinking")
             understood, prediction = await self._understanding(t)
             tl = t.timeline
-            with tl.stage("embeddings", detail="messages", after=tl.ids(*_UNDERSTANDING)):
+            with tl.stage(
+                "embeddings", detail="messages", after=tl.ids(*_UNDERSTANDING, "embeddings")
+            ):
                 await (
                     self.embeddings_ready()
                 )  # no await from here to the pool: it holds every message

@@ -90,6 +90,7 @@ PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 GEN_EVAL = re.compile(
     r"^llama_perf_context_print:\s+eval time =\s*([\d.]+) ms /\s*(\d+) runs", re.M
 )
+TOTAL = re.compile(r"llama_perf_context_print:\s+total time =\s*([\d.]+) ms")
 PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
 
 
@@ -117,10 +118,13 @@ class ServerLog:
     prefix_hits: int = 0  # requests that reused a prefix of the live or a restored state
     reused: int = 0  # tokens of those prefixes
     ram_hits: int = 0  # states restored from the RAM cache
+    #: One entry per completed chat request, in the order the server answered them.
+    per_request: list[Served] = field(default_factory=list)
 
     @classmethod
     def parse(cls, text: str) -> ServerLog:
         out = cls()
+        out.per_request = Served.parse_all(text)
         for m in PROMPT_EVAL.finditer(text):
             out.requests += 1
             out.prompt_ms += float(m.group(1))
@@ -132,6 +136,48 @@ class ServerLog:
             out.prefix_hits += 1
             out.reused += int(m.group(1))
         out.ram_hits = text.count("Llama._create_completion: cache hit")
+        return out
+
+
+@dataclass
+class Served:
+    """What the server's verbose log says about one completed request."""
+
+    evaluated: int = 0  # prompt tokens evaluated (after the reused prefix)
+    reused: int = 0  # prompt tokens of the reused prefix
+    prompt_ms: float = 0.0
+    generated: int = 0
+    gen_ms: float = 0.0
+    total_ms: float = 0.0  # llama.cpp's own total: evaluation, generation and sampling
+    ram_hit: bool = False
+
+    @classmethod
+    def parse_all(cls, text: str) -> list[Served]:
+        """Each perf block is printed before the uvicorn line of its answer; a refused request
+        (4xx/5xx) has an access line and no block."""
+        out: list[Served] = []
+        cur: Served | None = None
+        for line in text.splitlines():
+            if line.startswith("Llama._create_completion: cache hit"):
+                cur = cur or cls()
+                cur.ram_hit = True
+            elif m := PREFIX_HIT.search(line):
+                cur = cur or cls()
+                cur.reused = int(m.group(1))
+            elif m := PROMPT_EVAL.search(line):
+                cur = cur or cls()
+                cur.prompt_ms, cur.evaluated = float(m.group(1)), int(m.group(2))
+            elif m := GEN_EVAL.search(line):
+                cur = cur or cls()
+                cur.gen_ms, cur.generated = float(m.group(1)), int(m.group(2))
+            elif m := TOTAL.search(line):
+                cur = cur or cls()
+                cur.total_ms = float(m.group(1))
+            elif "POST /v1/chat/completions HTTP" in line and '" 200' in line:
+                out.append(cur or cls())
+                cur = None
+            elif "POST /v1/chat/completions HTTP" in line:
+                cur = None
         return out
 
 
@@ -148,6 +194,9 @@ class Call:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     n: int = 1
+    params: dict[str, Any] = field(default_factory=dict)  # the request's other fields
+    started: float = 0.0  # perf_counter when the proxy received it
+    content: str = ""  # the first choice's answer
 
 
 class Proxy:
@@ -205,15 +254,20 @@ class Proxy:
             data, status, ctype = str(exc).encode(), 502, "text/plain"
         seconds = time.perf_counter() - t0
         if request.method == "POST" and request.path.endswith("/chat/completions"):
-            self._record(body, data, status, seconds)
+            self._record(body, data, status, seconds, t0)
         return web.Response(body=data, status=status, headers={"Content-Type": ctype})
 
-    def _record(self, body: bytes, data: bytes, status: int, seconds: float) -> None:
+    def _record(self, body: bytes, data: bytes, status: int, seconds: float, t0: float) -> None:
         try:
             sent = json.loads(body)
         except ValueError:
             sent = {}
         call = Call(list(sent.get("messages") or []), status, seconds, n=int(sent.get("n") or 1))
+        call.params = {k: v for k, v in sent.items() if k != "messages"}
+        call.started = t0
+        with contextlib.suppress(ValueError, AttributeError, TypeError, IndexError, KeyError):
+            answer = json.loads(data)
+            call.content = str(answer["choices"][0]["message"].get("content") or "")
         with contextlib.suppress(ValueError, AttributeError, TypeError):
             usage = json.loads(data).get("usage") or {}
             call.prompt_tokens = int(usage.get("prompt_tokens") or 0)
@@ -257,8 +311,8 @@ def label(messages: list[dict[str, Any]]) -> str:
         kind = "turn-type"
     elif system == next_speaker.SYSTEM:
         kind = "next-speaker pick"
-    elif prompts.THINKING_TEXT in system:
-        kind = "thoughts"
+    elif prompts.THINKING_TEXT in system or prompts.THINKING_TEXT in last:
+        kind = "System-1 thoughts" if "System-1 thought(s)" in last else "System-2 thoughts"
     elif "For every thought, in the order listed" in system:
         kind = "evaluate (batched)"
     elif prompts.EVALUATION_TEXT in system:
@@ -408,9 +462,15 @@ class Run:
 
 
 def argv_for(
-    name: str, base_url: str, turns: int, seed: int, db: Path, timeout: float | None
+    name: str,
+    base_url: str,
+    turns: int,
+    seed: int,
+    db: Path,
+    timeout: float | None,
+    extra: tuple[str, ...] = (),
 ) -> list[str]:
-    flags = ["--engine", "openai", "--base-url", base_url, "--model", MODEL_ALIAS]
+    flags = ["--engine", "openai", "--base-url", base_url, "--model", MODEL_ALIAS, *extra]
     flags += ["--agents", str(AGENTS), "--turns", str(turns), "--seed", str(seed), "--db", str(db)]
     if timeout:
         flags += ["--timeout", str(timeout)]
@@ -459,7 +519,9 @@ def one_run(
         proxy.upstream = root
         proxy.take()
         before = log.stat().st_size
-        argv = argv_for(name, proxy.url + "/v1", turns, args.seed, db, args.timeout)
+        argv = argv_for(
+            name, proxy.url + "/v1", turns, args.seed, db, args.timeout, tuple(args.cli.split())
+        )
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
         env.update(HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
         loads: list[float] = []
@@ -495,6 +557,8 @@ def one_run(
         run.error = " | ".join(proc.stderr.strip().splitlines()[-3:])
     read_db(run, db)
     run.reuse = Reuse.of(run.calls)
+    with open(work / f"{tag}.calls.json", "w") as f:
+        json.dump([vars(c) for c in run.calls], f)
     return run
 
 
@@ -570,6 +634,82 @@ def table(runs: list[Run]) -> None:
         print(f"  {r.title}: {r.end_reason or '-'} ({r.status or 'no session'})")
 
 
+KIND_ORDER = (
+    "interpret",
+    "turn-type",
+    "System-1 thoughts",
+    "System-2 thoughts",
+    "evaluate",
+    "evaluate → rating",
+    "articulate",
+    "next-speaker pick",
+    "response",
+)
+
+
+def cost_table(run: Run) -> None:
+    """Per kind of request: what it cost in tokens and server seconds, per run and per posted
+    message. The server's log entries are matched to the recorded requests in answer order."""
+    ok = [c for c in run.calls if c.status == 200]
+    served = run.log.per_request
+    if len(ok) != len(served):
+        print(
+            f"\n{run.title}: {len(ok)} answered requests but {len(served)} server log entries:"
+            " no per-kind cost table"
+        )
+        return
+    rows: dict[str, dict[str, float]] = {}
+    for c, sv in zip(ok, served, strict=True):
+        k = rows.setdefault(label(c.messages), dict.fromkeys(COST_KEYS, 0.0))
+        for key, value in (
+            ("n", 1),
+            ("prompt", c.prompt_tokens),
+            ("evaluated", sv.evaluated),
+            ("completion", c.completion_tokens),
+            ("prompt s", sv.prompt_ms / 1000),
+            ("gen s", sv.gen_ms / 1000),
+            ("total s", sv.total_ms / 1000),
+            ("wall s", c.seconds),
+        ):
+            k[key] += value
+    total = dict.fromkeys(COST_KEYS, 0.0)
+    for k in rows.values():
+        for key in COST_KEYS:
+            total[key] += k[key]
+    order = {name: i for i, name in enumerate(KIND_ORDER)}
+    kinds = sorted(rows, key=lambda n: (order.get(n.split(" → repair")[0], 99), n))
+    print(
+        f"\n{run.title}: cost per kind of request ({run.posted} posted messages; server seconds"
+        " from its log: prompt evaluation, generation, and llama.cpp's total, whose rest is"
+        " sampling, grammar and logprobs; wall = the call at the proxy, queueing included)"
+    )
+    head = (
+        f"  {'kind':<26} {'n':>4} {'prompt':>7} {'eval.':>6} {'compl.':>6}"
+        f" {'prompt s':>8} {'gen s':>6} {'total s':>7} {'rest s':>6} {'wall s':>6}"
+        f" | per msg: {'n':>5} {'prompt':>6} {'eval.':>5} {'compl.':>6} {'total s':>7}"
+    )
+    print(head)
+    per = max(1, run.posted)
+    for name in [*kinds, "all"]:
+        k = total if name == "all" else rows[name]
+        print(
+            f"  {name[:26]:<26} {k['n']:>4.0f} {k['prompt']:>7.0f} {k['evaluated']:>6.0f}"
+            f" {k['completion']:>6.0f} {k['prompt s']:>8.1f} {k['gen s']:>6.1f}"
+            f" {k['total s']:>7.1f} {k['total s'] - k['prompt s'] - k['gen s']:>6.1f}"
+            f" {k['wall s']:>6.1f} | {'':>9}{k['n'] / per:>5.1f} {k['prompt'] / per:>6.0f}"
+            f" {k['evaluated'] / per:>5.0f} {k['completion'] / per:>6.0f}"
+            f" {k['total s'] / per:>7.1f}"
+        )
+    if total["prompt s"] and total["gen s"]:
+        print(
+            f"  server rates: prompt evaluation {total['evaluated'] / total['prompt s']:.0f}"
+            f" tokens/s, generation {total['completion'] / total['gen s']:.1f} tokens/s"
+        )
+
+
+COST_KEYS = ("n", "prompt", "evaluated", "completion", "prompt s", "gen s", "total s", "wall s")
+
+
 def kinds_table(run: Run) -> None:
     """Per kind of request: count, size, and the repeated-prefix share either way round."""
     print(f"\n{run.title}: per kind of request (repeated prefix = shared with any earlier request)")
@@ -612,7 +752,31 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2, help="the server's --n_threads (default 2)")
     ap.add_argument("--timeout", type=float, help="the client's seconds per call (default its own)")
     ap.add_argument("--keep", type=Path, help="keep the databases and server logs in this folder")
+    ap.add_argument(
+        "--cli",
+        default="",
+        help="more flags for every CLI run, e.g. '--llm-concurrency 1' (one string)",
+    )
+    ap.add_argument(
+        "--analyse",
+        type=Path,
+        help="run nothing: print the per-kind tables of the runs kept in this folder (--keep)",
+    )
     args = ap.parse_args()
+    if args.analyse:
+        for calls in sorted(args.analyse.glob("*.calls.json")):
+            tag = calls.name.removesuffix(".calls.json")
+            name, _, cached = tag.rpartition("-")
+            run = Run(name, cached == "cache")
+            run.calls = [Call(**c) for c in json.loads(calls.read_text())]
+            run.log = ServerLog.parse(
+                (args.analyse / f"{tag}.server.log").read_text("utf-8", "replace")
+            )
+            read_db(run, args.analyse / f"{tag}.db")
+            run.reuse = Reuse.of(run.calls)
+            kinds_table(run)
+            cost_table(run)
+        return
     turns = args.turns or (QUICK_TURNS if args.quick else TURNS)
     names = [n.strip() for n in args.runs.split(",") if n.strip()]
     compare = [n.strip() for n in args.compare_runs.split(",") if n.strip()]
@@ -647,6 +811,7 @@ def main() -> None:
     table(runs)
     for run in runs:
         kinds_table(run)
+        cost_table(run)
     if args.keep:
         print(f"\ndatabases and server logs kept in {work}")
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from playground import clock, errors
 from playground.llm import capabilities, responses, schemas
+from playground.llm.limits import prompt_key
 from playground.llm.responses import TokenLogprob
 from playground.llm.schemas import parse_json_reply
 from playground.llm.transport import Transport, say_learned
@@ -124,7 +125,7 @@ class ChatClient(Transport):
         attempt, from the profile as it then stands)."""
         build = functools.partial(self._body, messages, **ask)
         t0 = time.monotonic()
-        resp = await self._post("/chat/completions", label, build)
+        resp = await self._post("/chat/completions", label, build, key=prompt_key(messages))
         got = responses.read_completion(
             self.where, label, resp.headers.get("content-type", ""), resp.content
         )

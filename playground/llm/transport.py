@@ -102,6 +102,7 @@ class Transport:
             2 if local else settings.concurrency,
             settings.concurrency,
             adaptive=settings.adaptive_concurrency,
+            affinity=local,
         )
         self._sleep = sleep
         self.on_usage = on_usage
@@ -183,12 +184,15 @@ class Transport:
         call: Callable[[], Awaitable[Any]],
         *,
         adapt: Callable[[Any], bool] | None = None,
+        key: str = "",
     ) -> Any:
         """Run ``call`` with retries on transient failures.
 
         ``adapt(exc)`` is asked first about a refused request (4xx/5xx): True means the request
         was changed to leave out what the server refused (or a sibling call already did) and is
-        sent again at once, neither counted as a retry nor waited for.
+        sent again at once, neither counted as a retry nor waited for. ``key``: the request's
+        prompt (:func:`~playground.llm.limits.prompt_key`), which orders the calls waiting for a
+        slot on a local server.
         """
         attempts = self.settings.max_retries + 1
         attempt = 0
@@ -198,7 +202,7 @@ class Transport:
             last = attempt == attempts - 1
             delay = self.settings.retry_base_delay * (2**attempt)
             try:
-                async with self.limiter.slot():
+                async with self.limiter.slot(key):
                     result = await call()
                     self._last_answer = time.monotonic()
                     return result
@@ -299,6 +303,7 @@ class Transport:
         path: str,
         what: str,
         body: dict[str, Any] | Callable[[], dict[str, Any]],
+        key: str = "",
     ) -> httpx2.Response:
         """POST a body through the SDK (auth, headers, status errors) and return the raw answer.
 
@@ -325,6 +330,7 @@ class Transport:
             what,
             call,
             adapt=(lambda exc: self._learn(sent, version, exc)) if callable(body) else None,
+            key=key,
         )
         return resp
 

@@ -77,6 +77,7 @@ import aiohttp
 from aiohttp import web
 
 from playground.cognition import next_speaker, prompts
+from playground.llm.limits import shared_prefix
 from testbed.real_server import MODEL_ALIAS, RealServerMissing, installation, llama_cpp_server
 
 AGENTS = 3
@@ -345,17 +346,6 @@ def volatile_first(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [messages[i], *messages[:i], *messages[i + 1 :]]
 
 
-def _lcp(a: str, b: str) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # binary search on slice equality: the comparisons run in C
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def repeated_prefixes(texts: list[str]) -> list[int]:
     """For each text, its longest common prefix with any earlier one (0 for the first). The
     longest prefix shared with a set of strings is shared with a neighbour in sorted order."""
@@ -365,9 +355,9 @@ def repeated_prefixes(texts: list[str]) -> list[int]:
         i = bisect.bisect_left(seen, t)
         best = 0
         if i > 0:
-            best = _lcp(seen[i - 1], t)
+            best = shared_prefix(seen[i - 1], t)
         if i < len(seen):
-            best = max(best, _lcp(seen[i], t))
+            best = max(best, shared_prefix(seen[i], t))
         out.append(best)
         seen.insert(i, t)
     return out

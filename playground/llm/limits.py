@@ -94,7 +94,7 @@ class AdaptiveLimit:
         on a tie)."""
         best, best_len = 0, -1
         for i, (key, _) in enumerate(self._waiting):
-            n = _shared(key, self._last)
+            n = shared_prefix(key, self._last)
             if n > best_len:
                 best, best_len = i, n
         return best
@@ -118,7 +118,7 @@ class AdaptiveLimit:
             self.limit = max(1, self.limit // 2)
 
 
-def _shared(a: str, b: str) -> int:
+def shared_prefix(a: str, b: str) -> int:
     """The length of the longest common prefix of two texts (binary search on slice equality:
     the comparisons run in C)."""
     lo, hi = 0, min(len(a), len(b))

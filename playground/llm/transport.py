@@ -91,9 +91,6 @@ class Transport:
         self.seed = seed
         self.profile = profile_for(self.where, self.model, settings.pins)
         local = is_local(str(client.base_url))
-        #: A server on this machine or network (a CPU server: few calls at once, and logprobs
-        #: that cost time per token), not a hosted API.
-        self.local = local
         if self.profile.logprobs_cost is None:
             # Where the server is tells what its logprobs cost (pin logprobs_cost=free for a
             # local server that computes them as it decodes, e.g. vLLM on a GPU).

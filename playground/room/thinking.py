@@ -262,11 +262,7 @@ class Thinking:
             if isinstance(r, FATAL):
                 raise r
             if isinstance(r, errors.PlaygroundError):
-                self.room.emit(
-                    events.ErrorOccurred(
-                        where=f"{agent.name}", message=str(r), error_type=type(r).__name__
-                    )
-                )
+                self._report(agent, r)
                 out.append(None)
             elif isinstance(r, BaseException):
                 raise r

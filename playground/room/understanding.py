@@ -29,11 +29,8 @@ class Understanding:
         self._turn_types: dict[int, domain.TurnType] = {}
         self._predictions: dict[int, domain.NextSpeakerPrediction] = {}
 
-    async def understand(
-        self, msg: domain.Message, tl: Timeline | None = None
-    ) -> tuple[str, domain.TurnType]:
+    async def understand(self, msg: domain.Message, tl: Timeline) -> tuple[str, domain.TurnType]:
         """Interpretation and turn type (what Inner Thoughts agents need), once per message."""
-        tl = tl or Timeline(self.room.clock.monotonic)
         if msg.id not in self._understood:
             names = list(self.room.participants)
             recent = self.room.messages[max(0, msg.id - RECENT) : msg.id - 1]
@@ -58,13 +55,13 @@ class Understanding:
                 )
         return self._understood[msg.id]
 
-    async def turn_type(self, msg: domain.Message, tl: Timeline | None = None) -> domain.TurnType:
+    async def turn_type(self, msg: domain.Message, tl: Timeline) -> domain.TurnType:
         """Open, or allocated to a named participant (Inner Thoughts and reactive agents need it)."""
         if msg.id not in self._turn_types:
             names = list(self.room.participants)
             recent = self.room.messages[max(0, msg.id - RECENT) : msg.id - 1]
             dyad = simulated.dyad_turn(msg, names) if self.room.simulated_users else None
-            with (tl or Timeline(self.room.clock.monotonic)).stage("turn type"):
+            with tl.stage("turn type"):
                 turn = dyad or await self.room.cognition.predict_turn_type(msg, recent, names)
             if msg.id not in self._turn_types:
                 self._turn_types[msg.id] = turn
@@ -86,7 +83,7 @@ class Understanding:
         return self._predictions.get(message_id)
 
     async def turn_type_only(
-        self, msg: domain.Message, tl: Timeline | None = None
+        self, msg: domain.Message, tl: Timeline
     ) -> tuple[str, domain.TurnType]:
         """The turn type only (reactive agents and simulated users: who is addressed)."""
         return "", await self.turn_type(msg, tl)
@@ -96,11 +93,11 @@ class Understanding:
         return "", domain.TurnType(message_id=msg.id, kind="open", origin="not predicted")
 
     async def predict_safely(
-        self, msg: domain.Message, tl: Timeline | None = None
+        self, msg: domain.Message, tl: Timeline
     ) -> domain.NextSpeakerPrediction | None:
         """The prediction, or None (reported) when the predictor's answer could not be used."""
         try:
-            with (tl or Timeline(self.room.clock.monotonic)).stage("prediction"):
+            with tl.stage("prediction"):
                 return await self.predict(msg)
         except FATAL:
             raise

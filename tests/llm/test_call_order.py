@@ -10,9 +10,9 @@ import pytest
 from playground.llm.limits import AdaptiveLimit, prompt_key
 
 
-@pytest.mark.asyncio
-async def test_a_freed_slot_goes_to_the_call_sharing_the_longest_prefix_with_the_last_one():
-    limit = AdaptiveLimit(1, 1, adaptive=False, affinity=True)
+async def _granted(limit: AdaptiveLimit, first: str, waiting: list[str]) -> list[str]:
+    """The order in which calls get the slot: ``first`` holds it while ``waiting`` ask for it, in
+    that order; then it is freed."""
     order: list[str] = []
     release = asyncio.Event()
 
@@ -22,15 +22,23 @@ async def test_a_freed_slot_goes_to_the_call_sharing_the_longest_prefix_with_the
             if hold is not None:
                 await hold.wait()
 
-    first = asyncio.ensure_future(call("agent A evaluates thought 1", release))
+    holder = asyncio.ensure_future(call(first, release))
     await asyncio.sleep(0)
-    waiting = [
-        asyncio.ensure_future(call(k))
-        for k in ("agent B forms thoughts", "agent A forms thoughts", "agent A evaluates thought 2")
-    ]
+    rest = [asyncio.ensure_future(call(k)) for k in waiting]
     await asyncio.sleep(0)
     release.set()
-    await asyncio.gather(first, *waiting)
+    await asyncio.gather(holder, *rest)
+    return order
+
+
+@pytest.mark.asyncio
+async def test_a_freed_slot_goes_to_the_call_sharing_the_longest_prefix_with_the_last_one():
+    limit = AdaptiveLimit(1, 1, adaptive=False, affinity=True)
+    order = await _granted(
+        limit,
+        "agent A evaluates thought 1",
+        ["agent B forms thoughts", "agent A forms thoughts", "agent A evaluates thought 2"],
+    )
     assert order == [
         "agent A evaluates thought 1",
         "agent A evaluates thought 2",  # shares "agent A evaluates thought "
@@ -65,21 +73,7 @@ async def test_a_call_that_follows_from_the_answer_just_read_takes_the_slot_it_f
 @pytest.mark.asyncio
 async def test_without_affinity_calls_go_in_the_order_they_asked():
     limit = AdaptiveLimit(1, 1, adaptive=False)
-    order: list[str] = []
-    release = asyncio.Event()
-
-    async def call(key: str, hold: asyncio.Event | None = None) -> None:
-        async with limit.slot(key):
-            order.append(key)
-            if hold is not None:
-                await hold.wait()
-
-    first = asyncio.ensure_future(call("x 1", release))
-    await asyncio.sleep(0)
-    rest = [asyncio.ensure_future(call(k)) for k in ("y", "x 2")]
-    await asyncio.sleep(0)
-    release.set()
-    await asyncio.gather(first, *rest)
+    order = await _granted(limit, "x 1", ["y", "x 2"])
     assert order == ["x 1", "y", "x 2"]
 
 

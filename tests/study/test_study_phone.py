@@ -106,43 +106,55 @@ async def _post_until(study: Study, page: Any, speaker: str, text: str) -> None:
 
 @contextlib.asynccontextmanager
 async def long_conversation(
-    tmp_path: Path, embedder: Any, viewport: dict[str, int], **context: Any
+    tmp_path: Path,
+    embedder: Any,
+    viewport: dict[str, int],
+    *,
+    agents: int = 1,
+    show_thoughts: bool = False,
+    names: tuple[str, str] = ("Ana", "Ben"),
+    **context: Any,
 ) -> AsyncIterator[tuple[Study, Any, list[str], list[str]]]:
-    """Ana on a page of ``viewport`` size, Ben from his own socket, one agent and 60 messages;
-    the study, Ana's page, the people's names and the page's errors."""
-    async with live_study(tmp_path, embedder) as study, chromium() as browser:
-        ana = await (await browser.new_context(viewport=viewport, **context)).new_page()
+    """The first of ``names`` on a page of ``viewport`` size, the second from their own socket,
+    ``agents`` offline agents and 60 messages; the study, the page, everyone's names and the
+    page's errors."""
+    me, other = names
+    async with (
+        live_study(tmp_path, embedder, agents=agents, show_thoughts=show_thoughts) as study,
+        chromium() as browser,
+    ):
+        page = await (await browser.new_context(viewport=viewport, **context)).new_page()
         errors: list[str] = []
-        ana.on("pageerror", lambda exc: errors.append(str(exc)))
-        ana.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        await ana.goto(study.links[0])
-        await ana.fill("#join-name", "Ana")
-        await ana.click("#join button")
-        await ana.wait_for_selector("#composer:not([hidden])")
-        ben, _ = await open_browser(study.links[1], study.origin)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        await page.goto(study.links[0])
+        await page.fill("#join-name", me)
+        await page.click("#join button")
+        await page.wait_for_selector("#composer:not([hidden])")
+        socket, _ = await open_browser(study.links[1], study.origin)
         try:
-            await ben.send(type="join", name="Ben")
-            await ben.until(lambda p: p["type"] == "you")
+            await socket.send(type="join", name=other)
+            await socket.until(lambda p: p["type"] == "you")
             # Much longer than any screen. A seat may send 20 messages a minute over its
             # socket, so they are posted through the room the server serves, as the hub does.
             for i in range(MESSAGES):
-                speaker = ("Ana", "Ben")[i % 2]
-                await study.room.post_human_message(speaker, f"Message {i + 1} of the long talk")
+                text = f"Message {i + 1} of the long talk"
+                await study.room.post_human_message(names[i % 2], text)
                 await asyncio.sleep(0.02)
-            await ana.locator("#messages .msg").nth(MESSAGES - 1).wait_for()
-            agent = study.room.agents[0].name
-            await ana.wait_for_selector(f"#people-list li:has-text('{agent}')")
-            # The agent has had its say and Ana is asked how she took it; from here on only the
-            # people talk, so that no question appears while the test measures.
-            await ana.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
-            await ana.wait_for_selector("#card:not([hidden])")
+            await page.locator("#messages .msg").nth(MESSAGES - 1).wait_for()
+            agent_names = [a.name for a in study.room.agents]
+            for agent in agent_names:
+                await page.wait_for_selector(f"#people-list li:has-text('{agent}')")
+            # An agent has had its say and the person is asked how they took it; from here on
+            # only the people talk, so that no new question appears while the test measures.
+            await page.wait_for_selector("#card:not([hidden])", timeout=60_000)
             study.loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await study.loop_task
             assert len(study.rows("SELECT id FROM messages")) >= MESSAGES
-            yield study, ana, ["Ana", "Ben", agent], errors
+            yield study, page, [me, other, *agent_names], errors
         finally:
-            await ben.close()
+            await socket.close()
 
 
 async def test_on_a_phone_the_header_people_and_composer_stay_while_the_list_scrolls(
@@ -194,7 +206,7 @@ async def test_on_a_phone_the_header_people_and_composer_stay_while_the_list_scr
         )
         await _post_until(study, ana, "Ben", "One more after scrolling back")
         assert _at_bottom(await _layout(ana))
-        await ana.screenshot(path=str(tmp_path / "phone-360.png"))
+        await ana.screenshot(path=str(tmp_path / "phone-430.png"))
         assert errors == []
 
 
@@ -212,4 +224,29 @@ async def test_on_a_laptop_the_people_stay_beside_the_conversation(tmp_path: Pat
             assert layout["people"]["top"] == pytest.approx(layout["chat"]["top"], abs=1)
             assert layout["composer"]["bottom"] >= layout["height"] - 120, layout["composer"]
             assert _at_bottom(layout), layout
+        assert errors == []
+
+
+async def test_on_a_phone_the_agents_thoughts_give_way_to_the_conversation(
+    tmp_path: Path, embedder
+):
+    """The thoughts condition with three agents: five names, the question and the thoughts
+    panel still leave the list room for two messages or so, and the composer on screen."""
+    async with long_conversation(
+        tmp_path, embedder, PHONES[1], agents=3, show_thoughts=True, names=("Maya", "Tom")
+    ) as (study, maya, people, errors):
+        await maya.locator("#thoughts-list li").nth(2).wait_for()
+        for size in PHONES[1], PHONES[0]:
+            await maya.set_viewport_size(size)
+            await _post_until(study, maya, "Tom", f"Tom at {size['width']} px")
+            layout = await _layout(maya)
+            _check_fixed_parts(layout, people)
+            _in_view(dict(await maya.evaluate(CARD_JS)), layout, "the question")
+            side = dict(await maya.evaluate(CARD_JS.replace("'card'", "'side'")))
+            assert side["top"] >= layout["composer"]["bottom"] - 0.5, (side, layout)
+            assert side["height"] >= 70, f"the thoughts are squeezed out: {side}"
+            assert side["bottom"] <= layout["height"] + 0.5, side
+            assert layout["clientHeight"] >= 100, f"the list has {layout['clientHeight']} px"
+            assert _at_bottom(layout), layout
+        await maya.screenshot(path=str(tmp_path / "thoughts-390.png"))
         assert errors == []

@@ -26,6 +26,9 @@ PHONES = [
     {"width": 360, "height": 740},
     {"width": 430, "height": 932},
 ]
+#: A 390×844 phone with its keyboard open: the page asks for the keyboard to shrink the
+#: layout (interactive-widget=resizes-content), so this is the page's whole height then.
+KEYBOARD = {"width": 390, "height": 450}
 LAPTOPS = [{"width": 1024, "height": 700}, {"width": 1440, "height": 900}]
 MESSAGES = 60
 
@@ -170,9 +173,12 @@ async def test_on_a_phone_the_header_people_and_composer_stay_while_the_list_scr
         assert _at_bottom(layout), layout
         await ana.click("#card-answers button:text-is('Interesting')")
         await ana.wait_for_selector("#card", state="hidden")
-        for size in PHONES:
+        assert "interactive-widget=resizes-content" in str(
+            await ana.get_attribute("meta[name=viewport]", "content")
+        )
+        for size in [*PHONES, KEYBOARD]:
             await ana.set_viewport_size(size)
-            await _post_until(study, ana, "Ben", f"Ben at {size['width']} px")
+            await _post_until(study, ana, "Ben", f"Ben at {size['width']}x{size['height']}")
             layout = await _layout(ana)
             _check_fixed_parts(layout, people)
             # Stacked: the people above the conversation, the composer at the bottom.
@@ -180,8 +186,9 @@ async def test_on_a_phone_the_header_people_and_composer_stay_while_the_list_scr
             assert layout["list"]["bottom"] <= layout["composer"]["top"] + 0.5
             assert layout["composer"]["bottom"] >= layout["height"] - 120, layout["composer"]
             assert _at_bottom(layout), layout
+            assert layout["clientHeight"] >= 150, f"the list has {layout['clientHeight']} px"
             # Ana's own message, typed on the phone, lands at the bottom too.
-            text = f"Ana types at {size['width']} px"
+            text = f"Ana types at {size['width']}x{size['height']}"
             await ana.fill("#text", text)
             await ana.press("#text", "Enter")
             await ana.wait_for_selector(f".msg.mine .text:text-is('{text}')")
@@ -206,7 +213,7 @@ async def test_on_a_phone_the_header_people_and_composer_stay_while_the_list_scr
         )
         await _post_until(study, ana, "Ben", "One more after scrolling back")
         assert _at_bottom(await _layout(ana))
-        await ana.screenshot(path=str(tmp_path / "phone-430.png"))
+        await ana.screenshot(path=str(tmp_path / "phone-keyboard.png"))
         assert errors == []
 
 
@@ -215,7 +222,7 @@ async def test_on_a_laptop_the_people_stay_beside_the_conversation(tmp_path: Pat
         await ana.click("#card-close")
         for size in LAPTOPS:
             await ana.set_viewport_size(size)
-            await _post_until(study, ana, "Ben", f"Ben at {size['width']} px")
+            await _post_until(study, ana, "Ben", f"Ben at {size['width']}x{size['height']}")
             layout = await _layout(ana)
             _check_fixed_parts(layout, people)
             # The people are a 190 px column on the left, beside the conversation.
@@ -238,7 +245,7 @@ async def test_on_a_phone_the_agents_thoughts_give_way_to_the_conversation(
         await maya.locator("#thoughts-list li").nth(2).wait_for()
         for size in PHONES[1], PHONES[0]:
             await maya.set_viewport_size(size)
-            await _post_until(study, maya, "Tom", f"Tom at {size['width']} px")
+            await _post_until(study, maya, "Tom", f"Tom at {size['width']}x{size['height']}")
             layout = await _layout(maya)
             _check_fixed_parts(layout, people)
             _in_view(dict(await maya.evaluate(CARD_JS)), layout, "the question")

@@ -1,7 +1,8 @@
 """Screenshots of the participants' page for docs/studies.md, in Debian's Chromium.
 
 Two people and an offline agent: Ana on a laptop (1280×800) sees the agent's message and the
-one-click question; Ben on a phone (390×844) has added a private reaction. Writes
+one-click question; Ben on a phone (390×844), in a conversation longer than his screen, has
+added a private reaction. Writes
 docs/study-laptop.png and docs/study-phone.png. Then, the first conversation of a study plan
 once it is over: Ana, on a larger laptop (1440×900), looks back at the agent's message
 (docs/study-review.png) and Ben, on his phone, rates the agent (docs/study-questions.png).
@@ -35,6 +36,17 @@ from ui.study_plans.run import create, plan_settings
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+#: What Ben and Ana say after the agent's first message: longer than Ben's phone screen.
+LATER = [
+    "Maybe the coast, if the weather holds.",
+    "The forecast says sun on Saturday, rain on Sunday.",
+    "Then Saturday at the coast and Sunday somewhere with a roof?",
+    "There is a maritime museum in the old harbour.",
+    "I have not been there since school. Is it still free?",
+    "Free on Sundays, as far as I know.",
+    "Trains leave every hour; the 8:40 gets us there by ten.",
+    "Let's take the 8:40 then, and book a table for lunch by the harbour.",
+]
 
 
 async def _join_both(browser: Any, study: Any, laptop: dict[str, int] | None = None) -> list[Any]:
@@ -97,12 +109,20 @@ async def main() -> None:
         agent = study.room.agents[0].name
         await ana.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
         await ben.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
+        await ana.screenshot(path=str(ROOT / "docs" / "study-laptop.png"))
         await ben.click("#card-close")
-        await ben.click(".msg:has-text('weekend trip') .text")
-        await ben.fill(".msg form input", "Good question, I was hoping someone would ask")
+        for page, text in zip((ben, ana) * 5, LATER, strict=False):
+            await page.fill("#text", text)
+            await page.press("#text", "Enter")
+            await ben.wait_for_selector(f".msg:has-text({text!r})")
+        last = LATER[-1]
+        await ben.click(f".msg:has-text({last!r}) .text")
+        await ben.fill(".msg form input", "Good idea, I was hoping someone would say it")
         await ben.press(".msg form input", "Enter")
         await ben.wait_for_selector(".mynote")
-        await ana.screenshot(path=str(ROOT / "docs" / "study-laptop.png"))
+        await ben.evaluate(
+            "(l => { l.scrollTop = l.scrollHeight; })(document.getElementById('messages'))"
+        )
         await ben.screenshot(path=str(ROOT / "docs" / "study-phone.png"))
         await review_and_questions(browser, embedder)
         await browser.close()

@@ -187,14 +187,23 @@ async def live_plan(
         db.close()
 
 
+#: The frames about a conversation: the page names the one it shows (from its hello).
+ABOUT_A_CONVERSATION = {"note", "label", "retro", "questionnaire", "final"}
+
+
 class Browser:
     """One participant's socket, as the page speaks to the server (JSON frames)."""
 
     def __init__(self, session: aiohttp.ClientSession, ws: aiohttp.ClientWebSocketResponse):
         self.session, self.ws = session, ws
         self.received: list[dict[str, Any]] = []
+        #: The conversation the latest hello named.
+        self.conversation: str | None = None
 
     async def send(self, **payload: Any) -> None:
+        """Send a frame; one about a conversation names the one shown, as the page does."""
+        if payload.get("type") in ABOUT_A_CONVERSATION:
+            payload.setdefault("session", self.conversation)
         await self.ws.send_json(payload)
 
     async def next(self, seconds: float = 20) -> dict[str, Any]:
@@ -204,6 +213,8 @@ class Browser:
             raise ConnectionError(f"closed: {frame.type} {frame.data} {frame.extra}")
         payload = dict(frame.json())
         self.received.append(payload)
+        if payload.get("type") == "hello":
+            self.conversation = payload["session"]
         return payload
 
     async def until(self, pred: Any, seconds: float = 30) -> dict[str, Any]:
@@ -220,8 +231,11 @@ class Browser:
         await self.session.close()
 
 
-async def open_browser(link: str, origin: str, *, after: int = 0) -> tuple[Browser, dict[str, Any]]:
-    """Connect to ``link``'s socket with the page's Origin; the browser and its hello."""
+async def open_browser(
+    link: str, origin: str, *, after: int = 0, conversation: str | None = None
+) -> tuple[Browser, dict[str, Any]]:
+    """Connect to ``link``'s socket with the page's Origin, having seen the messages up to
+    ``after`` of the conversation ``conversation`` (a session id); the browser and its hello."""
     session = aiohttp.ClientSession()
     try:
         ws = await session.ws_connect(link + "/ws", headers={"Origin": origin})
@@ -229,7 +243,7 @@ async def open_browser(link: str, origin: str, *, after: int = 0) -> tuple[Brows
         await session.close()
         raise
     browser = Browser(session, ws)
-    await browser.send(after=after)
+    await browser.send(type="open", after=after, session=conversation)
     hello = await browser.next()
     assert hello["type"] == "hello", hello
     return browser, hello

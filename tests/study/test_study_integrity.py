@@ -1,0 +1,174 @@
+"""A page's socket across a crash, a pause and a second window, on real servers and SQLite.
+
+After a kill, a resumed study plan runs its conversation again as a new session on the same
+links: a page that reconnects by itself must be given the new conversation from its start, and
+nothing it sends about the old one may be stored against the new one. A stopped plan is a
+pause, not an end. A link opened twice says so to its first page and to the researcher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import aiohttp
+import pytest
+
+from playground import events, factory, personas
+from playground.settings import load_settings
+from playground.study import protocol
+from playground.study.hub import PAUSED, StudyHub
+from playground.study.seats import SeatBook
+from playground.study.server import StudyServer
+from testbed.study import Browser, Study, live_study, open_browser
+
+pytestmark = pytest.mark.asyncio
+
+
+@asynccontextmanager
+async def _rerun(study: Study, embedder) -> AsyncIterator[tuple[StudyServer, str]]:  # type: ignore[no-untyped-def]
+    """The conversation run again as a new session for the same seats (what `study resume`
+    does after a kill), served by a new server; the people who had joined are seated again."""
+    settings = load_settings({}, {"engine": "offline", "seed": 4})
+    engine = await factory.build_engine(settings, embedder=embedder)
+    room, _ = await factory.create_room(
+        settings,
+        engine,
+        db=study.db,
+        personas=factory.pick_personas(personas.load_personas(), 1, 4),
+        bus=events.EventBus(),
+    )
+    book = SeatBook(study.db, study.room.session_id)
+    for seat in book.seats:
+        if seat.name is not None:
+            room.add_human(seat.name, remote=True)
+    server = StudyServer(StudyHub(room, book))
+    await server.start()
+    try:
+        yield server, room.session_id
+    finally:
+        if room.status == "running":
+            room.finish("interrupted", "the test ended")
+        await server.stop()
+        await engine.close()
+
+
+async def _error(browser: Browser) -> str:
+    return str((await browser.until(lambda p: p["type"] == "error"))["message"])
+
+
+async def test_a_page_reconnecting_to_a_rerun_conversation_starts_afresh_and_misfiles_nothing(
+    tmp_path, embedder
+):
+    async with live_study(tmp_path, embedder, humans=1) as study:
+        old = study.room.session_id
+        ana, hello = await open_browser(study.links[0], study.origin)
+        assert hello["session"] == old
+        await ana.send(type="join", name="Ana")
+        await ana.until(lambda p: p["type"] == "you")
+        for text in ("First in the old one", "Second in the old one", "Third in the old one"):
+            await ana.send(type="say", text=text)
+            await ana.until(lambda p, t=text: p["type"] == "message" and p["message"]["text"] == t)
+        last = max(m.id for m in study.room.messages)
+        await ana.close()  # the process was killed: the page's socket dropped
+
+        async with _rerun(study, embedder) as (server, new):
+            assert server.listening is not None
+            link = server.link(study.seats[0])
+            origin = server.listening.origin
+            # Before the page is back, Ana's seat speaks in the new conversation.
+            first, _ = await open_browser(link, origin)
+            await first.send(type="say", text="Ana again, in the rerun")
+            await first.until(lambda p: p["type"] == "message")
+            await first.close()
+            # The page reconnects by itself, naming the old conversation and its last message.
+            ana, hello = await open_browser(link, origin, after=last, conversation=old)
+            assert hello["session"] == new
+            assert hello["you"] == "Ana"
+            saved = study.rows(
+                "SELECT id, text FROM messages WHERE session_id = ? ORDER BY id", (new,)
+            )
+            assert [(m["id"], m["text"]) for m in hello["messages"]] == saved
+            assert saved[0] == (1, "Ana again, in the rerun")  # her own, id ≤ the old last id
+            assert hello["notes"] == []
+            # A reason written on the old page, naming the old conversation: refused.
+            await ana.send(type="note", session=old, message_id=2, text="about the old one")
+            assert "earlier conversation" in await _error(ana)
+            await ana.send(type="label", session=old, message_id=1, answer="Helpful")
+            assert "earlier conversation" in await _error(ana)
+            await ana.send(type="retro", session=old, message_id=1, thinking="x")
+            assert "earlier conversation" in await _error(ana)
+            # A message the new conversation does not have: refused.
+            await ana.send(type="note", session=new, message_id=last + 5, text="?")
+            assert f"no message #{last + 5}" in await _error(ana)
+            # No conversation named at all: refused, saying what is missing.
+            await ana.ws.send_json({"type": "note", "message_id": 1, "text": "which one?"})
+            assert "which conversation" in await _error(ana)
+            assert study.rows("SELECT COUNT(*) FROM annotations") == [(0,)]
+            assert study.rows("SELECT COUNT(*) FROM labels") == [(0,)]
+            # The reason on her own message of the new conversation is filed as a reason there.
+            await ana.send(type="note", session=new, message_id=1, text="why I said it")
+            note = await ana.until(lambda p: p["type"] == "note")
+            assert note["note"] == {"message_id": 1, "kind": "reason", "text": "why I said it"}
+            assert study.rows("SELECT session_id, message_id, kind, author FROM annotations") == [
+                (new, 1, "reason", "Ana")
+            ]
+            await ana.close()
+
+
+async def test_a_page_naming_its_own_conversation_catches_up_from_its_last_message(
+    tmp_path, embedder
+):
+    async with live_study(tmp_path, embedder, humans=1) as study:
+        ana, hello = await open_browser(study.links[0], study.origin)
+        await ana.send(type="join", name="Ana")
+        await ana.send(type="say", text="One")
+        await ana.until(lambda p: p["type"] == "message")
+        await ana.close()
+        last = max(m.id for m in study.room.messages)
+        again, hello = await open_browser(
+            study.links[0], study.origin, after=last, conversation=hello["session"]
+        )
+        assert hello["messages"] == []
+        # A page that names no conversation cannot be trusted with ``after``: it gets everything.
+        other, hello = await open_browser(study.links[0], study.origin, after=last)
+        assert [m["id"] for m in hello["messages"]] == [m.id for m in study.room.messages]
+        await again.close()
+        await other.close()
+
+
+async def test_a_pause_says_so_and_closes_with_the_pause_code(tmp_path, embedder):
+    async with live_study(tmp_path, embedder, humans=1) as study:
+        ana, _ = await open_browser(study.links[0], study.origin)
+        await study.server.pause()
+        paused = await ana.until(lambda p: p["type"] == "paused")
+        assert paused["reason"] == PAUSED
+        assert not any(p["type"] == "ended" for p in ana.received)
+        frame = await ana.ws.receive(timeout=10)
+        assert frame.type == aiohttp.WSMsgType.CLOSE
+        assert frame.data == protocol.CloseCode.PAUSED
+        await ana.session.close()
+
+
+async def test_a_link_opened_twice_tells_the_first_page_and_the_researcher(tmp_path, embedder):
+    async with live_study(tmp_path, embedder, humans=1) as study:
+        seat = study.seats[0]
+        hub = study.server.hub
+        first, hello = await open_browser(study.links[0], study.origin)
+        assert hello["pages"] == 1
+        assert hub.pages(seat) == 1
+        second, hello = await open_browser(study.links[0], study.origin)
+        assert hello["pages"] == 2
+        told = await first.until(lambda p: p["type"] == "pages")
+        assert told == {"type": "pages", "count": 2}
+        assert hub.pages(seat) == 2
+        await second.close()
+        told = await first.until(lambda p: p["type"] == "pages")
+        assert told == {"type": "pages", "count": 1}
+        for _ in range(100):
+            if hub.pages(seat) == 1:
+                break
+            await asyncio.sleep(0.02)
+        assert hub.pages(seat) == 1
+        await first.close()

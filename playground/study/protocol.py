@@ -188,22 +188,30 @@ class MessageFrame(Frame):
 
 
 class Joined(Frame):
+    """Someone joined the conversation."""
+
     type: Literal["joined"] = "joined"
     person: Person
 
 
 class Left(Frame):
+    """Someone left the conversation."""
+
     type: Literal["left"] = "left"
     name: str
 
 
 class Typing(Frame):
+    """Someone is typing (an agent: writing its message), or stopped."""
+
     type: Literal["typing"] = "typing"
     name: str
     on: bool
 
 
 class Presence(Frame):
+    """A person's page came or went."""
+
     type: Literal["presence"] = "presence"
     name: str
     online: bool
@@ -217,11 +225,15 @@ class You(Frame):
 
 
 class NoteFrame(Frame):
+    """One of the person's own notes was saved."""
+
     type: Literal["note"] = "note"
     note: Note
 
 
 class LabelFrame(Frame):
+    """One of the person's own answers was saved."""
+
     type: Literal["label"] = "label"
     label: Label
 
@@ -252,6 +264,8 @@ class Paused(Frame):
 
 
 class Revoked(Frame):
+    """The researcher withdrew this seat: the page stops."""
+
     type: Literal["revoked"] = "revoked"
 
 
@@ -271,11 +285,15 @@ class PhaseFrame(Frame):
 
 
 class Retro(Frame):
+    """The person's review of a message was saved."""
+
     type: Literal["retro"] = "retro"
     entry: RetroEntry
 
 
 class Answered(Frame):
+    """The person's answers were saved."""
+
     type: Literal["answered"] = "answered"
     what: Literal["questionnaire", "final"]
     answers: dict[str, int] | dict[str, str]
@@ -328,16 +346,22 @@ class Open(Frame):
 
 
 class Join(Frame):
+    """The person joins under the name they typed."""
+
     type: Literal["join"] = "join"
     name: str
 
 
 class Say(Frame):
+    """The person sends a message."""
+
     type: Literal["say"] = "say"
     text: str
 
 
 class TypingNow(Frame):
+    """The person is typing (sent at most every 1.5 s)."""
+
     type: Literal["typing"] = "typing"
 
 
@@ -349,16 +373,22 @@ class AboutMessage(Frame):
 
 
 class NoteSent(AboutMessage):
+    """A private note on a message: a reason (their own) or a reaction (another's)."""
+
     type: Literal["note"] = "note"
     text: str
 
 
 class LabelSent(AboutMessage):
+    """An answer to the in-the-moment question about an agent's message."""
+
     type: Literal["label"] = "label"
     answer: str
 
 
 class RetroSent(AboutMessage):
+    """The person's review of one message, once the conversation is over."""
+
     type: Literal["retro"] = "retro"
     thinking: str | None = None
     wanted: str | None = None
@@ -368,12 +398,16 @@ class RetroSent(AboutMessage):
 
 
 class QuestionnaireSent(Frame):
+    """The person's ratings (1 to 7) of the conversation's agent, one per statement."""
+
     type: Literal["questionnaire"] = "questionnaire"
     session: str
     answers: dict[str, int]
 
 
 class FinalSent(Frame):
+    """The end-of-study answers: each agent's style (``match:<agent>``) and ``favourite``."""
+
     type: Literal["final"] = "final"
     session: str
     answers: dict[str, str]

@@ -112,6 +112,37 @@ async def live_study(
         db.close()
 
 
+@contextlib.asynccontextmanager
+async def rerun(
+    study: Study, embedder: CachingEmbedder, *, port: int = 0
+) -> AsyncIterator[tuple[StudyServer, str]]:
+    """The conversation run again as a new session for the same seats (what `study resume`
+    does after a kill), served by a new server on ``port`` (0: a free one); the people who had
+    joined are seated again. The server and the new session's id."""
+    settings = load_settings({}, {"engine": "offline", "seed": 4})
+    engine = await factory.build_engine(settings, embedder=embedder)
+    room, _ = await factory.create_room(
+        settings,
+        engine,
+        db=study.db,
+        personas=factory.pick_personas(personas.load_personas(), 1, 4),
+        bus=events.EventBus(),
+    )
+    book = SeatBook(study.db, study.room.session_id)
+    for seat in book.seats:
+        if seat.name is not None:
+            room.add_human(seat.name, remote=True)
+    server = StudyServer(StudyHub(room, book), port=port)
+    await server.start()
+    try:
+        yield server, room.session_id
+    finally:
+        if room.status == "running":
+            room.finish("interrupted", "the test ended")
+        await server.stop()
+        await engine.close()
+
+
 @dataclass
 class PlanStudy:
     plan_id: str

@@ -9,49 +9,15 @@ pause, not an end. A link opened twice says so to its first page and to the rese
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import aiohttp
 import pytest
 
-from playground import events, factory, personas
-from playground.settings import load_settings
 from playground.study import protocol
-from playground.study.hub import PAUSED, StudyHub
-from playground.study.seats import SeatBook
-from playground.study.server import StudyServer
-from testbed.study import Browser, Study, live_study, open_browser
+from playground.study.hub import PAUSED
+from testbed.study import Browser, live_study, open_browser, rerun
 
 pytestmark = pytest.mark.asyncio
-
-
-@asynccontextmanager
-async def _rerun(study: Study, embedder) -> AsyncIterator[tuple[StudyServer, str]]:  # type: ignore[no-untyped-def]
-    """The conversation run again as a new session for the same seats (what `study resume`
-    does after a kill), served by a new server; the people who had joined are seated again."""
-    settings = load_settings({}, {"engine": "offline", "seed": 4})
-    engine = await factory.build_engine(settings, embedder=embedder)
-    room, _ = await factory.create_room(
-        settings,
-        engine,
-        db=study.db,
-        personas=factory.pick_personas(personas.load_personas(), 1, 4),
-        bus=events.EventBus(),
-    )
-    book = SeatBook(study.db, study.room.session_id)
-    for seat in book.seats:
-        if seat.name is not None:
-            room.add_human(seat.name, remote=True)
-    server = StudyServer(StudyHub(room, book))
-    await server.start()
-    try:
-        yield server, room.session_id
-    finally:
-        if room.status == "running":
-            room.finish("interrupted", "the test ended")
-        await server.stop()
-        await engine.close()
 
 
 async def _error(browser: Browser) -> str:
@@ -73,7 +39,7 @@ async def test_a_page_reconnecting_to_a_rerun_conversation_starts_afresh_and_mis
         last = max(m.id for m in study.room.messages)
         await ana.close()  # the process was killed: the page's socket dropped
 
-        async with _rerun(study, embedder) as (server, new):
+        async with rerun(study, embedder) as (server, new):
             assert server.listening is not None
             link = server.link(study.seats[0])
             origin = server.listening.origin

@@ -39,6 +39,8 @@ class SeatRow:
     name: str | None
     online: bool
     revoked: bool
+    #: Pages open on its link now (more than one: the link was opened twice).
+    pages: int = 1
 
 
 class StudyHost(QObject):
@@ -71,7 +73,7 @@ class StudyHost(QObject):
             return []
         hub = self.server.hub
         return [
-            SeatRow(s.number, self.server.link(s), s.name, hub.online(s), s.revoked)
+            SeatRow(s.number, self.server.link(s), s.name, hub.online(s), s.revoked, hub.pages(s))
             for s in hub.book.seats
         ]
 

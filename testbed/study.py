@@ -165,11 +165,13 @@ async def live_plan(
     group: int = 1,
     seed: int = 2,
     plan_id: str | None = None,
+    port: int = 0,
 ) -> AsyncIterator[PlanStudy]:
     """A new study plan of three offline conversations of ``seconds`` each (or, with
     ``plan_id``, the plan of that id in ``tmp_path``'s database, resumed), run on a free port of
     127.0.0.1 (its runner waits at most a minute for everyone's answers after each); the runner
-    is cancelled afterwards if it has not finished."""
+    is cancelled afterwards if it has not finished. ``port``: where to listen (0: a free port;
+    a resumed plan on its first run's port serves the pages that stayed open)."""
     settings = load_settings({}, {"engine": "offline", "seed": 5, "typing_cps": 400.0})
     db_path = tmp_path / "study.db"
     db = open_database(db_path)
@@ -193,7 +195,7 @@ async def live_plan(
         engine,
         library,
         settings,
-        listen=Listen(port=0),
+        listen=Listen(port=port),
         review_minutes=1.0,
         on_links=on_links,
     )

@@ -15,7 +15,7 @@ import pytest
 
 from playground.study import protocol
 from playground.study.hub import PAUSED
-from testbed.study import Browser, live_study, open_browser, rerun
+from testbed.study import Browser, live_plan, live_study, open_browser, rerun
 
 pytestmark = pytest.mark.asyncio
 
@@ -138,3 +138,24 @@ async def test_a_link_opened_twice_tells_the_first_page_and_the_researcher(tmp_p
             await asyncio.sleep(0.02)
         assert hub.pages(seat) == 1
         await first.close()
+
+
+async def test_a_stopped_plan_pauses_its_pages_and_only_a_finished_one_says_it_is_over(
+    tmp_path, embedder
+):
+    async with live_plan(tmp_path, embedder, seconds=60) as plan:
+        ivy, _ = await open_browser(plan.links[0], plan.origin)
+        await ivy.send(type="join", name="Ivy")
+        await ivy.until(lambda p: p["type"] == "you")
+        plan.task.cancel()  # what Ctrl-C, SIGTERM and the window's Stop do to the runner
+        paused = await ivy.until(lambda p: p["type"] == "paused")
+        assert paused["reason"] == PAUSED
+        frame = await ivy.ws.receive(timeout=10)
+        while frame.type == aiohttp.WSMsgType.TEXT:
+            frame = await ivy.ws.receive(timeout=10)
+        assert frame.data == protocol.CloseCode.PAUSED
+        assert not [p for p in ivy.received if p["type"] == "ended"]
+        await ivy.session.close()
+    # The conversation cut short is saved as interrupted; the plan goes on when resumed.
+    assert plan.rows("SELECT status FROM sessions") == [("interrupted",)]
+    assert plan.rows("SELECT status FROM study_plans") != [("done",)]

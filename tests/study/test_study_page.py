@@ -6,6 +6,7 @@ Each page's frames are checked against the protocol (see test_study_browser._pag
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from playground.study import hub as study_hub
 from playground.study.hub import StudyHub
 from playground.study.server import StudyServer
-from testbed.study import live_study, rerun
+from testbed.study import live_plan, live_study, rerun
 from tests.study.test_study_browser import LAPTOP, PHONE, _join, _page, _say
 from tests.support.browser import chromium
 
@@ -153,3 +154,34 @@ async def test_a_link_opened_twice_says_so_and_agents_are_marked_as_agents(
             await first.click("#review-next")
         assert "AI agent" in (await first.text_content("#review-message") or "")
         assert errors == []
+
+
+async def test_a_stopped_plan_pauses_the_page_and_its_resumption_continues_it(
+    tmp_path: Path, embedder
+):
+    async with chromium() as browser:
+        async with live_plan(tmp_path, embedder, seconds=120) as plan:
+            ivy, errors = await _page(browser, plan.links[0], LAPTOP)
+            await _join(ivy, "Ivy")
+            await _say(ivy, "Said before the stop")
+            await ivy.wait_for_selector(".msg.mine:has-text('before the stop')")
+            port = int(plan.origin.rsplit(":", 1)[1])
+            plan.task.cancel()  # Ctrl-C, SIGTERM or the window's Stop
+            with contextlib.suppress(asyncio.CancelledError):
+                await plan.task
+            await ivy.wait_for_selector("#phase-note:not([hidden])")
+            assert await ivy.text_content("#phase-title") == "Paused"
+            assert "will continue by itself" in (await ivy.text_content("#banner") or "")
+            assert "over" not in (await ivy.text_content("#banner") or "")
+        # `study resume` on the same address: the conversation cut short is run again.
+        async with live_plan(tmp_path, embedder, plan_id=plan.plan_id, port=port, seconds=120):
+            await ivy.wait_for_selector("#composer:not([hidden])", timeout=30_000)
+            await ivy.wait_for_selector("#status:has-text('Connected as Ivy')")
+            assert await ivy.locator(".msg:has-text('before the stop')").count() == 0
+            assert (await ivy.text_content("#study") or "").startswith("Conversation 1 of 3")
+            await _say(ivy, "Said after the resume")
+            await ivy.wait_for_selector(".msg.mine:has-text('after the resume')")
+        assert errors == []
+        sessions = plan.rows("SELECT status FROM sessions ORDER BY rowid")
+        assert sessions[0] == ("interrupted",)
+        assert len(sessions) == 2

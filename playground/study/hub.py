@@ -148,6 +148,8 @@ class StudyHub:
         #: while the recorder is well (it runs first).
         self._saved = len(room.messages)
         self._unsubscribe: Callable[[], None] = room.bus.subscribe(self._on_event)
+        #: Called when the number of pages open on a seat changes (the window's seat list).
+        self.on_pages: Callable[[], None] | None = None
 
     # -- connections -------------------------------------------------------------------------------
 
@@ -170,6 +172,7 @@ class StudyHub:
             self._presence(seat.name, online=True)
         for other in others:  # the link was opened again: its earlier pages are told
             other.push(protocol.Pages(count=len(others) + 1))
+        self._pages_changed()
         return conn
 
     def close_connection(self, conn: Connection) -> None:
@@ -183,6 +186,11 @@ class StudyHub:
         if conn.seat.name is not None and not rest:
             self._presence(conn.seat.name, online=False)
             self._typing_off(conn.seat.name)
+        self._pages_changed()
+
+    def _pages_changed(self) -> None:
+        if self.on_pages is not None:
+            self.on_pages()
 
     def revoke(self, number: int) -> Seat:
         """Close seat ``number`` for good: its browsers are told and disconnected.

@@ -86,7 +86,9 @@ class StudyHost(QObject):
         room = self._controller._require_live_room()
         if self.server is None:
             book = SeatBook(self._controller.database(), room.session_id)
-            server = StudyServer(StudyHub(room, book), host=host, port=port)
+            hub = StudyHub(room, book)
+            hub.on_pages = self.changed.emit  # a link opened twice shows in the seat list
+            server = StudyServer(hub, host=host, port=port)
             await server.start()
             self.server = server
             self._unsubscribe = room.bus.subscribe(

@@ -488,7 +488,9 @@ class StudyHub:
         """Tell ``seat``'s pages where its person is now (the conversation ended, they rated it)."""
         phase = self.review.phase(seat.name)
         final = self.review.final_payload(seat.name) if phase == "final" else None
-        frame = protocol.PhaseFrame.model_validate({"phase": phase, "final": final})
+        frame = protocol.PhaseFrame(
+            phase=phase, final=protocol.Final.model_validate(final) if final else None
+        )
         for conn in list(self.connections):
             if conn.seat is seat:
                 conn.push(frame)

@@ -119,6 +119,15 @@ async def test_a_refused_message_stays_in_the_composer_and_a_counter_shows_near_
         await ana.fill("#text", "y" * 1850)
         await ana.wait_for_selector("#count:not([hidden])")
         assert await ana.text_content("#count") == "1850 / 2000"
+        # Too long (past the field's own limit, as a pasted text in another browser could be):
+        # refused, and kept.
+        await ana.evaluate("document.getElementById('text').removeAttribute('maxlength')")
+        await ana.fill("#text", "z" * 2001)
+        assert await ana.text_content("#count") == "2001 / 2000"
+        await ana.press("#text", "Enter")
+        await ana.wait_for_selector("#error:has-text('at most 2000 characters')")
+        assert await ana.input_value("#text") == "z" * 2001
+        assert study.rows("SELECT COUNT(*) FROM messages") == [(1,)]
         assert errors == []
 
 

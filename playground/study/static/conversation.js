@@ -8,6 +8,10 @@ import { Page, state } from "./state.js";
 
 // From how many characters the composer shows how many are left.
 const COUNTER_MARGIN = 200;
+// How long a sent message may go unconfirmed before the composer lets the person send again
+// (its text is still there: nothing is lost either way).
+const UNCONFIRMED_MS = 15000;
+let unconfirmed = null;
 
 export function renderPeople() {
   const list = $("people-list");
@@ -84,13 +88,17 @@ export function clearConversation() {
 export function sendMessage() {
   const text = $("text").value.trim();
   if (!text || state.pending !== null) return;
-  if (send({ type: "say", text })) state.pending = text;
+  if (!send({ type: "say", text })) return;
+  state.pending = text;
+  clearTimeout(unconfirmed);
+  unconfirmed = setTimeout(() => { if (state.pending === text) state.pending = null; }, UNCONFIRMED_MS);
 }
 
 // The person's own message came back: it is saved, so the composer lets go of its text.
 function delivered(text) {
   if (state.pending === null || state.pending !== text) return;
   state.pending = null;
+  clearTimeout(unconfirmed);
   const typed = $("text").value;
   if (typed.trim() === text) $("text").value = "";
   else if (typed.startsWith(text)) $("text").value = typed.slice(text.length).trimStart();
@@ -100,6 +108,7 @@ function delivered(text) {
 // A refused message (too long, too many): the text stays in the composer to send again.
 export function refused() {
   state.pending = null;
+  clearTimeout(unconfirmed);
 }
 
 export function updateCounter() {

@@ -112,6 +112,37 @@ async def live_study(
         db.close()
 
 
+@contextlib.asynccontextmanager
+async def rerun(
+    study: Study, embedder: CachingEmbedder, *, port: int = 0
+) -> AsyncIterator[tuple[StudyServer, str]]:
+    """The conversation run again as a new session for the same seats (what `study resume`
+    does after a kill), served by a new server on ``port`` (0: a free one); the people who had
+    joined are seated again. The server and the new session's id."""
+    settings = load_settings({}, {"engine": "offline", "seed": 4})
+    engine = await factory.build_engine(settings, embedder=embedder)
+    room, _ = await factory.create_room(
+        settings,
+        engine,
+        db=study.db,
+        personas=factory.pick_personas(personas.load_personas(), 1, 4),
+        bus=events.EventBus(),
+    )
+    book = SeatBook(study.db, study.room.session_id)
+    for seat in book.seats:
+        if seat.name is not None:
+            room.add_human(seat.name, remote=True)
+    server = StudyServer(StudyHub(room, book), port=port)
+    await server.start()
+    try:
+        yield server, room.session_id
+    finally:
+        if room.status == "running":
+            room.finish("interrupted", "the test ended")
+        await server.stop()
+        await engine.close()
+
+
 @dataclass
 class PlanStudy:
     plan_id: str
@@ -134,11 +165,13 @@ async def live_plan(
     group: int = 1,
     seed: int = 2,
     plan_id: str | None = None,
+    port: int = 0,
 ) -> AsyncIterator[PlanStudy]:
     """A new study plan of three offline conversations of ``seconds`` each (or, with
     ``plan_id``, the plan of that id in ``tmp_path``'s database, resumed), run on a free port of
     127.0.0.1 (its runner waits at most a minute for everyone's answers after each); the runner
-    is cancelled afterwards if it has not finished."""
+    is cancelled afterwards if it has not finished. ``port``: where to listen (0: a free port;
+    a resumed plan on its first run's port serves the pages that stayed open)."""
     settings = load_settings({}, {"engine": "offline", "seed": 5, "typing_cps": 400.0})
     db_path = tmp_path / "study.db"
     db = open_database(db_path)
@@ -162,7 +195,7 @@ async def live_plan(
         engine,
         library,
         settings,
-        listen=Listen(port=0),
+        listen=Listen(port=port),
         review_minutes=1.0,
         on_links=on_links,
     )
@@ -187,14 +220,23 @@ async def live_plan(
         db.close()
 
 
+#: The frames about a conversation: the page names the one it shows (from its hello).
+ABOUT_A_CONVERSATION = {"note", "label", "retro", "questionnaire", "final"}
+
+
 class Browser:
     """One participant's socket, as the page speaks to the server (JSON frames)."""
 
     def __init__(self, session: aiohttp.ClientSession, ws: aiohttp.ClientWebSocketResponse):
         self.session, self.ws = session, ws
         self.received: list[dict[str, Any]] = []
+        #: The conversation the latest hello named.
+        self.conversation: str | None = None
 
     async def send(self, **payload: Any) -> None:
+        """Send a frame; one about a conversation names the one shown, as the page does."""
+        if payload.get("type") in ABOUT_A_CONVERSATION:
+            payload.setdefault("session", self.conversation)
         await self.ws.send_json(payload)
 
     async def next(self, seconds: float = 20) -> dict[str, Any]:
@@ -204,6 +246,8 @@ class Browser:
             raise ConnectionError(f"closed: {frame.type} {frame.data} {frame.extra}")
         payload = dict(frame.json())
         self.received.append(payload)
+        if payload.get("type") == "hello":
+            self.conversation = payload["session"]
         return payload
 
     async def until(self, pred: Any, seconds: float = 30) -> dict[str, Any]:
@@ -220,8 +264,11 @@ class Browser:
         await self.session.close()
 
 
-async def open_browser(link: str, origin: str, *, after: int = 0) -> tuple[Browser, dict[str, Any]]:
-    """Connect to ``link``'s socket with the page's Origin; the browser and its hello."""
+async def open_browser(
+    link: str, origin: str, *, after: int = 0, conversation: str | None = None
+) -> tuple[Browser, dict[str, Any]]:
+    """Connect to ``link``'s socket with the page's Origin, having seen the messages up to
+    ``after`` of the conversation ``conversation`` (a session id); the browser and its hello."""
     session = aiohttp.ClientSession()
     try:
         ws = await session.ws_connect(link + "/ws", headers={"Origin": origin})
@@ -229,7 +276,7 @@ async def open_browser(link: str, origin: str, *, after: int = 0) -> tuple[Brows
         await session.close()
         raise
     browser = Browser(session, ws)
-    await browser.send(after=after)
+    await browser.send(type="open", after=after, session=conversation)
     hello = await browser.next()
     assert hello["type"] == "hello", hello
     return browser, hello

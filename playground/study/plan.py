@@ -167,6 +167,7 @@ class PlanRunner:
             RecordingError: the database cannot be written (the plan stops; what was saved stays).
             PlaygroundError: the server cannot listen.
         """
+        over = False
         try:
             for step in self.steps:
                 if step["status"] == "done":
@@ -177,10 +178,13 @@ class PlanRunner:
                 await self._review(step, hub)
             if self.plan["status"] != "done":
                 study_rows.finish_plan(self.db, self.plan_id)
+            over = True
         finally:
+            if self.server is not None and not over:
+                await self.server.pause()  # first: the pages hear "paused", not "ended"
             if self.room is not None and self.room.status == "running":
                 self.room.finish("interrupted", "the researcher stopped the study")
-            if self.server is not None:
+            if self.server is not None and over:
                 await self.server.stop("The study is over. Thank you for taking part.")
 
     def _step(self, step: dict[str, Any], agent: str) -> PlanStep:

@@ -28,6 +28,7 @@ from playground import errors
 from playground.rating.user_study import STYLES, TIMINGS, USER_STUDY_METRICS, WANTED
 from playground.room.room import Room
 from playground.storage import study_rows
+from playground.study import protocol
 
 #: The longest note field, in characters (as a message).
 MAX_TEXT = 2000
@@ -102,7 +103,7 @@ class Review:
         items = {r["item"] for r in study_rows.plan_answers(self.db, self.plan.plan_id, name)}
         return "favourite" in items
 
-    def phase(self, name: str | None) -> str:
+    def phase(self, name: str | None) -> protocol.Phase:
         if not self.room.ended:
             return "talk"
         if self.plan is None or name is None:

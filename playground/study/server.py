@@ -27,10 +27,12 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from aiohttp import WSCloseCode, WSMsgType, web
+from aiohttp import WSMsgType, web
 
 from playground import errors
-from playground.study.hub import NEXT_CONVERSATION, Connection, StudyHub
+from playground.study import protocol
+from playground.study.hub import Connection, StudyHub
+from playground.study.protocol import CloseCode
 from playground.study.review import StudyError
 from playground.study.seats import Seat
 
@@ -39,12 +41,24 @@ log = logging.getLogger(__name__)
 #: The largest WebSocket frame a browser may send (a 2,000-character message is ~8 KB as UTF-8).
 MAX_FRAME = 16 * 1024
 #: Close code the page reads as "do not reconnect" (the seat was revoked or the study ended).
-CLOSE_FOR_GOOD = 4000
+CLOSE_FOR_GOOD = CloseCode.FOR_GOOD
 #: Close code the page reads as "the study's next conversation begins: reconnect now, from the
 #: start" (a study plan moved its seats to a new session).
-CLOSE_NEXT = 4001
+CLOSE_NEXT = CloseCode.NEXT
 FORBIDDEN = "This invitation link is not valid. Ask the researcher for a new one."
-STATIC = {"app.js": "text/javascript", "style.css": "text/css"}
+#: The page's own files (its script is ES modules, loaded by the browser one by one).
+PAGE_MODULES = (
+    "app.js",
+    "connection.js",
+    "conversation.js",
+    "dom.js",
+    "notes.js",
+    "protocol.js",
+    "questions.js",
+    "review.js",
+    "state.js",
+)
+STATIC = {"style.css": "text/css"} | {name: "text/javascript" for name in PAGE_MODULES}
 HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self';"
@@ -162,11 +176,21 @@ class StudyServer:
     async def stop(self, reason: str = "The researcher ended the study.") -> None:
         """Tell every browser the study ended, close their sockets, stop listening."""
         self.hub.close(reason)
+        await self._shut(CloseCode.FOR_GOOD)
+
+    async def pause(self) -> None:
+        """Tell every browser the study is paused (it resumes later, on the same links), close
+        their sockets, stop listening. The pages keep trying, and continue by themselves once a
+        server serves their links again."""
+        self.hub.pause()
+        await self._shut(CloseCode.PAUSED)
+
+    async def _shut(self, code: CloseCode) -> None:
         if self._senders:  # each sends what is queued (the end included), then closes its socket
             await asyncio.wait(list(self._senders), timeout=2)
         for ws in list(self._sockets):
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(ws.close(code=CLOSE_FOR_GOOD, message=b"ended"), 2)
+                await asyncio.wait_for(ws.close(code=code, message=code.name.encode()), 2)
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -214,8 +238,8 @@ class StudyServer:
                     break  # binary, a frame too large, or a close: this page sends only text
                 data = _json(msg.data)
                 if conn is None:  # the first frame says what the page has already seen
-                    after = data.get("after", 0) if isinstance(data, dict) else 0
-                    conn = hub.open(seat, after if isinstance(after, int) else 0)
+                    opened = _open_frame(data)
+                    conn = hub.open(seat, opened.after, opened.session)
                     sender = asyncio.ensure_future(self._send(ws, conn))
                     self._senders.add(sender)
                     sender.add_done_callback(self._senders.discard)
@@ -225,7 +249,9 @@ class StudyServer:
                 try:
                     await hub.act(conn, data)
                 except errors.PlaygroundError as exc:
-                    conn.push({"type": "error", "message": str(exc)})
+                    kind = data.get("type") if isinstance(data, dict) else None
+                    refused = kind if isinstance(kind, str) and len(kind) <= 20 else None
+                    conn.push(protocol.Error(message=str(exc), refused=refused))
         finally:
             if conn is not None:
                 hub.close_connection(conn)
@@ -241,17 +267,12 @@ class StudyServer:
     async def _send(self, ws: web.WebSocketResponse, conn: Connection) -> None:
         """Send what the hub queues for this browser, in order, until it is closed."""
         try:
-            while (payload := await conn.queue.get()) is not None:
-                await ws.send_str(json.dumps(payload, ensure_ascii=False))
+            while (frame := await conn.queue.get()) is not None:
+                await ws.send_str(frame.model_dump_json())
         except (ConnectionError, RuntimeError):
             return  # the browser went away: it catches up when it reconnects
         if conn.closing is not None and not ws.closed:
-            code = CLOSE_FOR_GOOD if self.hub.closed_reason or conn.seat.revoked else 1008
-            if conn.closing == NEXT_CONVERSATION:
-                code = CLOSE_NEXT
-            elif conn.closing.startswith("too slow"):
-                code = WSCloseCode.TRY_AGAIN_LATER
-            await ws.close(code=code, message=conn.closing.encode()[:120])
+            await ws.close(code=conn.code, message=conn.closing.encode()[:120])
 
 
 def _json(text: str) -> Any:
@@ -259,6 +280,15 @@ def _json(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+def _open_frame(data: object) -> protocol.Open:
+    """The page's first frame; one that does not fit is a new page's (it gets everything)."""
+    try:
+        opened = protocol.PAGE_FRAMES.validate_python(data, strict=True)
+    except ValueError:
+        return protocol.Open()
+    return opened if isinstance(opened, protocol.Open) else protocol.Open()
 
 
 @web.middleware

@@ -10,6 +10,7 @@ agents' thoughts as a condition, and a whole study plan to its final questions.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import sqlite_utils
 
 from playground.rating.user_study import STYLES, USER_STUDY_METRICS
 from playground.storage import study_rows
+from playground.study import protocol
 from testbed.study import Study, live_plan, live_study
 from tests.support.browser import chromium
 
@@ -29,12 +31,35 @@ XSS_TEXT = "<script>window.__pwned=2</script><b>bold?</b>"
 XSS_NOTE = '<img src=x onerror="window.__pwned=3">'
 
 
-async def _page(browser, link: str, viewport: dict):  # type: ignore[no-untyped-def]
+def _check_frames(page, errors: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """Every frame the page receives and sends must be one of the protocol's (a frame that
+    does not fit is reported as an error of the page)."""
+
+    def check(adapter, payload, direction: str) -> None:  # type: ignore[no-untyped-def]
+        try:
+            adapter.validate_json(payload, strict=direction == "sent")
+        except ValueError as exc:
+            errors.append(f"{direction} frame outside the protocol: {payload[:200]}: {exc}")
+
+    def on_socket(ws) -> None:  # type: ignore[no-untyped-def]
+        ws.on("framereceived", lambda p: check(protocol.SERVER_FRAMES, p, "received"))
+        ws.on("framesent", lambda p: check(protocol.PAGE_FRAMES, p, "sent"))
+
+    page.on("websocket", on_socket)
+
+
+async def _page(browser, link: str, viewport: dict, *, sockets: list | None = None):  # type: ignore[no-untyped-def]
+    """A new browser context on ``link``, connected. With ``sockets``, the page's sockets pass
+    through Playwright's router, and the server's end of each is appended there (a test can
+    send a frame the page would not)."""
     context = await browser.new_context(viewport=viewport)
     page = await context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    _check_frames(page, errors)
+    if sockets is not None:
+        await page.route_web_socket("**/ws", lambda ws: sockets.append(ws.connect_to_server()))
     await page.goto(link)
     await page.wait_for_selector("#status:has-text('Connected')")
     return page, errors
@@ -176,7 +201,8 @@ async def test_after_the_conversation_a_person_looks_back_at_it_message_by_messa
     tmp_path: Path, embedder
 ):
     async with live_study(tmp_path, embedder, humans=1) as study, chromium() as browser:
-        ana, errors = await _page(browser, study.links[0], LAPTOP)
+        sockets: list = []
+        ana, errors = await _page(browser, study.links[0], LAPTOP, sockets=sockets)
         await _join(ana, "Ana")
         await _say(ana, "Any ideas for a weekend trip?")
         await ana.wait_for_selector(".msg:has-text('weekend trip')")
@@ -236,9 +262,17 @@ async def test_after_the_conversation_a_person_looks_back_at_it_message_by_messa
             await ana.click("#review-next")
         assert await ana.input_value("#r-thinking") == "half a thought"
         assert await ana.text_content("#review-saved") == "Not saved yet"
-        # The server's refusals are shown next to the form.
-        await ana.evaluate(
-            "state.socket.send(JSON.stringify({type: 'retro', message_id: 999, thinking: 'x'}))"
+        # The server's refusals are shown next to the form (a save the test sends for a message
+        # the conversation does not have).
+        sockets[-1].send(
+            json.dumps(
+                {
+                    "type": "retro",
+                    "session": study.room.session_id,
+                    "message_id": 999,
+                    "thinking": "x",
+                }
+            )
         )
         await ana.wait_for_selector("#review-error:has-text('no such message')")
         # A new page: the saved note fills the form again, and its message is marked.

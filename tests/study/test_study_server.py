@@ -150,7 +150,9 @@ async def test_a_dropped_connection_catches_up_without_repeats(tmp_path, embedde
         await ana.until(
             lambda p: p["type"] == "message" and p["message"]["text"].startswith("Said while")
         )
-        ben, hello = await open_browser(study.links[1], study.origin, after=last)
+        ben, hello = await open_browser(
+            study.links[1], study.origin, after=last, conversation=study.room.session_id
+        )
         assert hello["you"] == "Ben"
         ids = [m["id"] for m in hello["messages"]]
         saved = [r[0] for r in study.rows("SELECT id FROM messages ORDER BY id")]

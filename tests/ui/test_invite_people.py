@@ -52,6 +52,11 @@ async def test_invite_people_lists_links_and_follows_who_joins(qtbot, tmp_path, 
     try:
         await ana.send(type="join", name="Maya")
         await until(lambda: _cells(dlg)[0][1:3] == ["Maya", "online"], what="Maya online")
+        # Her link opened in a second window (shared?): the researcher sees it.
+        twice, _ = await open_browser(links[0], origin)
+        await until(lambda: _cells(dlg)[0][2] == "online · open in 2 windows", what="open twice")
+        await twice.close()
+        await until(lambda: _cells(dlg)[0][2] == "online", what="open once again")
         assert "Maya" in win.participants.chips
         # The desktop researcher can still join at the window beside the remote people.
         await controller.join_as_human("Researcher")

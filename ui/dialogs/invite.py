@@ -116,6 +116,8 @@ class InviteDialog(QDialog):
 
     def _fill(self, i: int, seat: SeatRow) -> None:
         state = "revoked" if seat.revoked else ("online" if seat.online else "offline")
+        if seat.online and seat.pages > 1:
+            state = f"online · open in {seat.pages} windows"
         for col, text in zip(
             TEXT_COLUMNS,
             [str(seat.number), seat.name or "not joined yet", state, seat.link],

@@ -39,6 +39,8 @@ class SeatRow:
     name: str | None
     online: bool
     revoked: bool
+    #: Pages open on its link now (more than one: the link was opened twice).
+    pages: int = 1
 
 
 class StudyHost(QObject):
@@ -71,7 +73,7 @@ class StudyHost(QObject):
             return []
         hub = self.server.hub
         return [
-            SeatRow(s.number, self.server.link(s), s.name, hub.online(s), s.revoked)
+            SeatRow(s.number, self.server.link(s), s.name, hub.online(s), s.revoked, hub.pages(s))
             for s in hub.book.seats
         ]
 
@@ -84,7 +86,9 @@ class StudyHost(QObject):
         room = self._controller._require_live_room()
         if self.server is None:
             book = SeatBook(self._controller.database(), room.session_id)
-            server = StudyServer(StudyHub(room, book), host=host, port=port)
+            hub = StudyHub(room, book)
+            hub.on_pages = self.changed.emit  # a link opened twice shows in the seat list
+            server = StudyServer(hub, host=host, port=port)
             await server.start()
             self.server = server
             self._unsubscribe = room.bus.subscribe(

@@ -119,7 +119,7 @@ class LivePanel(QGroupBox):
         cells = [
             (str(p.number), None),
             (p.name or "not joined yet", None if p.name else GREY),  # as typed: plain text
-            ("online" if p.online else "offline", GREEN if p.online else GREY),
+            (_online(p), GREEN if p.online else GREY),
             (answered, color),
             (p.link, None),
         ]
@@ -141,3 +141,10 @@ def copy_link(link: str) -> None:
     clipboard = QGuiApplication.clipboard()
     if clipboard is not None:
         clipboard.setText(link)
+
+
+def _online(p: Person) -> str:
+    """Online or not; a link open in more than one window says so (it may be shared)."""
+    if not p.online:
+        return "offline"
+    return "online" if p.pages < 2 else f"online · open in {p.pages} windows"

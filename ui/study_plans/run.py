@@ -112,6 +112,8 @@ class Person:
     #: They have answered this conversation's questions (and, after the last, the final ones);
     #: None while the conversation is on or before they joined.
     answered: bool | None
+    #: Pages open on their link now (more than one: the link was opened twice).
+    pages: int = 1
 
 
 @dataclass(frozen=True)
@@ -276,6 +278,7 @@ class PlanRun(LoopJob):
                 seat.name,
                 hub.online(seat),
                 hub.review.finished(seat.name) if room.ended and seat.name else None,
+                hub.pages(seat),
             )
             for seat in hub.book.seats
             if not seat.revoked

@@ -207,6 +207,11 @@ async def test_on_a_phone_the_header_people_and_composer_stay_while_the_list_scr
         _check_fixed_parts(scrolled, people)
         assert scrolled["header"] == before["header"]
         assert scrolled["composer"] == before["composer"]
+        # Someone who scrolled up to read stays where they are when a message arrives.
+        await _post_until(study, ana, "Ben", "Said while Ana reads back")
+        reading = await _layout(ana)
+        assert abs(reading["scrollTop"] - scrolled["scrollTop"]) < 2, (scrolled, reading)
+        assert not _at_bottom(reading)
         # Back at the bottom, the next message keeps it there.
         await ana.evaluate(
             "(l => { l.scrollTop = l.scrollHeight; })(document.querySelector('#messages'))"

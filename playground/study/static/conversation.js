@@ -46,8 +46,15 @@ export function addMessage(m, live) {
     else openNote(item, m);
   });
   const list = $("messages");
+  const atEnd = !follow.watching || follow.atEnd;
   list.append(item);
-  list.scrollTop = list.scrollHeight;  // the list only: a phone's page does not jump
+  // The list only (a phone's page does not jump), and only when the person was at its end or
+  // wrote the message: someone who scrolled up to read stays where they are.
+  if (atEnd || m.speaker === state.me) {
+    list.scrollTop = list.scrollHeight;
+    follow.atEnd = true;
+  }
+  followEnd(list);
   markReviewed(m.id);
   setTyping(m.speaker, false);
   if (live && state.me && m.kind === "ai" && !state.labels.has(m.id)) ask(m);
@@ -56,6 +63,28 @@ export function addMessage(m, live) {
 }
 
 export { addNote };
+
+// Whether the message list is at its end, as the person left it. A list that was at its end stays
+// there when it changes size (the one-click question or the composer appears below it, a phone
+// turns or its keyboard opens, narrower lines wrap), so its last message is never hidden. Only a
+// scroll at an unchanged size is the person's: one read mid-layout would see the list cut short.
+const follow = { watching: false, atEnd: true, height: 0, width: 0 };
+
+function followEnd(list) {
+  if (follow.watching) return;
+  follow.watching = true;
+  follow.height = list.clientHeight;
+  follow.width = list.clientWidth;
+  list.addEventListener("scroll", () => {
+    if (list.clientHeight !== follow.height || list.clientWidth !== follow.width) return;
+    follow.atEnd = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  });
+  new ResizeObserver(() => {
+    follow.height = list.clientHeight;
+    follow.width = list.clientWidth;
+    if (follow.atEnd) list.scrollTop = list.scrollHeight;
+  }).observe(list);
+}
 
 export function setTyping(name, on) {
   clearTimeout(state.typing.get(name));

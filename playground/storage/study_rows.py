@@ -159,6 +159,25 @@ def reviewed_messages(db: sqlite_utils.Database, session_id: str) -> list[dict[s
     )
 
 
+def study_reviews(db: sqlite_utils.Database, session_id: str) -> dict[str, Any]:
+    """What people said about a session after it (``show``, ``show --json``): ``plan`` (the plan
+    step it was run for, with ``of``, or None), ``retrospective``, ``questionnaire`` and, for a
+    plan's last conversation, the plan's ``final_answers``."""
+    step = step_of_session(db, session_id)
+    final: list[dict[str, Any]] = []
+    if step is not None:
+        steps = plan_steps(db, step["plan_id"])
+        step["of"] = len(steps)
+        if step["position"] == steps[-1]["position"]:
+            final = plan_answers(db, step["plan_id"])
+    return {
+        "plan": step,
+        "retrospective": retrospective(db, session_id),
+        "questionnaire": questionnaire(db, session_id),
+        "final_answers": final,
+    }
+
+
 def review_count(db: sqlite_utils.Database, session_id: str) -> int:
     [(n,)] = db.execute(
         "SELECT COUNT(*) FROM retrospective WHERE session_id = ?", [session_id]
@@ -257,11 +276,12 @@ def plan_steps(db: sqlite_utils.Database, plan_id: str) -> list[dict[str, Any]]:
 
 
 def step_of_session(db: sqlite_utils.Database, session_id: str) -> dict[str, Any] | None:
-    """The plan step a session was run for (plan_id, position, condition, persona, topic)."""
+    """The plan step a session was run for (plan_id, position, condition, persona, agent,
+    topic)."""
     rows = _dicts(
         db.execute(
-            "SELECT plan_id, position, condition, persona, topic FROM plan_steps"
-            " WHERE session_id = ?",
+            "SELECT plan_id, position, condition, persona, COALESCE(agent, persona) AS agent,"
+            " topic FROM plan_steps WHERE session_id = ?",
             [session_id],
         )
     )

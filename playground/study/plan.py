@@ -154,6 +154,8 @@ class PlanRunner:
         self.on_links = on_links
         self.on_progress = on_progress
         self.lock = RunnerLock(db, plan_id)
+        #: The people the researcher has been told joined (once per run of the plan).
+        self.joined: set[str] = set()
         self.book = PlanSeatBook(db, plan_id)
         self.server: StudyServer | None = None
         self.room: Room | None = None
@@ -327,7 +329,7 @@ class PlanRunner:
 
     async def _watch(self, step: dict[str, Any], hub: StudyHub) -> None:
         """Tell the researcher who joined, the phase and who has answered, as they change."""
-        joined: set[str] = set()
+        joined = self.joined
         answered: set[str] = set()
         talking = not hub.room.ended
         while True:

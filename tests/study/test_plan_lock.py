@@ -4,6 +4,7 @@ stopped by SIGKILL, SIGTERM and SIGINT, and starts that fail because the port is
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import signal
@@ -19,9 +20,11 @@ import pytest
 from playground import personas
 from playground.cli import main as cli
 from playground.clock import SystemClock
+from playground.rating.user_study import USER_STUDY_METRICS
 from playground.settings import load_settings
 from playground.storage import open_database
 from playground.study.plan import create_plan
+from testbed.study import open_browser
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,12 +43,12 @@ def rows(db: Path, sql: str) -> list[tuple[object, ...]]:
         conn.close()
 
 
-def new_plan(db: Path) -> str:
+def new_plan(db: Path, minutes: float = 5.0) -> str:
     saved = open_database(db)
     try:
         return create_plan(
             saved, personas.load_personas(), load_settings({}, {"engine": "offline"}),
-            humans=2, group=0, seed=0, minutes=5.0, now=SystemClock().now_iso(),
+            humans=2, group=0, seed=0, minutes=minutes, now=SystemClock().now_iso(),
         )  # fmt: skip
     finally:
         saved.close()
@@ -117,16 +120,34 @@ def test_a_second_runner_of_a_running_plan_is_refused_and_changes_nothing(plan):
     assert rows(db, "SELECT runner_pid FROM study_plans") == [(None,)]
 
 
-def test_a_plan_stopped_by_ctrl_c_is_listed_as_stopped_and_shows_progress(plan):
-    db, plan_id = plan
+@pytest.mark.asyncio
+async def test_a_plan_shows_its_progress_and_ctrl_c_leaves_it_stopped(tmp_path):
+    db = tmp_path / "study.db"
+    plan_id = new_plan(db, minutes=0.05)  # 3 seconds
     runner = Runner(db, plan_id)
+    ivy, _ = await open_browser(runner.links[0], runner.origin)
+    await ivy.send(type="join", name="Ivy")
+    await ivy.until(lambda p: p["type"] == "you")
+    await ivy.until(lambda p: p["type"] == "ended", 60)
+    await ivy.send(type="questionnaire", answers={m.key: 5 for m in USER_STUDY_METRICS})
+    await ivy.until(lambda p: p["type"] == "phase" and p["phase"] == "wait", 30)
+    await asyncio.sleep(1)  # the runner looks four times a second
+    await ivy.session.close()
     runner.proc.send_signal(signal.SIGINT)
     code, err = runner.finish()
     assert code == 130, err
-    assert "Conversation 1 of 3 (" in err
-    assert "): talking." in err
+    lines = [line for line in err.splitlines() if line and not line.startswith("http")]
+    assert lines[lines.index("Ivy joined (1 of 2).") - 1].startswith("Conversation 1 of 3 (")
+    assert lines[lines.index("Ivy joined (1 of 2).") - 1].endswith("): talking.")
+    after = lines[lines.index("Ivy joined (1 of 2).") + 1 :]
+    assert after[:2] == [
+        "Conversation 1 of 3: reviewing.",
+        "Ivy answered (1 of 1 in, conversation 1 of 3).",
+    ]  # everyone who joined has answered: the next conversation begins
+    assert after[2].startswith("Conversation 2 of 3 (")
+    assert lines[-2:] == [f"Stopped. Resume with: playground study resume {plan_id}", "interrupted"]
     code, out, _ = run("study", "list", "--db", str(db))
-    assert "stopped (conversation 1 of 3, talking)" in out
+    assert "stopped (conversation 2 of 3, talking)  1/3 conversations" in out
     assert "running" not in out
 
 

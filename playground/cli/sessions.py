@@ -166,20 +166,27 @@ def _print_study(study: dict[str, Any], out: TextIO) -> None:
         said += [f"{label}: {r[key]}" for key, label in (("why", "why"), ("thinking", "thinking"))
                  if r[key]]  # fmt: skip
         print(f"  {r['author']} on [{r['message_id']}]: {' · '.join(said)}", file=out)
-    by_author: dict[str, list[str]] = {}
-    for q in study["questionnaire"]:
-        by_author.setdefault(q["author"], []).append(f"{q['item']} {q['value']}")
-    if by_author:
-        print("\nQuestionnaire (1-7):", file=out)
-    for author, items in by_author.items():
-        print(f"  {author}: {', '.join(items)}", file=out)
-    final: dict[str, list[str]] = {}
-    for a in study["final_answers"]:
-        final.setdefault(a["person"], []).append(f"{a['item']} = {a['value']}")
-    if final:
-        print("\nEnd-of-study answers:", file=out)
-    for person, items in final.items():
-        print(f"  {person}: {', '.join(items)}", file=out)
+    _print_by_person(
+        "Questionnaire (1-7):",
+        [(q["author"], f"{q['item']} {q['value']}") for q in study["questionnaire"]],
+        out,
+    )
+    _print_by_person(
+        "End-of-study answers:",
+        [(a["person"], f"{a['item']} = {a['value']}") for a in study["final_answers"]],
+        out,
+    )
+
+
+def _print_by_person(title: str, answers: list[tuple[str, str]], out: TextIO) -> None:
+    """``title`` and one line per person with their answers (nothing when there are none)."""
+    by_person: dict[str, list[str]] = {}
+    for person, answer in answers:
+        by_person.setdefault(person, []).append(answer)
+    if by_person:
+        print(f"\n{title}", file=out)
+    for person, said in by_person.items():
+        print(f"  {person}: {', '.join(said)}", file=out)
 
 
 def _print_timings(timings: list[events.TriggerTimed], out: TextIO, *, full: bool) -> None:

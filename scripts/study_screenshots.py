@@ -1,10 +1,10 @@
 """Screenshots of the participants' page for docs/studies.md, in Debian's Chromium.
 
-Two people and an offline agent: Ana on a laptop (1280×800) sees the agent's message and the
-one-click question; Ben on a phone (390×844) has added a private reaction. Writes
+Two people and an offline agent: Maya on a laptop (1280×800) sees the agent's message and the
+one-click question; Theo on a phone (390×844) has added a private reaction. Writes
 docs/study-laptop.png and docs/study-phone.png. Then, the first conversation of a study plan
-once it is over: Ana, on a larger laptop (1440×900), looks back at the agent's message
-(docs/study-review.png) and Ben, on his phone, rates the agent (docs/study-questions.png).
+once it is over: Maya, on a larger laptop (1440×900), looks back at the agent's message
+(docs/study-review.png) and Theo, on his phone, rates the agent (docs/study-questions.png).
 
 Run:  .venv/bin/python scripts/study_screenshots.py
 
@@ -40,8 +40,8 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--n
 async def _join_both(browser: Any, study: Any, laptop: dict[str, int] | None = None) -> list[Any]:
     pages = []
     for link, size, name in (
-        (study.links[0], laptop or {"width": 1280, "height": 800}, "Ana"),
-        (study.links[1], {"width": 390, "height": 844}, "Ben"),
+        (study.links[0], laptop or {"width": 1280, "height": 800}, "Maya"),
+        (study.links[1], {"width": 390, "height": 844}, "Theo"),
     ):
         page = await (await browser.new_context(viewport=size)).new_page()
         await page.goto(link)
@@ -56,32 +56,32 @@ async def review_and_questions(browser: Any, embedder: CachingEmbedder) -> None:
     """docs/study-review.png and docs/study-questions.png."""
     tmp = Path(tempfile.mkdtemp())
     async with live_study(tmp, embedder, in_plan=True) as study:
-        ana, ben = await _join_both(browser, study, {"width": 1440, "height": 900})
+        maya, theo = await _join_both(browser, study, {"width": 1440, "height": 900})
         agent = study.room.agents[0].name
-        await ana.fill("#text", "Hi both! Any ideas for a weekend trip?")
-        await ana.press("#text", "Enter")
-        await ana.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
-        await ben.fill("#text", "Maybe the coast, if the weather holds.")
-        await ben.press("#text", "Enter")
-        await ana.wait_for_selector(".msg:has-text('the coast')")
+        await maya.fill("#text", "Hi both! Any ideas for a weekend trip?")
+        await maya.press("#text", "Enter")
+        await maya.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
+        await theo.fill("#text", "Maybe the coast, if the weather holds.")
+        await theo.press("#text", "Enter")
+        await maya.wait_for_selector(".msg:has-text('the coast')")
         study.room.finish("finished", "The time for this conversation is up.")
-        for page in (ana, ben):
+        for page in (maya, theo):
             await page.wait_for_selector("#review:not([hidden])")
-        await ana.click(f".msg:has(.who:text-is('{agent}')) .text")
-        await ana.fill("#r-thinking", "That a band festival had nothing to do with my question")
-        await ana.check("#r-wanted-no")
-        await ana.fill("#r-why", "I kept quiet: I hoped Ben would answer first")
-        await ana.check("#r-timing-after")
-        await ana.click("#review-save")
-        await ana.wait_for_selector(".retro-mark")
-        await ana.evaluate("document.getElementById('side').scrollTop = 0")
-        await ana.screenshot(path=str(ROOT / "docs" / "study-review.png"))
-        await ben.click("#rate-open")
+        await maya.click(f".msg:has(.who:text-is('{agent}')) .text")
+        await maya.fill("#r-thinking", "That a band festival had nothing to do with my question")
+        await maya.check("#r-wanted-no")
+        await maya.fill("#r-why", "I kept quiet: I hoped Theo would answer first")
+        await maya.check("#r-timing-after")
+        await maya.click("#review-save")
+        await maya.wait_for_selector(".retro-mark")
+        await maya.evaluate("document.getElementById('side').scrollTop = 0")
+        await maya.screenshot(path=str(ROOT / "docs" / "study-review.png"))
+        await theo.click("#rate-open")
         for i, value in enumerate((5, 6, 3)):
-            await ben.check(f"#q-{i}-{value}")
-        await ben.evaluate("window.scrollTo(0, 0)")
-        await ben.mouse.move(0, 0)  # no hover highlight
-        await ben.screenshot(path=str(ROOT / "docs" / "study-questions.png"))
+            await theo.check(f"#q-{i}-{value}")
+        await theo.evaluate("window.scrollTo(0, 0)")
+        await theo.mouse.move(0, 0)  # no hover highlight
+        await theo.screenshot(path=str(ROOT / "docs" / "study-questions.png"))
 
 
 async def main() -> None:
@@ -91,19 +91,19 @@ async def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     async with live_study(tmp, embedder) as study, async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        ana, ben = await _join_both(browser, study)
-        await ana.fill("#text", "Hi both! Any ideas for a weekend trip?")
-        await ana.press("#text", "Enter")
+        maya, theo = await _join_both(browser, study)
+        await maya.fill("#text", "Hi both! Any ideas for a weekend trip?")
+        await maya.press("#text", "Enter")
         agent = study.room.agents[0].name
-        await ana.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
-        await ben.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
-        await ben.click("#card-close")
-        await ben.click(".msg:has-text('weekend trip') .text")
-        await ben.fill(".msg form input", "Good question, I was hoping someone would ask")
-        await ben.press(".msg form input", "Enter")
-        await ben.wait_for_selector(".mynote")
-        await ana.screenshot(path=str(ROOT / "docs" / "study-laptop.png"))
-        await ben.screenshot(path=str(ROOT / "docs" / "study-phone.png"))
+        await maya.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
+        await theo.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
+        await theo.click("#card-close")
+        await theo.click(".msg:has-text('weekend trip') .text")
+        await theo.fill(".msg form input", "Good question, I was hoping someone would ask")
+        await theo.press(".msg form input", "Enter")
+        await theo.wait_for_selector(".mynote")
+        await maya.screenshot(path=str(ROOT / "docs" / "study-laptop.png"))
+        await theo.screenshot(path=str(ROOT / "docs" / "study-phone.png"))
         await review_and_questions(browser, embedder)
         await browser.close()
     print(

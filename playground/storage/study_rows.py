@@ -161,13 +161,14 @@ def reviewed_messages(db: sqlite_utils.Database, session_id: str) -> list[dict[s
 
 def study_reviews(db: sqlite_utils.Database, session_id: str) -> dict[str, Any]:
     """What people said about a session after it (``show``, ``show --json``): ``plan`` (the plan
-    step it was run for, with ``of``, or None), ``retrospective``, ``questionnaire`` and, for a
+    step it was run for, with ``of`` and the ``agent`` name shown, or None), ``retrospective``, ``questionnaire`` and, for a
     plan's last conversation, the plan's ``final_answers``."""
     step = step_of_session(db, session_id)
     final: list[dict[str, Any]] = []
     if step is not None:
         steps = plan_steps(db, step["plan_id"])
         step["of"] = len(steps)
+        step["agent"] = next(s["agent"] for s in steps if s["position"] == step["position"])
         if step["position"] == steps[-1]["position"]:
             final = plan_answers(db, step["plan_id"])
     return {
@@ -276,12 +277,11 @@ def plan_steps(db: sqlite_utils.Database, plan_id: str) -> list[dict[str, Any]]:
 
 
 def step_of_session(db: sqlite_utils.Database, session_id: str) -> dict[str, Any] | None:
-    """The plan step a session was run for (plan_id, position, condition, persona, agent,
-    topic)."""
+    """The plan step a session was run for (plan_id, position, condition, persona, topic)."""
     rows = _dicts(
         db.execute(
-            "SELECT plan_id, position, condition, persona, COALESCE(agent, persona) AS agent,"
-            " topic FROM plan_steps WHERE session_id = ?",
+            "SELECT plan_id, position, condition, persona, topic FROM plan_steps"
+            " WHERE session_id = ?",
             [session_id],
         )
     )

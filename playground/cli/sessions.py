@@ -147,7 +147,9 @@ def _print_study(study: dict[str, Any], out: TextIO) -> None:
     """What people said about the conversation after it: reviews, ratings, final answers."""
     step = study["plan"]
     if step is not None:
-        agent = step["agent"] + (f" ({step['persona']})" if step["agent"] != step["persona"] else "")
+        agent = step["agent"] + (
+            f" ({step['persona']})" if step["agent"] != step["persona"] else ""
+        )
         print(
             f"\nStudy plan {step['plan_id']}: conversation {step['position']} of {step['of']}"
             f" · {step['condition']} · agent {agent}",

@@ -341,7 +341,8 @@ def runner(db: sqlite_utils.Database, plan_id: str) -> dict[str, Any] | None:
     """The runner recorded as holding the plan (``RUNNER_COLUMNS``), or None."""
     rows = _dicts(
         db.execute(
-            "SELECT " + ", ".join(f"runner_{c} AS {c}" for c in RUNNER_COLUMNS)
+            "SELECT "
+            + ", ".join(f"runner_{c} AS {c}" for c in RUNNER_COLUMNS)
             + " FROM study_plans WHERE id = ? AND runner_pid IS NOT NULL",
             [plan_id],
         )
@@ -382,9 +383,7 @@ def set_runner_address(
         )
 
 
-def release_runner(
-    db: sqlite_utils.Database, plan_id: str, pid: int, started: str | None
-) -> None:
+def release_runner(db: sqlite_utils.Database, plan_id: str, pid: int, started: str | None) -> None:
     """Clear the plan's runner if it is still the one given (never another's lock)."""
     with immediate(db):
         db.execute(

@@ -125,9 +125,7 @@ class RunnerLock:
         if self.held:
             self.held = False
             with contextlib.suppress(Exception):  # a failing database: the lock dies with us
-                study_rows.release_runner(
-                    self.db, self.plan_id, self.me["pid"], self.me["started"]
-                )
+                study_rows.release_runner(self.db, self.plan_id, self.me["pid"], self.me["started"])
 
 
 @dataclass(frozen=True)

@@ -301,7 +301,10 @@ class PlanRunner:
             study_rows.name_step_agent(self.db, self.plan_id, step["position"], shown)
             step["agent"] = shown
         if shown != step["persona"]:
-            self._progress(f"The agent {step['persona']} is shown as {shown}: a person is called so.")
+            self._progress(
+                f"Conversation {step['position']}'s agent {step['persona']} is shown as {shown}:"
+                f" someone in the plan is called {step['persona']}, or a name like it."
+            )
         return shown
 
     async def _reopen(self, session_id: str) -> Room:

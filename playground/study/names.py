@@ -6,9 +6,10 @@ the name in Unicode NFKC, decomposed (NFD), each character a lookalike of a Lati
 replaced by that letter (:data:`LOOKALIKES`: the common Cyrillic and Greek letters of Unicode's
 confusables list, UTS #39, and a few Latin and digit ones), then case-folded and composed again
 (NFC). So ``Fаrіd`` typed with a Cyrillic а and і is the name of an agent called Farid, and
-``ANA`` is ``Ana``. Accents stay: ``Zoë`` and ``Zoe`` are different names. (No maintained package
-of the UTS #39 skeleton installs here without compiling ICU; the table covers the letters that
-look exactly like Latin ones in common fonts.)
+``ANA`` is ``Ana``. Accents stay: ``Zoë`` and ``Zoe`` are different names. (A table of our own
+rather than a package: the confusables packages on PyPI check pairs or scripts rather than give
+UTS #39's skeleton, and ICU's own needs PyICU compiled against it. The table covers the letters
+that look exactly like Latin ones in common fonts, not every lookalike in Unicode.)
 
 **Bidi controls are refused everywhere.** The characters that change the direction of text
 (:data:`BIDI_CONTROLS`: embeddings, overrides, isolates and the direction marks) can make a text

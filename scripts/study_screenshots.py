@@ -1,11 +1,11 @@
 """Screenshots of the participants' page for docs/studies.md, in Debian's Chromium.
 
-Two people and an offline agent: Ana on a laptop (1280×800) sees the agent's message and the
-one-click question; Ben on a phone (390×844), in a conversation longer than his screen, has
+Two people and an offline agent: Maya on a laptop (1280×800) sees the agent's message and the
+one-click question; Theo on a phone (390×844), in a conversation longer than his screen, has
 added a private reaction. Writes
 docs/study-laptop.png and docs/study-phone.png. Then, the first conversation of a study plan
-once it is over: Ana, on a larger laptop (1440×900), looks back at the agent's message
-(docs/study-review.png) and Ben, on his phone, rates the agent (docs/study-questions.png).
+once it is over: Maya, on a larger laptop (1440×900), looks back at the agent's message
+(docs/study-review.png) and Theo, on his phone, rates the agent (docs/study-questions.png).
 
 Run:  .venv/bin/python scripts/study_screenshots.py
 
@@ -36,7 +36,7 @@ from ui.study_plans.run import create, plan_settings
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-#: What Ben and Ana say after the agent's first message: longer than Ben's phone screen.
+#: What Theo and Maya say after the agent's first message: longer than Theo's phone screen.
 LATER = [
     "Maybe the coast, if the weather holds.",
     "The forecast says sun on Saturday, rain on Sunday.",
@@ -52,8 +52,8 @@ LATER = [
 async def _join_both(browser: Any, study: Any, laptop: dict[str, int] | None = None) -> list[Any]:
     pages = []
     for link, size, name in (
-        (study.links[0], laptop or {"width": 1280, "height": 800}, "Ana"),
-        (study.links[1], {"width": 390, "height": 844}, "Ben"),
+        (study.links[0], laptop or {"width": 1280, "height": 800}, "Maya"),
+        (study.links[1], {"width": 390, "height": 844}, "Theo"),
     ):
         page = await (await browser.new_context(viewport=size)).new_page()
         await page.goto(link)
@@ -68,32 +68,32 @@ async def review_and_questions(browser: Any, embedder: CachingEmbedder) -> None:
     """docs/study-review.png and docs/study-questions.png."""
     tmp = Path(tempfile.mkdtemp())
     async with live_study(tmp, embedder, in_plan=True) as study:
-        ana, ben = await _join_both(browser, study, {"width": 1440, "height": 900})
+        maya, theo = await _join_both(browser, study, {"width": 1440, "height": 900})
         agent = study.room.agents[0].name
-        await ana.fill("#text", "Hi both! Any ideas for a weekend trip?")
-        await ana.press("#text", "Enter")
-        await ana.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
-        await ben.fill("#text", "Maybe the coast, if the weather holds.")
-        await ben.press("#text", "Enter")
-        await ana.wait_for_selector(".msg:has-text('the coast')")
+        await maya.fill("#text", "Hi both! Any ideas for a weekend trip?")
+        await maya.press("#text", "Enter")
+        await maya.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
+        await theo.fill("#text", "Maybe the coast, if the weather holds.")
+        await theo.press("#text", "Enter")
+        await maya.wait_for_selector(".msg:has-text('the coast')")
         study.room.finish("finished", "The time for this conversation is up.")
-        for page in (ana, ben):
+        for page in (maya, theo):
             await page.wait_for_selector("#review:not([hidden])")
-        await ana.click(f".msg:has(.who:text-is('{agent}')) .text")
-        await ana.fill("#r-thinking", "That a band festival had nothing to do with my question")
-        await ana.check("#r-wanted-no")
-        await ana.fill("#r-why", "I kept quiet: I hoped Ben would answer first")
-        await ana.check("#r-timing-after")
-        await ana.click("#review-save")
-        await ana.wait_for_selector(".retro-mark")
-        await ana.evaluate("document.getElementById('side').scrollTop = 0")
-        await ana.screenshot(path=str(ROOT / "docs" / "study-review.png"))
-        await ben.click("#rate-open")
+        await maya.click(f".msg:has(.who:text-is('{agent}')) .text")
+        await maya.fill("#r-thinking", "That a band festival had nothing to do with my question")
+        await maya.check("#r-wanted-no")
+        await maya.fill("#r-why", "I kept quiet: I hoped Theo would answer first")
+        await maya.check("#r-timing-after")
+        await maya.click("#review-save")
+        await maya.wait_for_selector(".retro-mark")
+        await maya.evaluate("document.getElementById('side').scrollTop = 0")
+        await maya.screenshot(path=str(ROOT / "docs" / "study-review.png"))
+        await theo.click("#rate-open")
         for i, value in enumerate((5, 6, 3)):
-            await ben.check(f"#q-{i}-{value}")
-        await ben.evaluate("window.scrollTo(0, 0)")
-        await ben.mouse.move(0, 0)  # no hover highlight
-        await ben.screenshot(path=str(ROOT / "docs" / "study-questions.png"))
+            await theo.check(f"#q-{i}-{value}")
+        await theo.evaluate("window.scrollTo(0, 0)")
+        await theo.mouse.move(0, 0)  # no hover highlight
+        await theo.screenshot(path=str(ROOT / "docs" / "study-questions.png"))
 
 
 async def main() -> None:
@@ -103,27 +103,27 @@ async def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     async with live_study(tmp, embedder) as study, async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        ana, ben = await _join_both(browser, study)
-        await ana.fill("#text", "Hi both! Any ideas for a weekend trip?")
-        await ana.press("#text", "Enter")
+        maya, theo = await _join_both(browser, study)
+        await maya.fill("#text", "Hi both! Any ideas for a weekend trip?")
+        await maya.press("#text", "Enter")
         agent = study.room.agents[0].name
-        await ana.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
-        await ben.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
-        await ana.screenshot(path=str(ROOT / "docs" / "study-laptop.png"))
-        await ben.click("#card-close")
-        for page, text in zip((ben, ana) * 5, LATER, strict=False):
+        await maya.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
+        await theo.wait_for_selector(f".msg:has(.who:text-is('{agent}'))", timeout=60_000)
+        await maya.screenshot(path=str(ROOT / "docs" / "study-laptop.png"))
+        await theo.click("#card-close")
+        for page, text in zip((theo, maya) * 5, LATER, strict=False):
             await page.fill("#text", text)
             await page.press("#text", "Enter")
-            await ben.wait_for_selector(f".msg:has-text({text!r})")
+            await theo.wait_for_selector(f".msg:has-text({text!r})")
         last = LATER[-1]
-        await ben.click(f".msg:has-text({last!r}) .text")
-        await ben.fill(".msg form input", "Good idea, I was hoping someone would say it")
-        await ben.press(".msg form input", "Enter")
-        await ben.wait_for_selector(".mynote")
-        await ben.evaluate(
+        await theo.click(f".msg:has-text({last!r}) .text")
+        await theo.fill(".msg form input", "Good idea, I was hoping someone would say it")
+        await theo.press(".msg form input", "Enter")
+        await theo.wait_for_selector(".mynote")
+        await theo.evaluate(
             "(l => { l.scrollTop = l.scrollHeight; })(document.getElementById('messages'))"
         )
-        await ben.screenshot(path=str(ROOT / "docs" / "study-phone.png"))
+        await theo.screenshot(path=str(ROOT / "docs" / "study-phone.png"))
         await review_and_questions(browser, embedder)
         await browser.close()
     print(

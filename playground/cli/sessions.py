@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import textwrap
 from typing import Any, TextIO
 
@@ -12,7 +13,7 @@ from playground import domain, events
 from playground.history.timeline import FORK_BEGINS
 from playground.history.timings import LEGEND, stage_table, summary_line
 from playground.llm.capabilities import server_profile, summary_of
-from playground.storage import SessionReader
+from playground.storage import SessionReader, study_rows
 from playground.storage.database import open_for_reading, snapshot
 from playground.terminal_text import visible
 
@@ -63,6 +64,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
     with snapshot(db):  # the timings as of the same moment as the rest
         data = reader.load(args.id)
         timings = reader.trigger_timings(data["session"]["id"])
+        data["study"] = _study(db, data["session"]["id"])
     profile = server_profile(data["session"].get("server_profile"))
     if args.json:
         if profile is not None:
@@ -122,6 +124,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
             )
         if carried and m["id"] == carried and s.get("fork_seq") is not None:
             print(f"\n{FORK_BEGINS}", file=out)
+    _print_study(data["study"], out)
     _print_timings(timings, out, full=args.timings)
     usage = domain.Usage(**{k: s[k] for k in domain.Usage.model_fields if s.get(k) is not None})
     print(
@@ -130,6 +133,62 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         file=out,
     )
     return 0
+
+
+def _study(db: Any, session_id: str) -> dict[str, Any]:
+    """The session's study reviews; none from a read-only database older than the study tables."""
+    try:
+        return study_rows.study_reviews(db, session_id)
+    except sqlite3.OperationalError:
+        return {"plan": None, "retrospective": [], "questionnaire": [], "final_answers": []}
+
+
+def _print_study(study: dict[str, Any], out: TextIO) -> None:
+    """What people said about the conversation after it: reviews, ratings, final answers."""
+    step = study["plan"]
+    if step is not None:
+        agent = step["agent"] + (
+            f" ({step['persona']})" if step["agent"] != step["persona"] else ""
+        )
+        print(
+            f"\nStudy plan {step['plan_id']}: conversation {step['position']} of {step['of']}"
+            f" · {step['condition']} · agent {agent}",
+            file=out,
+        )
+    if study["retrospective"]:
+        print("\nReviews (each person's own, message by message):", file=out)
+    for r in study["retrospective"]:
+        said = [
+            f"{label}: {r[key]}"
+            for key, label in (("wanted", "wanted to say it"), ("timing", "would have spoken"))
+            if r[key]
+        ]
+        if r["after_message_id"] is not None:
+            said[-1] += f" #{r['after_message_id']}"
+        said += [f"{label}: {r[key]}" for key, label in (("why", "why"), ("thinking", "thinking"))
+                 if r[key]]  # fmt: skip
+        print(f"  {r['author']} on [{r['message_id']}]: {' · '.join(said)}", file=out)
+    _print_by_person(
+        "Questionnaire (1-7):",
+        [(q["author"], f"{q['item']} {q['value']}") for q in study["questionnaire"]],
+        out,
+    )
+    _print_by_person(
+        "End-of-study answers:",
+        [(a["person"], f"{a['item']} = {a['value']}") for a in study["final_answers"]],
+        out,
+    )
+
+
+def _print_by_person(title: str, answers: list[tuple[str, str]], out: TextIO) -> None:
+    """``title`` and one line per person with their answers (nothing when there are none)."""
+    by_person: dict[str, list[str]] = {}
+    for person, answer in answers:
+        by_person.setdefault(person, []).append(answer)
+    if by_person:
+        print(f"\n{title}", file=out)
+    for person, said in by_person.items():
+        print(f"  {person}: {', '.join(said)}", file=out)
 
 
 def _print_timings(timings: list[events.TriggerTimed], out: TextIO, *, full: bool) -> None:

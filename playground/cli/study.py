@@ -5,7 +5,14 @@
   invite link per person on standard output; the links stay the same for the whole plan.
 - ``study resume PLAN``: run a plan again from its first unfinished conversation, with the
   same links.
-- ``study list``: the plans in the database and how far each got.
+- ``study list``: the plans in the database and how far each got: ``running`` (a live runner
+  holds it: its process and address are shown), ``stopped`` (``study resume`` goes on), ``not
+  started`` or ``done``, with the conversation it is at and what that conversation is doing.
+
+One runner at a time holds a plan: a second ``study resume`` of a plan that is running (here or
+in the window) is refused, naming the first's process and address. While a plan runs, its
+progress (the conversation, its phase, who joined, who has answered) is printed on standard
+error.
 
 After each conversation everyone reviews it message by message and rates its agent; after the
 last, everyone matches the agents to their styles and picks a favourite. Ctrl-C stops the study
@@ -143,6 +150,9 @@ async def _run(
                 print(server.link(seat), file=out, flush=True)
         print("Ctrl-C stops the study; `playground study resume` goes on.", file=err)
 
+    def progress(line: str) -> None:
+        print(line, file=err, flush=True)
+
     embedder = start_local_embedder(settings)
     engine = await factory.build_engine(settings, embedder=embedder)
     try:
@@ -155,8 +165,14 @@ async def _run(
             listen=Listen(args.host, args.port, args.tls_cert, args.tls_key),
             review_minutes=args.review_minutes,
             on_links=links,
+            on_progress=progress,
         )
         await runner.run()
+    except errors.PlaygroundError:
+        if args.study_command == "new" and _never_started(db, plan_id):
+            study_rows.delete_plan(db, plan_id)
+            print(f"Study plan {plan_id} was not started, and is not kept.", file=err)
+        raise
     except asyncio.CancelledError:
         print(f"Stopped. Resume with: playground study resume {plan_id}", file=err)
         raise
@@ -164,6 +180,12 @@ async def _run(
         await engine.close()
     print(plan_id, file=out, flush=True)
     return 0
+
+
+def _never_started(db: Any, plan_id: str) -> bool:
+    from playground.storage import study_rows
+
+    return all(s["status"] == "pending" for s in study_rows.plan_steps(db, plan_id))
 
 
 def _same_engine(plan_id: str, saved: dict[str, Any], now: Any) -> None:
@@ -187,6 +209,7 @@ def _same_engine(plan_id: str, saved: dict[str, Any], now: Any) -> None:
 
 def list_plans(args: argparse.Namespace, out: TextIO) -> int:
     from playground.storage import study_rows
+    from playground.study.lock import plan_status
 
     db = open_database(args.db, busy_timeout=args.busy_timeout)
     try:
@@ -196,11 +219,16 @@ def list_plans(args: argparse.Namespace, out: TextIO) -> int:
             return 0
         for row in rows:
             steps = study_rows.plan_steps(db, row["id"])
-            done = sum(s["status"] == "done" for s in steps)
-            order = ", ".join(f"{s['persona']} ({s['condition']})" for s in steps)
+            status = plan_status(db, row)
+            order = ", ".join(
+                s["persona"]
+                + (f" shown as {s['agent']}" if s["agent"] != s["persona"] else "")
+                + f" ({s['condition']})"
+                for s in steps
+            )
             print(
-                f"{row['id']}  group {row['grp']}  {row['humans']} people  {row['status']}"
-                f"  {done}/{len(steps)} conversations  {order}",
+                f"{row['id']}  group {row['grp']}  {row['humans']} people  {status.describe()}"
+                f"  {status.done}/{status.of} conversations  {order}",
                 file=out,
             )
         return 0

@@ -30,6 +30,7 @@ from playground.report.study_model import (
     FriedmanResult,
     InferenceItem,
     InferenceSummary,
+    LeftOut,
     PlanSummary,
     StatementSummary,
     StudyCounts,
@@ -117,7 +118,7 @@ def build_study_report(
         plans=[d.summary() for d in data], conditions=conditions, counts=counts,
         questionnaire=questionnaire, friedman=friedman, style_matching=matches,
         confusion=confusion, favourites=favourites, inference=inference, inference_items=items,
-        similarity=embed is not None, notes=notes, methods=STUDY_METHODS,
+        inference_left_out=[x for d in data for x in d.left_out], similarity=embed is not None, notes=notes, methods=STUDY_METHODS,
     )  # fmt: skip
 
 
@@ -135,6 +136,7 @@ class _PlanData:
         self.agents: dict[str, str] = {}
         self.ambiguous: set[str] = set()
         self.items: list[InferenceItem] = []
+        self.left_out: list[LeftOut] = []
         #: condition → [human messages, with their author's reason]
         self.messages: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         self.people: set[str] = set()
@@ -205,6 +207,10 @@ class _PlanData:
             if speakers.get(int(r["message_id"])) == r["author"]
         }
         counts = self.messages[cond]
+        [(last,)] = db.execute(
+            "SELECT MAX(id) FROM messages WHERE session_id = ? AND TRIM(interpretation) != ''",
+            [sid],
+        ).fetchall()
         for mid, speaker, text, interpretation in messages:
             counts[0] += 1
             reason, source = _stated_reason(notes.get(int(mid), []), retro.get(int(mid)))
@@ -212,6 +218,13 @@ class _PlanData:
                 continue
             counts[1] += 1
             if interpretation is None or not interpretation.strip():
+                self.left_out.append(
+                    LeftOut(
+                        plan_id=self.plan["id"], session_id=sid, message_id=int(mid),
+                        condition=cond, person=speaker,
+                        why="skipped" if last is not None and last > mid else "ended",
+                    )
+                )  # fmt: skip
                 continue
             self.items.append(
                 InferenceItem(
@@ -398,9 +411,14 @@ def with_cosines(items: list[InferenceItem], embed: EmbedFn) -> list[InferenceIt
 
 
 def inference_row(
-    condition: str, items: list[InferenceItem], human: int, with_reason: int
+    condition: str,
+    items: list[InferenceItem],
+    human: int,
+    with_reason: int,
+    left_out: Sequence[LeftOut] = (),
 ) -> InferenceSummary:
-    """One row of the inference table: the items of one condition (or all)."""
+    """One row of the inference table: the items of one condition (or all), and the messages
+    with a reason it leaves out."""
     cos = [i.cosine for i in items if i.cosine is not None]
     judged = [i.judge_rating for i in items if i.judge_rating is not None]
     return InferenceSummary(
@@ -409,6 +427,7 @@ def inference_row(
         sd_cosine=float(np.std(cos, ddof=1)) if len(cos) > 1 else None,
         judged=len(judged), mean_judge=float(np.mean(judged)) if judged else None,
         judge_failed=sum(1 for i in items if i.judge_failed),
+        left_out=dict(Counter(x.why for x in left_out)),
     )  # fmt: skip
 
 
@@ -423,11 +442,19 @@ def _inference(
             reasoned[cond] += r
     if not sum(human.values()):
         return []
+    left_out = [x for d in data for x in d.left_out]
     rows = [
-        inference_row(c, [i for i in items if i.condition == c], human[c], reasoned[c])
+        inference_row(
+            c,
+            [i for i in items if i.condition == c],
+            human[c],
+            reasoned[c],
+            [x for x in left_out if x.condition == c],
+        )
         for c in conditions
     ]
-    return [*rows, inference_row(ALL, items, sum(human.values()), sum(reasoned.values()))]
+    everything = inference_row(ALL, items, sum(human.values()), sum(reasoned.values()), left_out)
+    return [*rows, everything]
 
 
 def to_json(report: StudyReport) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playground.rating.user_study import USER_STUDY_METRICS
 from playground.report.format import _num, _p, _table, count
-from playground.report.study_model import StudyReport
+from playground.report.study_model import LEFT_OUT_WHY, StudyReport
 
 LABELS = {m.key: m.label for m in USER_STUDY_METRICS}
 
@@ -105,6 +105,7 @@ def _inference(report: StudyReport) -> list[str]:
             row += [str(r.judged), _num(r.mean_judge), str(r.judge_failed)]
         rows.append(row)
     out += _table(heads, rows)
+    out += left_out_lines(report)
     if not report.similarity:
         out += ["(no cosine similarities: the embedding model was not loaded)"]
     if judge:
@@ -113,6 +114,24 @@ def _inference(report: StudyReport) -> list[str]:
         out += [f"Judge failures ({len(report.judge_failures)}), counted as failed, not rated:"]
         out += [f"  {line}" for line in report.judge_failures]
     return out
+
+
+def left_out_lines(report: StudyReport) -> list[str]:
+    """How many messages with a reason the inference measure leaves out, and why (none: [])."""
+    total = report.inference[-1] if report.inference else None
+    if total is None or not total.left_out:
+        return []
+    n = sum(total.left_out.values())
+    why = "; ".join(f"{k}: {LEFT_OUT_WHY[w]}" for w, k in sorted(total.left_out.items()))
+    lines = [
+        f"Left out: {n} of {total.with_reason} messages with a reason have no agent"
+        f" interpretation to compare with ({why}):"
+    ]
+    lines += [
+        f"  {x.session_id} message {x.message_id} ({x.person}, {x.condition}): {x.why}"
+        for x in report.inference_left_out
+    ]
+    return lines
 
 
 def render_table(report: StudyReport) -> str:

@@ -103,6 +103,7 @@ def with_judge(report: StudyReport, items: list[InferenceItem], judge: str) -> S
             [i for i in items if row.condition in (ALL, i.condition)],
             row.human_messages,
             row.with_reason,
+            [x for x in report.inference_left_out if row.condition in (ALL, x.condition)],
         )
         for row in report.inference
     ]

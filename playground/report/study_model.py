@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 STUDY_METHODS = [
@@ -112,6 +114,30 @@ class InferenceItem(_Frozen):
     """Why the judge gave no rating (unreadable answer), when it was asked and failed."""
 
 
+#: Why a message with its author's reason has no agent interpretation to compare it with:
+#: ``ended`` — the conversation ended (or was stopped) before the agents interpreted it (no later
+#: message of it was interpreted either); ``skipped`` — a later message was interpreted, so the
+#: agents moved on to a newer message before this one's interpretation was done, or it failed.
+LeftOutWhy = Literal["ended", "skipped"]
+#: The report's words for each :data:`LeftOutWhy`.
+LEFT_OUT_WHY: dict[str, str] = {
+    "ended": "the conversation ended before the agents interpreted the message",
+    "skipped": "the agents moved on to a later message before interpreting it (or it failed)",
+}
+
+
+class LeftOut(_Frozen):
+    """A message with its author's own reason that the inference measure leaves out: the agents
+    have no interpretation of it to compare with."""
+
+    plan_id: str
+    session_id: str
+    message_id: int
+    condition: str
+    person: str
+    why: LeftOutWhy
+
+
 class InferenceSummary(_Frozen):
     """How well the agents inferred people's reasons in one condition (or ``all``)."""
 
@@ -121,6 +147,8 @@ class InferenceSummary(_Frozen):
     """Human messages with their author's own stated reason."""
     n: int
     """Of those, the ones with an interpretation: the pairs compared."""
+    left_out: dict[LeftOutWhy, int] = {}
+    """The others (``with_reason - n``), by why they have no interpretation."""
     mean_cosine: float | None
     sd_cosine: float | None
     judged: int
@@ -154,6 +182,8 @@ class StudyReport(_Frozen):
     inference: list[InferenceSummary]
     """One row per condition, then ``all``."""
     inference_items: list[InferenceItem]
+    inference_left_out: list[LeftOut] = []
+    """The messages with a reason left out of the inference measure, and why."""
     similarity: bool
     """Whether cosine similarities were computed (an embedding model was given)."""
     judge: str | None = None

@@ -6,6 +6,7 @@ import re
 
 from playground.storage.seats import MIGRATION as SEATS_MIGRATION
 from playground.storage.study_rows import MIGRATION as STUDY_MIGRATION
+from playground.storage.study_rows import RUNNER_MIGRATION
 
 _DRAWN = re.compile(r"best score (.*?) < imThreshold .*; System-1 reply drawn", re.I | re.S)
 
@@ -445,4 +446,6 @@ MIGRATIONS: list[str] = [
     SEATS_MIGRATION,
     # 12: retrospective review, questionnaires and study plans (playground.storage.study_rows)
     STUDY_MIGRATION,
+    # 13: the runner holding a study plan, and the names its agents were shown under
+    RUNNER_MIGRATION,
 ]

@@ -17,6 +17,7 @@ and nobody else's.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import sqlite_utils
@@ -78,6 +79,21 @@ MIGRATION = """
         PRIMARY KEY (plan_id, person, item)
     );
 """
+
+#: Migration 13: the runner holding a plan (the lock that gives a plan one runner at a time, see
+#: :mod:`playground.study.lock`) and the name each conversation's agent was shown under (NULL:
+#: its persona's name).
+RUNNER_MIGRATION = """
+    ALTER TABLE study_plans ADD COLUMN runner_pid INTEGER;
+    ALTER TABLE study_plans ADD COLUMN runner_host TEXT;
+    ALTER TABLE study_plans ADD COLUMN runner_boot TEXT;
+    ALTER TABLE study_plans ADD COLUMN runner_started TEXT;
+    ALTER TABLE study_plans ADD COLUMN runner_address TEXT;
+    ALTER TABLE study_plans ADD COLUMN runner_since TEXT;
+    ALTER TABLE plan_steps ADD COLUMN agent TEXT;
+"""
+#: The columns of a plan's runner, as :func:`take_runner` writes them.
+RUNNER_COLUMNS = ("pid", "host", "boot", "started", "address", "since")
 
 RETRO_COLUMNS = ("message_id", "thinking", "wanted", "why", "timing", "after_message_id")
 
@@ -141,6 +157,26 @@ def reviewed_messages(db: sqlite_utils.Database, session_id: str) -> list[dict[s
             [session_id],
         )
     )
+
+
+def study_reviews(db: sqlite_utils.Database, session_id: str) -> dict[str, Any]:
+    """What people said about a session after it (``show``, ``show --json``): ``plan`` (the plan
+    step it was run for, with ``of`` and the ``agent`` name shown, or None), ``retrospective``, ``questionnaire`` and, for a
+    plan's last conversation, the plan's ``final_answers``."""
+    step = step_of_session(db, session_id)
+    final: list[dict[str, Any]] = []
+    if step is not None:
+        steps = plan_steps(db, step["plan_id"])
+        step["of"] = len(steps)
+        step["agent"] = next(s["agent"] for s in steps if s["position"] == step["position"])
+        if step["position"] == steps[-1]["position"]:
+            final = plan_answers(db, step["plan_id"])
+    return {
+        "plan": step,
+        "retrospective": retrospective(db, session_id),
+        "questionnaire": questionnaire(db, session_id),
+        "final_answers": final,
+    }
 
 
 def review_count(db: sqlite_utils.Database, session_id: str) -> int:
@@ -232,7 +268,8 @@ def plans(db: sqlite_utils.Database) -> list[dict[str, Any]]:
 def plan_steps(db: sqlite_utils.Database, plan_id: str) -> list[dict[str, Any]]:
     return _dicts(
         db.execute(
-            "SELECT position, condition, persona, topic, session_id, status FROM plan_steps"
+            "SELECT position, condition, persona, COALESCE(agent, persona) AS agent, topic,"
+            " session_id, status FROM plan_steps"
             " WHERE plan_id = ? ORDER BY position",
             [plan_id],
         )
@@ -269,6 +306,92 @@ def set_step(
                 "UPDATE plan_steps SET status = ?, session_id = ? WHERE plan_id = ? AND position = ?",
                 [status, session_id, plan_id, position],
             )
+
+
+def name_step_agent(db: sqlite_utils.Database, plan_id: str, position: int, agent: str) -> None:
+    """Record the name a conversation's agent is shown under (when not its persona's)."""
+    with immediate(db):
+        db.execute(
+            "UPDATE plan_steps SET agent = ? WHERE plan_id = ? AND position = ?",
+            [agent, plan_id, position],
+        )
+
+
+def restore_step(
+    db: sqlite_utils.Database, plan_id: str, position: int, status: str, session_id: str | None
+) -> None:
+    """Put a step back as it was (a start that failed leaves nothing behind)."""
+    with immediate(db):
+        db.execute(
+            "UPDATE plan_steps SET status = ?, session_id = ? WHERE plan_id = ? AND position = ?",
+            [status, session_id, plan_id, position],
+        )
+
+
+def delete_plan(db: sqlite_utils.Database, plan_id: str) -> None:
+    """Delete a plan and its seats, steps and answers (not its sessions)."""
+    with immediate(db):
+        db.execute("DELETE FROM study_plans WHERE id = ?", [plan_id])
+
+
+# -- the runner holding a plan -------------------------------------------------------------------
+
+
+def runner(db: sqlite_utils.Database, plan_id: str) -> dict[str, Any] | None:
+    """The runner recorded as holding the plan (``RUNNER_COLUMNS``), or None."""
+    rows = _dicts(
+        db.execute(
+            "SELECT "
+            + ", ".join(f"runner_{c} AS {c}" for c in RUNNER_COLUMNS)
+            + " FROM study_plans WHERE id = ? AND runner_pid IS NOT NULL",
+            [plan_id],
+        )
+    )
+    return rows[0] if rows else None
+
+
+def take_runner(
+    db: sqlite_utils.Database,
+    plan_id: str,
+    me: dict[str, Any],
+    holds: Callable[[dict[str, Any]], bool],
+) -> dict[str, Any] | None:
+    """Record ``me`` as the plan's runner unless ``holds(runner)`` says the runner recorded now
+    still holds it; in one write transaction, so two runners starting at once cannot both win.
+    Returns None when taken, else the runner that holds the plan."""
+    with immediate(db):
+        held = runner(db, plan_id)
+        if held is not None and holds(held):
+            return held
+        db.execute(
+            "UPDATE study_plans SET "
+            + ", ".join(f"runner_{c} = :{c}" for c in RUNNER_COLUMNS)
+            + " WHERE id = :plan_id",
+            {**me, "plan_id": plan_id},
+        )
+    return None
+
+
+def set_runner_address(
+    db: sqlite_utils.Database, plan_id: str, pid: int, started: str | None, address: str
+) -> None:
+    with immediate(db):
+        db.execute(
+            "UPDATE study_plans SET runner_address = ? WHERE id = ? AND runner_pid = ?"
+            " AND runner_started IS ?",
+            [address, plan_id, pid, started],
+        )
+
+
+def release_runner(db: sqlite_utils.Database, plan_id: str, pid: int, started: str | None) -> None:
+    """Clear the plan's runner if it is still the one given (never another's lock)."""
+    with immediate(db):
+        db.execute(
+            "UPDATE study_plans SET "
+            + ", ".join(f"runner_{c} = NULL" for c in RUNNER_COLUMNS)
+            + " WHERE id = ? AND runner_pid = ? AND runner_started IS ?",
+            [plan_id, pid, started],
+        )
 
 
 def finish_plan(db: sqlite_utils.Database, plan_id: str) -> None:

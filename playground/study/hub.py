@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import unicodedata
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ import pydantic
 from playground import domain, errors, events
 from playground.room.room import Room
 from playground.storage import seats as seat_rows
-from playground.study import protocol
+from playground.study import names, protocol
 from playground.study.protocol import CloseCode
 from playground.study.review import MAX_TEXT, PlanStep, Review, StudyError
 from playground.study.seats import Seat, SeatBook
@@ -109,24 +108,17 @@ def check_name(name: object, taken: list[str]) -> str:
     Raises:
         StudyError: empty, too long, control characters, or already someone's.
     """
-    if not isinstance(name, str) or not name.strip():
-        raise StudyError("Please type a name to join with.")
-    name = " ".join(name.split())
-    if len(name) > MAX_NAME:
-        raise StudyError(f"A name can have at most {MAX_NAME} characters.")
-    if any(unicodedata.category(c).startswith("C") for c in name):
-        raise StudyError("A name cannot contain control characters.")
-    if name.casefold() in {t.casefold() for t in taken}:
-        raise StudyError(f"Someone in this study is already called {name}.")
-    return name
+    try:
+        return names.person_name(name, taken, MAX_NAME)
+    except names.TextRefused as exc:
+        raise StudyError(str(exc)) from None
 
 
 def _text(value: object, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise StudyError(f"The {what} is empty.")
-    if len(value) > MAX_TEXT:
-        raise StudyError(f"The {what} is too long: at most {MAX_TEXT} characters.")
-    return value.strip()
+    try:
+        return names.text(value, what, MAX_TEXT)
+    except names.TextRefused as exc:
+        raise StudyError(str(exc)) from None
 
 
 class StudyHub:

@@ -35,8 +35,11 @@ from playground.rating.user_study import STYLES, TOPICS
 from playground.room import loops
 from playground.room.room import Room
 from playground.settings import Settings
+from playground.storage import library as saved_sessions
 from playground.storage import study_rows
+from playground.study import names
 from playground.study.hub import StudyHub
+from playground.study.lock import RunnerLock
 from playground.study.reopen import reopen_for_review
 from playground.study.review import PlanStep
 from playground.study.seats import PlanSeatBook
@@ -137,6 +140,7 @@ class PlanRunner:
         listen: Listen,
         review_minutes: float,
         on_links: Callable[[StudyServer, PlanSeatBook], None],
+        on_progress: Callable[[str], None] | None = None,
     ) -> None:
         plan = study_rows.plan(db, plan_id)
         if plan is None:
@@ -148,6 +152,10 @@ class PlanRunner:
         self.listen = listen
         self.review_seconds = review_minutes * 60
         self.on_links = on_links
+        self.on_progress = on_progress
+        self.lock = RunnerLock(db, plan_id)
+        #: The people the researcher has been told joined (once per run of the plan).
+        self.joined: set[str] = set()
         self.book = PlanSeatBook(db, plan_id)
         self.server: StudyServer | None = None
         self.room: Room | None = None
@@ -164,62 +172,100 @@ class PlanRunner:
         """Run every conversation not done yet, then the end-of-study questions.
 
         Raises:
+            PlanBusy: another live runner holds the plan (nothing is started or changed).
             RecordingError: the database cannot be written (the plan stops; what was saved stays).
-            PlaygroundError: the server cannot listen.
+            PlaygroundError: the server cannot listen (nothing is left behind: no conversation is
+                started and the plan's steps are as they were).
         """
+        self.lock.take()
         over = False
         try:
             for step in self.steps:
                 if step["status"] == "done":
                     continue
                 hub = await self._open(step)
-                if step["status"] != "reviewing":
-                    await self._talk(step, hub)
-                await self._review(step, hub)
+                watch = asyncio.create_task(self._watch(step, hub))
+                try:
+                    if step["status"] != "reviewing":
+                        await self._talk(step, hub)
+                    await self._review(step, hub)
+                finally:
+                    watch.cancel()
             if self.plan["status"] != "done":
                 study_rows.finish_plan(self.db, self.plan_id)
+                self._progress(f"Study plan {self.plan_id} is done.")
             over = True
         finally:
             if self.server is not None and not over:
                 await self.server.pause()  # first: the pages hear "paused", not "ended"
             if self.room is not None and self.room.status == "running":
                 self.room.finish("interrupted", "the researcher stopped the study")
+            self.lock.release()
             if self.server is not None and over:
                 await self.server.stop("The study is over. Thank you for taking part.")
 
-    def _step(self, step: dict[str, Any], agent: str) -> PlanStep:
+    def _step(self, step: dict[str, Any]) -> PlanStep:
         last = step is self.steps[-1]
+        held = self.steps[: self.steps.index(step) + 1]
         return PlanStep(
             plan_id=self.plan_id,
             position=step["position"],
             of=len(self.steps),
             topic=step["topic"],
-            agent=agent,
-            final_agents=tuple(s["persona"] for s in self.steps) if last else None,
-            agents=tuple(s["persona"] for s in self.steps),
+            agent=step["agent"],
+            final_agents=tuple(s["agent"] for s in self.steps) if last else None,
+            # A person joining is checked against the agents they have met or will be asked
+            # about (this conversation's and the earlier ones'), not later ones: a later agent
+            # whose name clashes with a person's is shown under another name (see _agent_name).
+            agents=tuple(s["agent"] for s in held),
         )
 
     async def _open(self, step: dict[str, Any]) -> StudyHub:
-        """The step's room and hub: a new session, or (a review that was cut short) its own."""
+        """The step's room and hub: a new session, or (a review that was cut short) its own.
+
+        A first start whose server cannot listen leaves nothing behind: the new session is
+        deleted and the step is put back as it was."""
+        before = step["status"], step["session_id"]
         if step["status"] == "reviewing" and step["session_id"]:
             room = await self._reopen(step["session_id"])
         else:
             room = await self._new_room(step)
         self.room = room
-        hub = StudyHub(room, self.book, self._step(step, step["persona"]))
+        hub = StudyHub(room, self.book, self._step(step))
         if self.server is None:
-            self.server = StudyServer(
+            server = StudyServer(
                 hub,
                 host=self.listen.host,
                 port=self.listen.port,
                 certificate=self.listen.certificate,
                 key=self.listen.key,
             )
-            await self.server.start()
+            try:
+                listening = await server.start()
+            except BaseException:
+                self._undo(step, room, before)
+                raise
+            self.server = server
+            self.lock.listening(listening.origin)
             self.on_links(self.server, self.book)
         else:
             self.server.switch(hub)
+        self._progress(
+            f"Conversation {step['position']} of {len(self.steps)}"
+            f" ({step['agent']}, {step['condition']}):"
+            f" {'reviewing' if room.ended else 'talking'}."
+        )
         return hub
+
+    def _undo(self, step: dict[str, Any], room: Room, before: tuple[str, str | None]) -> None:
+        """Forget a conversation that never began (its page could not be served)."""
+        self.room = None
+        if room.session_id == before[1]:
+            return  # a review reopened: its session stays as it was
+        if room.status == "running":
+            room.finish("interrupted", "the study page could not be served")
+        study_rows.restore_step(self.db, self.plan_id, step["position"], *before)
+        saved_sessions.delete_session(self.db, room.session_id)
 
     async def _new_room(self, step: dict[str, Any]) -> Room:
         settings = self.settings.model_copy(deep=True)
@@ -231,7 +277,11 @@ class PlanRunner:
         )
         study_rows.set_step(self.db, self.plan_id, step["position"], "talking", room.session_id)
         try:
-            await factory.add_agents(room, settings, [self.library[step["persona"]]])
+            shown = self._agent_name(step)
+            persona = self.library[step["persona"]]
+            if shown != persona.name:
+                persona = persona.model_copy(update={"name": shown})
+            await factory.add_agents(room, settings, [persona])
             for seat in self.book.seats:
                 if seat.name is None or seat.revoked:
                     continue
@@ -243,6 +293,23 @@ class PlanRunner:
             room.finish("interrupted", "the conversation could not be set up")
             raise
         return room
+
+    def _agent_name(self, step: dict[str, Any]) -> str:
+        """The name the step's agent is shown under: its persona's, unless that is (or looks
+        like) the name of a person in the plan or of an earlier conversation's agent; then the
+        first name of :data:`names.AGENT_NAMES` that clashes with none (recorded on the step)."""
+        people = [s.name for s in self.book.seats if s.name is not None]
+        earlier = [s["agent"] for s in self.steps[: self.steps.index(step)]]
+        shown = names.free_name(step["persona"], [*people, *earlier])
+        if shown != step["agent"]:
+            study_rows.name_step_agent(self.db, self.plan_id, step["position"], shown)
+            step["agent"] = shown
+        if shown != step["persona"]:
+            self._progress(
+                f"Conversation {step['position']}'s agent {step['persona']} is shown as {shown}:"
+                f" someone in the plan is called {step['persona']}, or a name like it."
+            )
+        return shown
 
     async def _reopen(self, session_id: str) -> Room:
         return reopen_for_review(self.db, session_id, self.engine, self.settings)
@@ -262,3 +329,34 @@ class PlanRunner:
             await asyncio.sleep(POLL)
         study_rows.set_step(self.db, self.plan_id, step["position"], "done")
         step["status"] = "done"
+
+    def _progress(self, line: str) -> None:
+        if self.on_progress is not None:
+            self.on_progress(line)
+
+    async def _watch(self, step: dict[str, Any], hub: StudyHub) -> None:
+        """Tell the researcher who joined, the phase and who has answered, as they change."""
+        joined = self.joined
+        answered: set[str] = set()
+        talking = not hub.room.ended
+        while True:
+            people = [s.name for s in self.book.seats if s.name is not None and not s.revoked]
+            for name in people:
+                if name not in joined:
+                    joined.add(name)
+                    self._progress(f"{name} joined ({len(joined)} of {self.plan['humans']}).")
+            if talking and hub.room.ended:
+                talking = False
+                self._progress(
+                    f"Conversation {step['position']} of {len(self.steps)}: reviewing"
+                    + (" and final questions" if step is self.steps[-1] else "")
+                    + "."
+                )
+            for name in people:
+                if name not in answered and hub.review.finished(name):
+                    answered.add(name)
+                    self._progress(
+                        f"{name} answered ({len(answered)} of {len(people)} in,"
+                        f" conversation {step['position']} of {len(self.steps)})."
+                    )
+            await asyncio.sleep(POLL)

@@ -61,13 +61,12 @@ class PlanStep:
 
 
 def _optional_text(value: object, what: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise StudyError(f"The {what} must be text.")
-    if len(value) > MAX_TEXT:
-        raise StudyError(f"The {what} is too long: at most {MAX_TEXT} characters.")
-    return value.strip()
+    from playground.study import names  # names imports nothing of the study's
+
+    try:
+        return names.optional_text(value, what, MAX_TEXT)
+    except names.TextRefused as exc:
+        raise StudyError(str(exc)) from None
 
 
 def _choice(value: object, allowed: dict[str, str], what: str) -> str | None:

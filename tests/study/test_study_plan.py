@@ -67,10 +67,10 @@ async def test_a_plan_runs_three_conversations_with_reviews_ratings_and_final_an
         assert hello["questionnaire"]["agent"] == agents[0]
         assert hello["final"] is None
         assert hello["thoughts_shown"] is False
-        # Not the name of an agent met later: the plan could not seat them with it.
-        await ivy.send(type="join", name=agents[2])
+        # Not the name of this conversation's agent (a later one's is free: test_names.py).
+        await ivy.send(type="join", name=agents[0])
         error = await ivy.until(lambda p: p["type"] == "error")
-        assert error["message"] == f"Someone in this study is already called {agents[2]}."
+        assert error["message"] == f"Someone in this study is already called {agents[0]}."
         await ivy.send(type="join", name="Ivy")
         await ivy.until(lambda p: p["type"] == "you")
         kai, _ = await open_browser(plan.links[1], plan.origin)

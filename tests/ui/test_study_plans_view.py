@@ -208,7 +208,10 @@ async def test_a_port_in_use_is_a_message_and_the_plan_resumes_then_closing_stop
     assert "Resume goes on" in text
     assert "Traceback" not in text
     assert view.resume_button.isEnabled()
-    assert _sql(db, "SELECT status FROM sessions") == [("interrupted",)]
+    # Nothing is left behind: no empty session, the step as it was, the plan not started.
+    assert _sql(db, "SELECT status FROM sessions") == []
+    assert _sql(db, "SELECT status, session_id FROM plan_steps") == [("pending", None)] * 3
+    assert _col(view.plans, PLAN_COLUMNS.index("Status")) == ["not started: Resume runs it"]
     # The port is free again: Resume serves the plan there.
     again = view.resume()
     assert again is not None
@@ -220,7 +223,7 @@ async def test_a_port_in_use_is_a_message_and_the_plan_resumes_then_closing_stop
     await until(lambda: not again.running, timeout=30, what="the plan to stop")
     assert again.outcome == "stopped"
     await until(lambda: controller.closed, timeout=30, what="the window to close")
-    assert _sql(db, "SELECT status FROM sessions ORDER BY created_at") == [("interrupted",)] * 2
+    assert _sql(db, "SELECT status FROM sessions ORDER BY created_at") == [("interrupted",)]
     assert _sql(db, "SELECT status FROM study_plans") == [("running",)]
     async with aiohttp.ClientSession() as s:
         with pytest.raises(aiohttp.ClientConnectionError):

@@ -25,6 +25,7 @@ from playground.embedding.cache import CachingEmbedder
 from playground.rating.user_study import STYLES
 from playground.settings import Settings
 from playground.storage import study_rows
+from playground.study.lock import plan_status
 from playground.study.plan import Listen, PlanRunner, create_plan, other_engine
 from playground.study.seats import PlanSeatBook
 from playground.study.server import StudyServer, is_loopback
@@ -304,7 +305,9 @@ class PlanRun(LoopJob):
 
 def plan_rows(db: Any) -> list[dict[str, Any]]:
     """The database's plans, newest first, each with ``done`` (conversations done), ``of``,
-    ``started`` (a conversation has begun) and ``conditions`` (in the plan's order)."""
+    ``started`` (a conversation has begun), ``conditions`` (in the plan's order) and ``state``
+    (where it is, :func:`playground.study.lock.plan_status`: running only while a live runner,
+    here or in another process, holds it)."""
     rows = []
     for row in reversed(study_rows.plans(db)):
         steps = study_rows.plan_steps(db, row["id"])
@@ -315,6 +318,7 @@ def plan_rows(db: Any) -> list[dict[str, Any]]:
                 "of": len(steps),
                 "started": any(s["status"] != "pending" for s in steps),
                 "conditions": [s["condition"] for s in steps],
+                "state": plan_status(db, row),
             }
         )
     return rows

@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTableWidget
 
+from playground.study.lock import PlanStatus
 from ui.study_plans.run import CONDITION_LABELS
 from ui.tool_window import read_only_item as _item
 
@@ -20,9 +21,13 @@ def plan_status(row: dict[str, Any], live: str | None) -> tuple[str, str]:
     """What the Status column says of a plan, and its colour key."""
     if row["id"] == live:
         return "▶ running here", "running"
-    if row["status"] == "done":
+    state: PlanStatus = row["state"]
+    if state.state == "done":
         return "done", "done"
-    if not row["started"]:
+    if state.state == "running" and state.runner is not None:
+        where = state.runner["address"] or "not listening yet"
+        return f"running elsewhere: process {state.runner['pid']} at {where}", "running"
+    if state.state == "not started":
         return "not started: Resume runs it", "stopped"
     return "stopped: Resume goes on", "stopped"
 
@@ -74,7 +79,7 @@ def fill_steps(
         cells = [
             _item(s["position"], right=True),
             _item(CONDITION_LABELS.get(s["condition"], s["condition"])),
-            _item(s["persona"]),
+            _item(s["agent"] if s["agent"] == s["persona"] else f"{s['agent']} ({s['persona']})"),
             _item(s["topic"]),
             _item(s["session_id"] or "—", s["session_id"] or ""),
             _item(status),

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QSizePolicy
 
 from playground import errors
 from playground.storage import study_rows
+from playground.study.lock import plan_status
 from playground.study.plan import Listen
 from ui.job_window import JobWindow
 from ui.study_plans.dialog import NewStudyPlanDialog, remembered
@@ -105,14 +106,19 @@ class StudyPlansWindow(JobWindow):
         """The conversations of one plan."""
         self.shown_id = plan_id
         db = self._db() if plan_id else None
+        live = plan_id is not None and plan_id == self._live_id()
         try:
             steps = study_rows.plan_steps(db, plan_id) if plan_id and db is not None else []
+            saved = study_rows.plan(db, plan_id) if plan_id and db is not None else None
+            # A plan another process runs (the command line) is live too.
+            if not live and db is not None and saved is not None:
+                live = plan_status(db, saved).state == "running"
         except sqlite3.Error as exc:
             self.show_error(f"Study plan {plan_id}: {exc}")
             steps = []
         keep = self.selected_session()
         self.steps.blockSignals(True)
-        fill_steps(self.steps, steps, plan_id is not None and plan_id == self._live_id(), keep)
+        fill_steps(self.steps, steps, live, keep)
         self.steps.blockSignals(False)
         self.steps_box.setTitle(
             f"Conversations of {plan_id} — double-click one to open it in replay"

@@ -20,7 +20,7 @@ export function renderPeople() {
     const item = el("li");
     const dot = el("span", p.kind === "human" && p.remote && !p.online ? "dot" : "dot on");
     item.append(dot, el("span", "", p.name));
-    if (isAgent(p.kind)) item.append(el("span", "kind", " · "), agentTag());
+    if (isAgent(p.kind)) item.append(" ", agentTag());
     else if (p.name === state.me) item.append(el("span", "kind", " (you)"));
     list.append(item);
   }

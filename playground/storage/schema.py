@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from playground.storage.rater_rows import MIGRATION as RATER_MIGRATION
 from playground.storage.seats import MIGRATION as SEATS_MIGRATION
 from playground.storage.study_rows import MIGRATION as STUDY_MIGRATION
 
@@ -445,4 +446,6 @@ MIGRATIONS: list[str] = [
     SEATS_MIGRATION,
     # 12: retrospective review, questionnaires and study plans (playground.storage.study_rows)
     STUDY_MIGRATION,
+    # 13: raters from their own browsers (playground.storage.rater_rows)
+    RATER_MIGRATION,
 ]

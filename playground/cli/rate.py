@@ -183,7 +183,7 @@ def find_plan(store: Any, given: str) -> int:
         return int(given)
     named = [p.id for p in plans if p.name == given.strip()]
     if len(named) == 1:
-        return named[0]
+        return int(named[0])
     if named:
         raise errors.PlaygroundError(
             f"{len(named)} rating plans are named {given!r}: give one of their ids"

@@ -18,8 +18,8 @@ import sqlite_utils
 from playground import clock
 
 #: Upper-case letters and digits without lookalikes.
-ALPHABET = "346789ACDEFGHJKMNPQRTUVWXY"
-#: Random characters in a made-up rater id (26^6 ≈ 3·10^8 ids) and in a completion code.
+ALPHABET = "34679ACDEFGHJKMNPQRTUVWXY"
+#: Random characters in a made-up rater id (25^6 ≈ 2.4·10^8 ids) and in a completion code.
 RATER_ID_LENGTH = 6
 CODE_LENGTH = 10
 _CLOCK = clock.SystemClock()

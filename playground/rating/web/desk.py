@@ -80,7 +80,7 @@ class RaterDesk:
             ]
             conversations.append(
                 protocol.Conversation(
-                    label=labels[part],  # type: ignore[arg-type]
+                    label=labels[part],
                     lines=[
                         protocol.Line(n=n, speaker=str(r[1]), text=str(r[2]))
                         for n, r in enumerate(rows, start=1)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from playground import clock
+from playground.storage import writes
 
 #: Upper-case letters and digits without lookalikes.
 ALPHABET = "34679ACDEFGHJKMNPQRTUVWXY"
@@ -122,7 +123,9 @@ class LinkStore:
             return None
         raters: list[str] = json.loads(order[0])
         self.links(plan_id, raters)
-        with self.db.atomic():
+        # Reads, then writes: the write lock from the start, or another server's claim in
+        # between could not be waited for (a deferred transaction fails to upgrade at once).
+        with writes.immediate(self.db):
             for rater in raters:
                 started = self.db.execute(
                     "SELECT COUNT(completed_at) FROM assignments WHERE plan_id = ? AND rater = ?",

@@ -70,15 +70,20 @@ class LinkStore:
         self.db = db
 
     def links(self, plan_id: int, raters: list[str]) -> list[RaterLink]:
-        """Every rater's link of a plan, in the order of ``raters`` (missing ones are made)."""
-        now = _CLOCK.now_iso()
-        with self.db.atomic():
-            for rater in raters:
-                self.db.execute(
-                    "INSERT OR IGNORE INTO rater_links (plan_id, rater, token, created_at)"
-                    " VALUES (?, ?, ?, ?)",
-                    [plan_id, rater, new_token(), now],
-                )
+        """Every rater's link of a plan, in the order of ``raters`` (missing ones are made, in
+        that order: the open link hands raters out in it)."""
+        have = self.db.execute(
+            "SELECT COUNT(*) FROM rater_links WHERE plan_id = ?", [plan_id]
+        ).fetchone()[0]
+        if have < len(raters):
+            now = _CLOCK.now_iso()
+            with self.db.atomic():
+                for rater in raters:
+                    self.db.execute(
+                        "INSERT OR IGNORE INTO rater_links (plan_id, rater, token, created_at)"
+                        " VALUES (?, ?, ?, ?)",
+                        [plan_id, rater, new_token(), now],
+                    )
         rows = self.db.execute(
             "SELECT rater, token, claimed_at, code FROM rater_links WHERE plan_id = ?", [plan_id]
         ).fetchall()
@@ -121,30 +126,24 @@ class LinkStore:
         ).fetchone()
         if order is None:
             return None
-        raters: list[str] = json.loads(order[0])
-        self.links(plan_id, raters)
+        self.links(plan_id, json.loads(order[0]))
         # Reads, then writes: the write lock from the start, or another server's claim in
         # between could not be waited for (a deferred transaction fails to upgrade at once).
         with writes.immediate(self.db):
-            for rater in raters:
-                started = self.db.execute(
-                    "SELECT COUNT(completed_at) FROM assignments WHERE plan_id = ? AND rater = ?",
-                    [plan_id, rater],
-                ).fetchone()[0]
-                if started:
-                    continue
-                cur = self.db.execute(
-                    "UPDATE rater_links SET claimed_at = ? WHERE plan_id = ? AND rater = ?"
-                    " AND claimed_at IS NULL",
-                    [_CLOCK.now_iso(), plan_id, rater],
-                )
-                if cur.rowcount == 1:
-                    token = self.db.execute(
-                        "SELECT token FROM rater_links WHERE plan_id = ? AND rater = ?",
-                        [plan_id, rater],
-                    ).fetchone()[0]
-                    return RaterLink(plan_id, rater, str(token), True, None)
-        return None
+            row = self.db.execute(
+                "SELECT l.rater, l.token FROM rater_links l WHERE l.plan_id = ?"
+                " AND l.claimed_at IS NULL AND NOT EXISTS (SELECT 1 FROM assignments a"
+                " WHERE a.plan_id = l.plan_id AND a.rater = l.rater AND a.completed_at IS NOT NULL)"
+                " ORDER BY l.rowid LIMIT 1",
+                [plan_id],
+            ).fetchone()
+            if row is None:
+                return None
+            self.db.execute(
+                "UPDATE rater_links SET claimed_at = ? WHERE plan_id = ? AND rater = ?",
+                [_CLOCK.now_iso(), plan_id, row[0]],
+            )
+        return RaterLink(plan_id, str(row[0]), str(row[1]), True, None)
 
     def finish(self, plan_id: int, rater: str) -> str:
         """The rater's completion code, made (and stored) the first time."""

@@ -56,7 +56,7 @@ class RaterDesk:
 
     def current(self) -> protocol.Task | protocol.Finished:
         """The rater's first unfinished assignment, or their completion code when all are done."""
-        progress = self.store.progress(self.plan_id).get(self.rater, (0, 0))
+        progress = self.store.rater_progress(self.plan_id, self.rater)
         a = self.store.next_assignment(self.plan_id, self.rater)
         if a is None:
             self.task = None

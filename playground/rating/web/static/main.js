@@ -34,6 +34,11 @@ function setPhase(next) {
   update();
 }
 
+/** The rater's choice of typing speed, a multiple of the human speed the server gives. */
+function speed() {
+  return Number($("speed").value) || 1;
+}
+
 function showError(text) {
   $("error").textContent = text ? `⚠ ${text}` : "";
   $("error").hidden = !text;
@@ -60,7 +65,8 @@ function receive(frame) {
   switch (frame.kind) {
     case "welcome":
       welcome = frame;
-      form = new StatementsForm($("statements-form"), frame.statements, update);
+      // A reconnect keeps the form, and with it answers chosen but not yet submitted.
+      if (!form) form = new StatementsForm($("statements-form"), frame.statements, update);
       break;
     case "task":
       showTask(frame);
@@ -69,6 +75,7 @@ function receive(frame) {
       break;
     case "refused":
       showError(frame.message);
+      update();
       break;
     case "finished":
       for (const v of views) v.stop();
@@ -87,11 +94,13 @@ function receive(frame) {
 function showTask(frame) {
   for (const v of views) v.stop();
   showError("");
+  // The same task again (a reconnect): answers chosen but not yet submitted stay.
+  const same = task !== null && task.position === frame.position && task.mode === frame.mode;
   task = frame;
   $("position").textContent = `${frame.position} of ${frame.total}`;
   $("conversations").replaceChildren();
   views = frame.conversations.map((conv, part) => {
-    const view = new ConversationView(conv, welcome.cps, {
+    const view = new ConversationView(conv, welcome.cps * speed(), {
       shown: (count) => connection.send({ kind: "shown", task: frame.position, part, count }),
       mark: (n, comment) => connection.send({ kind: "mark", task: frame.position, part, n, comment }),
       unmark: (n) => connection.send({ kind: "unmark", task: frame.position, part, n }),
@@ -100,8 +109,10 @@ function showTask(frame) {
     $("conversations").append(view.root);
     return view;
   });
-  form.set(frame.ratings);
-  clearChoice($("choice"), $("reason"));
+  if (!same) {
+    form.set(frame.ratings);
+    clearChoice($("choice"), $("reason"));
+  }
   setPhase(views.every((v) => v.complete) ? "answering" : "reading");
   next();
 }
@@ -138,7 +149,9 @@ function update() {
 
 $("submit-ratings").addEventListener("click", () => {
   if (phase !== "answering" || !task || form.missing() > 0) return;
-  connection.send({ kind: "rate", task: task.position, values: form.values() });
+  if (connection.send({ kind: "rate", task: task.position, values: form.values() }) > 0) {
+    $("submit-ratings").disabled = true; // until the next task, or a refusal
+  }
 });
 $("submit-choice").addEventListener("click", () => {
   const chosen = choice($("choice"));
@@ -149,7 +162,12 @@ $("submit-choice").addEventListener("click", () => {
     $("reason").focus();
     return;
   }
-  connection.send({ kind: "prefer", task: task.position, choice: chosen, reason });
+  if (connection.send({ kind: "prefer", task: task.position, choice: chosen, reason }) > 0) {
+    $("submit-choice").disabled = true;
+  }
+});
+$("speed").addEventListener("change", () => {
+  for (const v of views) v.cps = welcome.cps * speed(); // from the next message on
 });
 for (const input of document.querySelectorAll('input[name="choice"]')) input.addEventListener("change", update);
 

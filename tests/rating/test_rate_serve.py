@@ -370,3 +370,23 @@ async def test_scripted_raters_at_once_store_every_answer_exactly_once(rater_db)
     assert count("SELECT COUNT(*) FROM rater_links WHERE code IS NOT NULL") == len(tally.codes)
     db.close()
     assert len(set(tally.codes)) == len(tally.codes)
+
+
+async def test_two_servers_on_one_file_hand_out_each_rater_once(rater_db):
+    """Two processes serving plans of one database (as the benchmark runs them) claim raters at
+    the same moments: each claim waits for the other's write lock instead of failing (the first
+    benchmark run answered some arrivals with a 500), and no rater is handed out twice."""
+    path, ids = rater_db
+    plan_id = make_plan(path, "conversation", [f"r{i}" for i in range(120)], 1, ids)
+
+    def claims() -> list[str]:
+        db = open_database(path)
+        try:
+            store = rater_links.LinkStore(db)
+            return [link.rater for _ in range(60) if (link := store.claim_next(plan_id))]
+        finally:
+            db.close()
+
+    first, second = await asyncio.gather(asyncio.to_thread(claims), asyncio.to_thread(claims))
+    assert len(first) + len(second) == 120
+    assert sorted(first + second) == sorted(f"r{i}" for i in range(120))

@@ -10,7 +10,9 @@ no condition, engine, model, origin or session id, and hostile text stays text.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -46,6 +48,20 @@ async def _answer_statements(page: Any) -> None:
         await (await row.query_selector(f"input[value='{1 + i % 7}']")).check()
 
 
+async def _stored(path: Path, sql: str, row: tuple[Any, ...]) -> None:
+    """Wait (up to 10 s) until the database holds ``row`` as the first row of ``sql``."""
+    async with asyncio.timeout(10):
+        while True:
+            db = open_database(path)
+            try:
+                got = db.execute(sql).fetchone()
+            finally:
+                db.close()
+            if got is not None and tuple(got) == row:
+                return
+            await asyncio.sleep(0.05)
+
+
 def _check_frames(frames: list[dict[str, Any]], secret: list[str]) -> None:
     assert frames
     for frame in frames:
@@ -78,7 +94,7 @@ async def test_a_rater_reads_marks_reloads_resumes_rates_and_gets_a_code(rater_d
         await first.locator(".comment").press("Enter")
         typed_before = await page.locator(".msg").count()
         assert typed_before < len(frames[1]["conversations"][0]["lines"])
-        await page.wait_for_timeout(300)  # the mark's ack
+        await _stored(path, "SELECT comment FROM turn_marks", ("too quick",))
         # The reload, mid-conversation: what was shown is back at once, the mark too.
         await page.reload()
         await page.wait_for_selector("#status:has-text('Connected')")

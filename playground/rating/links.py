@@ -145,6 +145,15 @@ class LinkStore:
             )
         return RaterLink(plan_id, str(row[0]), str(row[1]), True, None)
 
+    def opened(self, plan_id: int, rater: str) -> None:
+        """A rater's own link was opened: the open link no longer hands that rater out."""
+        with self.db.atomic():
+            self.db.execute(
+                "UPDATE rater_links SET claimed_at = ? WHERE plan_id = ? AND rater = ?"
+                " AND claimed_at IS NULL",
+                [_CLOCK.now_iso(), plan_id, rater],
+            )
+
     def finish(self, plan_id: int, rater: str) -> str:
         """The rater's completion code, made (and stored) the first time."""
         with self.db.atomic():

@@ -316,9 +316,13 @@ async def test_a_second_page_of_a_link_replaces_the_first_and_floods_are_cut(rat
 
 async def test_the_open_link_hands_out_each_rater_once_and_a_reload_keeps_the_rater(rater_db):
     path, ids = rater_db
-    plan_id = make_plan(path, "conversation", ["r1", "r2"], 1, ids)
+    plan_id = make_plan(path, "conversation", ["r0", "r1", "r2"], 1, ids)
     tally = Tally()
     async with live_raters(path, plan_id) as server:
+        # r0 opened their own link: the open link hands out the others only.
+        async with aiohttp.ClientSession() as own:
+            _p, sock, _frames = await open_page(own, server.rater_links()[0][1], tally)
+            await sock.ws.close()
         open_link = server.open_link()
         # A browser keeps cookies of 127.0.0.1; aiohttp does only when told to.
         async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as first:
@@ -340,7 +344,11 @@ async def test_the_open_link_hands_out_each_rater_once_and_a_reload_keeps_the_ra
     db = open_database(path)
     rows = db.execute("SELECT rater, claimed_at IS NOT NULL, code FROM rater_links").fetchall()
     db.close()
-    assert sorted(tuple(r) for r in rows) == [("r1", 1, finished["code"]), ("r2", 1, None)]
+    assert sorted(tuple(r) for r in rows) == [
+        ("r0", 1, None),
+        ("r1", 1, finished["code"]),
+        ("r2", 1, None),
+    ]
 
 
 async def test_scripted_raters_at_once_store_every_answer_exactly_once(rater_db):

@@ -227,6 +227,7 @@ class RaterServer:
         if old is not None and not old.closed:
             # The newest page of a link wins; the other is told why it stops.
             await old.close(code=protocol.CloseCode.REPLACED, message=b"opened elsewhere")
+        self.links.opened(self.plan.id, rater)
         desk = RaterDesk(self.store, self.plan.id, rater, cps=self.cps)
         rate = _Rate(FRAMES_PER_10_SECONDS, 10)
         try:

@@ -203,12 +203,14 @@ class RaterServer:
         if link is None:
             raise web.HTTPGone(text=FULL)
         response = web.HTTPSeeOther(f"/rate/{link.token}")
+        # Lax, not Strict: a worker comes back by clicking the link on the platform's site, a
+        # cross-site navigation on which a Strict cookie would not be sent.
         response.set_cookie(
             COOKIE,
             link.token,
             path=f"/open/{token}",
             httponly=True,
-            samesite="Strict",
+            samesite="Lax",
             max_age=90 * 24 * 3600,
         )
         raise response

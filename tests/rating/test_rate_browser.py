@@ -168,3 +168,24 @@ async def test_a_pairwise_choice_needs_a_reason_and_a_second_tab_takes_over(rate
     db.close()
     assert row[0] == row[1]
     assert row[2] == "the replies followed on naturally"
+
+
+async def test_a_worker_back_from_the_platforms_site_is_the_same_rater(rater_db: Any) -> None:
+    """The open link clicked again from another site (the platform's page): the browser sends
+    the open link's cookie on that cross-site navigation, so the worker resumes as before."""
+    path, ids = rater_db
+    plan_id = make_plan(path, "conversation", ["R-ONE", "R-TWO"], 1, ids)
+    async with live_raters(path, plan_id) as server, chromium() as browser:
+        open_link = server.open_link()
+        page, errors, frames = await _open(browser, open_link)
+        first = page.url
+        assert frames[0]["rater"] == "R-ONE"
+        # Another site: a page of localhost (another site than 127.0.0.1) holding the link.
+        await page.goto(open_link.replace("127.0.0.1", "localhost").split("/open/")[0] + "/x")
+        await page.set_content(f'<a id="go" href="{open_link}">Start the task</a>')
+        errors.clear()  # that stand-in page was a 404
+        await page.click("#go")
+        await page.wait_for_selector("#status:has-text('Connected')")
+        assert page.url == first
+        assert [f["rater"] for f in frames if f["kind"] == "welcome"] == ["R-ONE", "R-ONE"]
+        assert errors == []

@@ -10,9 +10,12 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import socket
+import ssl
 from typing import Any
 
 from aiohttp import web
+
+from playground import errors
 
 #: The largest WebSocket frame a browser may send (a 2,000-character message is ~8 KB as UTF-8).
 MAX_FRAME = 16 * 1024
@@ -44,6 +47,24 @@ def lan_address() -> str:
         s.connect(("192.0.2.1", 9))  # TEST-NET-1: only picks the interface
         return str(s.getsockname()[0])
     return socket.gethostname()
+
+
+def tls_context(certificate: str | None, key: str | None) -> ssl.SSLContext | None:
+    """The server's TLS context from a certificate chain and its key; None when neither is given.
+
+    Raises:
+        SettingsError: only one of the two is given, or they cannot be read or used.
+    """
+    if not (certificate or key):
+        return None
+    if not (certificate and key):
+        raise errors.SettingsError("TLS needs both a certificate and its key")
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        tls.load_cert_chain(certificate, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise errors.SettingsError(f"cannot use the TLS certificate: {exc}") from exc
+    return tls
 
 
 def same_origin(request: web.Request, listening_host: str) -> bool:

@@ -86,6 +86,8 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     serve.add_argument(
         "--port", type=PORT, default=8766, help="TCP port (default 8766; 0: any free)"
     )
+    serve.add_argument("--tls-cert", metavar="PEM", help="serve HTTPS with this certificate chain")
+    serve.add_argument("--tls-key", metavar="PEM", help="the certificate's private key")
     add_db_flags(serve, default_db, busy_timeout)
 
 
@@ -207,7 +209,15 @@ async def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         plan_id = find_plan(RatingStore(db), args.plan)
         cps = args.cps or max(1, round(RoomSettings().typing_cps))
-        server = RaterServer(db, plan_id, host=args.host, port=args.port, cps=cps)
+        server = RaterServer(
+            db,
+            plan_id,
+            host=args.host,
+            port=args.port,
+            cps=cps,
+            certificate=args.tls_cert,
+            key=args.tls_key,
+        )
         where = await server.start()
         if (warning := exposure_warning(args.host, where.port)) is not None:
             print(warning.replace("join as that seat", "rate as that rater"), file=err)

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import ssl
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -91,15 +90,7 @@ class StudyServer:
         Raises:
             PlaygroundError: the address cannot be listened on, or the certificate cannot be read.
         """
-        tls = None
-        if self.certificate or self.key:
-            if not (self.certificate and self.key):
-                raise errors.SettingsError("TLS needs both a certificate and its key")
-            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            try:
-                tls.load_cert_chain(self.certificate, self.key)
-            except (OSError, ssl.SSLError) as exc:
-                raise errors.SettingsError(f"cannot use the TLS certificate: {exc}") from exc
+        tls = web_safety.tls_context(self.certificate, self.key)
         app = web.Application(client_max_size=MAX_FRAME, middlewares=[web_safety.security_headers])
         app.router.add_get("/join/{token}", self._page)
         app.router.add_get("/join/{token}/ws", self._socket)

@@ -35,7 +35,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "llm": KERNEL,
     "storage": KERNEL,
     "personas": KERNEL,
-    "web": set(),
+    "web": KERNEL,
     "embedding": KERNEL | {"llm"},
     "cognition": KERNEL | {"llm", "embedding"},
     "inner_thoughts": KERNEL | {"llm", "embedding", "cognition"},

@@ -11,16 +11,18 @@ import asyncio
 import json
 import random
 import re
+import ssl
 import time
 from pathlib import Path
 
 import aiohttp
 import pytest
 
+from playground import errors
 from playground.rating import links as rater_links
 from playground.rating.store import CONVERSATION_METRICS, RatingStore
 from playground.rating.web import protocol
-from playground.rating.web.server import FORBIDDEN, FULL, STATIC
+from playground.rating.web.server import FORBIDDEN, FULL, STATIC, RaterServer
 from playground.report.stats import build_report
 from playground.storage import open_database
 from playground.web import HEADERS
@@ -33,6 +35,7 @@ from testbed.raters import (
     open_page,
     work_through,
 )
+from tests.support.tls import self_signed
 
 pytestmark = pytest.mark.asyncio
 
@@ -398,3 +401,36 @@ async def test_two_servers_on_one_file_hand_out_each_rater_once(rater_db):
     first, second = await asyncio.gather(asyncio.to_thread(claims), asyncio.to_thread(claims))
     assert len(first) + len(second) == 120
     assert sorted(first + second) == sorted(f"r{i}" for i in range(120))
+
+
+async def test_with_a_certificate_pages_and_sockets_are_served_over_tls(rater_db, tmp_path):
+    path, ids = rater_db
+    plan_id = make_plan(path, "conversation", ["ann"], 1, ids)
+    cert, key = self_signed(tmp_path)
+    db = open_database(path)
+    half = RaterServer(db, plan_id, certificate=cert)
+    with pytest.raises(errors.SettingsError, match="both a certificate and its key"):
+        await half.start()
+    server = RaterServer(db, plan_id, certificate=cert, key=key)
+    where = await server.start()
+    try:
+        assert where.origin.startswith("https://127.0.0.1:")
+        open_link = server.open_link()
+        trust = ssl.create_default_context(cafile=cert)
+        jar = aiohttp.CookieJar(unsafe=True)
+        async with aiohttp.ClientSession(cookie_jar=jar) as http:
+            async with http.get(open_link, ssl=trust) as r:
+                assert r.status == 200
+                assert r.url.scheme == "https"
+            [cookie] = list(jar)
+            assert cookie["secure"]
+            assert cookie["samesite"] == "Lax"
+            with pytest.raises(aiohttp.ClientError):
+                await http.get(open_link.replace("https://", "http://"))
+            ws = await http.ws_connect(f"{r.url}/ws", headers={"Origin": where.origin}, ssl=trust)
+            welcome = json.loads((await ws.receive()).data)
+            assert welcome["rater"] == "ann"
+            await ws.close()
+    finally:
+        await server.stop()
+        db.close()

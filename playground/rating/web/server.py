@@ -12,7 +12,7 @@ Routes (everything else is 404):
 
 The safe defaults are the study pages' (:mod:`playground.web`): loopback unless told otherwise,
 security headers with a strict Content-Security-Policy, no referrer, Origin and DNS-rebinding
-checks, a frame size limit; and a rate limit per page. Only frames of
+checks, a frame size limit, HTTPS (and WSS) when given a certificate; and a rate limit per page. Only frames of
 :mod:`playground.rating.web.protocol` go out.
 """
 
@@ -64,11 +64,12 @@ def _static(name: str) -> bytes:
 class Listening:
     host: str
     port: int
+    scheme: str
 
     @property
     def origin(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"{self.scheme}://{host}:{self.port}"
 
 
 class _Rate:
@@ -97,6 +98,8 @@ class RaterServer:
         host: the address to listen on (default: this machine only).
         port: the TCP port (0: any free one).
         cps: the typing speed the pages use, in characters per second.
+        certificate: with ``key``, serve HTTPS (and WSS) with this certificate chain (PEM).
+        key: the certificate's private key (PEM).
     """
 
     def __init__(
@@ -107,11 +110,14 @@ class RaterServer:
         host: str = "127.0.0.1",
         port: int = 0,
         cps: int = 30,
+        certificate: str | None = None,
+        key: str | None = None,
     ) -> None:
         self.store = RatingStore(db)
         self.links = rater_links.LinkStore(db)
         self.plan = self.store.plan(plan_id)
         self.host, self.port, self.cps = host, port, cps
+        self.certificate, self.key = certificate, key
         self._runner: web.AppRunner | None = None
         self._pages: dict[str, web.WebSocketResponse] = {}  # rater → their open page
         self._sockets: set[web.WebSocketResponse] = set()
@@ -124,8 +130,9 @@ class RaterServer:
         """Listen; the address and port the links use.
 
         Raises:
-            SettingsError: the address cannot be listened on.
+            SettingsError: the address cannot be listened on, or the certificate cannot be used.
         """
+        tls = web_safety.tls_context(self.certificate, self.key)
         app = web.Application(
             client_max_size=web_safety.MAX_FRAME, middlewares=[web_safety.security_headers]
         )
@@ -135,7 +142,7 @@ class RaterServer:
         app.router.add_get("/static/{name}", self._file)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=tls)
         try:
             await site.start()
         except OSError as exc:
@@ -146,7 +153,7 @@ class RaterServer:
             ) from exc
         port = int(self._runner.addresses[0][1])
         shown = web_safety.lan_address() if self.host in ("0.0.0.0", "::", "") else self.host
-        self.listening = Listening(shown, port)
+        self.listening = Listening(shown, port, "https" if tls else "http")
         return self.listening
 
     def rater_links(self) -> list[tuple[str, str]]:
@@ -211,6 +218,7 @@ class RaterServer:
             path=f"/open/{token}",
             httponly=True,
             samesite="Lax",
+            secure=request.secure,
             max_age=90 * 24 * 3600,
         )
         raise response

@@ -181,11 +181,12 @@ async def test_a_worker_back_from_the_platforms_site_is_the_same_rater(rater_db:
         first = page.url
         assert frames[0]["rater"] == "R-ONE"
         # Another site: a page of localhost (another site than 127.0.0.1) holding the link.
-        await page.goto(open_link.replace("127.0.0.1", "localhost").split("/open/")[0] + "/x")
+        origin = open_link.replace("127.0.0.1", "localhost").split("/open/")[0]
+        await page.goto(f"{origin}/static/style.css")
         await page.set_content(f'<a id="go" href="{open_link}">Start the task</a>')
-        errors.clear()  # that stand-in page was a 404
         await page.click("#go")
         await page.wait_for_selector("#status:has-text('Connected')")
         assert page.url == first
         assert [f["rater"] for f in frames if f["kind"] == "welcome"] == ["R-ONE", "R-ONE"]
-        assert errors == []
+        # The stand-in site has no favicon (a 404 in the console); nothing else may go wrong.
+        assert [e for e in errors if "Failed to load resource" not in e] == []

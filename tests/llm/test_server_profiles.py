@@ -189,7 +189,9 @@ def test_gpt5_refuses_with_openai_bodies(srv):
 
 @pytest.mark.parametrize("srv", ["gpt5"], indirect=True)
 def test_gpt5_refuses_stop_sequences(srv):
-    assert post(srv, max_completion_tokens=50, stop=["\n\n"]) == expected("openai_stop_unsupported")
+    assert post(srv, max_completion_tokens=50, stop=["\n\n"]) == expected(
+        "openai_stop_unsupported"
+    )
     assert srv.rejections == [(400, "openai_stop_unsupported")]
 
 

@@ -77,10 +77,17 @@ def simulated_sessions(path: Path, count: int = 4) -> list[str]:
     return ids
 
 
-def forbidden(db_path: Path, ids: list[str]) -> list[str]:
-    """Every value that must never reach a rater: the markers and the session ids."""
-    flat = [*SECRETS["conditions"], SECRETS["engine"], SECRETS["model"], SECRETS["origin"]]
-    return [*flat, SECRETS["experiment"], *ids]
+def forbidden(db_path: Path) -> list[str]:
+    """Every value that must never reach a rater, read from the database: each session's id,
+    condition, engine and model, the messages' origins and the experiments' ids."""
+    db = open_database(db_path)
+    try:
+        rows = db.execute("SELECT id, condition, engine, model FROM sessions").fetchall()
+        rows += db.execute("SELECT DISTINCT origin FROM messages").fetchall()
+        rows += db.execute("SELECT id FROM experiments").fetchall()
+    finally:
+        db.close()
+    return sorted({str(v) for row in rows for v in row if v})
 
 
 @contextlib.asynccontextmanager

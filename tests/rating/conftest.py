@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed.raters import SECRETS, simulated_sessions
+from testbed.raters import simulated_sessions
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +27,3 @@ def rater_db(rater_template: tuple[Path, list[str]], tmp_path: Path) -> tuple[Pa
     path = tmp_path / "raters.db"
     shutil.copy(rater_template[0], path)
     return path, rater_template[1]
-
-
-__all__ = ["SECRETS"]

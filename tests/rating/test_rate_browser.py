@@ -81,7 +81,7 @@ async def test_a_rater_reads_marks_reloads_resumes_rates_and_gets_a_code(rater_d
         )
     db.close()
     plan_id = make_plan(path, "conversation", ["R-ANN"], 2, ids)
-    secret = forbidden(path, ids)
+    secret = forbidden(path)
     async with live_raters(path, plan_id, cps=40) as server, chromium() as browser:
         link = server.rater_links()[0][1]
         page, errors, frames = await _open(browser, link)
@@ -133,7 +133,7 @@ async def test_a_rater_reads_marks_reloads_resumes_rates_and_gets_a_code(rater_d
 async def test_a_pairwise_choice_needs_a_reason_and_a_second_tab_takes_over(rater_db: Any) -> None:
     path, ids = rater_db
     plan_id = make_plan(path, "pairwise", ["R-BEN"], 1, ids)
-    secret = forbidden(path, ids)
+    secret = forbidden(path)
     async with live_raters(path, plan_id, cps=200) as server, chromium() as browser:
         link = server.rater_links()[0][1]
         page, errors, frames = await _open(browser, link)

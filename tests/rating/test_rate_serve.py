@@ -27,6 +27,7 @@ from playground.report.stats import build_report
 from playground.storage import open_database
 from playground.web import HEADERS
 from testbed.raters import (
+    SECRETS,
     Tally,
     crowd_worker,
     forbidden,
@@ -206,7 +207,9 @@ async def test_no_condition_engine_model_origin_or_session_id_ever_goes_out(rate
     """Every frame of a conversation plan and a pairwise plan, refusals included, the page and
     every static file: no forbidden value anywhere, and every frame is a protocol frame."""
     path, ids = rater_db
-    secret = forbidden(path, ids)
+    secret = forbidden(path)
+    assert set(SECRETS["conditions"]) <= set(secret)
+    assert set(ids) <= set(secret)
     conversation = make_plan(path, "conversation", ["ann"], 2, ids)
     pairwise = make_plan(path, "pairwise", ["ben"], 2, ids)
     tally = Tally()

@@ -18,7 +18,7 @@ from playground.rating.store import CONVERSATION_METRICS, Assignment, RatingStor
 from playground.rating.web import protocol
 from playground.storage import library
 
-Reply = protocol.Welcome | protocol.Task | protocol.Ack | protocol.Refused | protocol.Finished
+Reply = protocol.Outgoing
 STATEMENTS = [protocol.Statement(key=i.key, statement=i.statement) for i in CONVERSATION_METRICS]
 
 
@@ -104,11 +104,7 @@ class RaterDesk:
 
     def act(
         self,
-        frame: protocol.Shown
-        | protocol.MarkTurn
-        | protocol.UnmarkTurn
-        | protocol.Rate
-        | protocol.Prefer,
+        frame: protocol.Incoming,
     ) -> list[Reply]:
         """Store one action of the page; the frames to send back (an ack, then the next task
         after an answer), or a refusal saying what was wrong."""
@@ -129,11 +125,7 @@ class RaterDesk:
     def _act(
         self,
         task: OpenTask,
-        frame: protocol.Shown
-        | protocol.MarkTurn
-        | protocol.UnmarkTurn
-        | protocol.Rate
-        | protocol.Prefer,
+        frame: protocol.Incoming,
     ) -> list[Reply]:
         ack = protocol.Ack(seq=frame.seq)
         a = task.assignment

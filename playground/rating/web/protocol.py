@@ -116,9 +116,11 @@ class Finished(_Frame):
     total: int = Field(ge=0, description="How many assignments they did.")
 
 
-ServerFrame = Annotated[Welcome | Task | Ack | Refused | Finished, Field(discriminator="kind")]
+#: Any frame the server sends.
+Outgoing = Welcome | Task | Ack | Refused | Finished
+ServerFrame = Annotated[Outgoing, Field(discriminator="kind")]
 SERVER_FRAMES: tuple[type[_Frame], ...] = (Welcome, Task, Ack, Refused, Finished)
-server_frame: TypeAdapter[Welcome | Task | Ack | Refused | Finished] = TypeAdapter(ServerFrame)
+server_frame: TypeAdapter[Outgoing] = TypeAdapter(ServerFrame)
 
 
 # -- page → server ----------------------------------------------------------------------------
@@ -181,11 +183,13 @@ class Prefer(_Frame):
     reason: str = Field(min_length=1, max_length=MAX_REASON, description="Why (required).")
 
 
-PageFrame = Annotated[Shown | MarkTurn | UnmarkTurn | Rate | Prefer, Field(discriminator="kind")]
+#: Any frame a page sends.
+Incoming = Shown | MarkTurn | UnmarkTurn | Rate | Prefer
+PageFrame = Annotated[Incoming, Field(discriminator="kind")]
 PAGE_FRAMES: tuple[type[_Frame], ...] = (Shown, MarkTurn, UnmarkTurn, Rate, Prefer)
-page_frame: TypeAdapter[Shown | MarkTurn | UnmarkTurn | Rate | Prefer] = TypeAdapter(PageFrame)
+page_frame: TypeAdapter[Incoming] = TypeAdapter(PageFrame)
 
 
-def encode(frame: Welcome | Task | Ack | Refused | Finished) -> str:
+def encode(frame: Outgoing) -> str:
     """The JSON text of a server frame (checked against its model once more on the way out)."""
     return server_frame.dump_json(server_frame.validate_python(frame)).decode()

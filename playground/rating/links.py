@@ -8,6 +8,7 @@ codes made here are drawn from :data:`ALPHABET`, which has no characters that lo
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import secrets
 from collections.abc import Iterable
@@ -23,6 +24,9 @@ ALPHABET = "34679ACDEFGHJKMNPQRTUVWXY"
 #: Random characters in a made-up rater id (25^6 ≈ 2.4·10^8 ids) and in a completion code.
 RATER_ID_LENGTH = 6
 CODE_LENGTH = 10
+#: Seconds after which a rater the open link handed out, whose page never connected (a link
+#: preview, a bot, a browser closed at once), is handed out again.
+RELEASE_AFTER = 30 * 60
 _CLOCK = clock.SystemClock()
 
 
@@ -41,6 +45,12 @@ def new_rater_ids(n: int, taken: Iterable[str] = ()) -> list[str]:
             seen.add(rid)
             ids.append(rid)
     return ids
+
+
+def _ago(seconds: float) -> str:
+    """The ISO time ``seconds`` ago, as the rows store times."""
+    then = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=seconds)
+    return then.isoformat(timespec="milliseconds")
 
 
 def new_token() -> str:
@@ -117,9 +127,10 @@ class LinkStore:
         ).fetchone()
         return int(row[0]) if row else None
 
-    def claim_next(self, plan_id: int) -> RaterLink | None:
+    def claim_next(self, plan_id: int, *, release_after: float = RELEASE_AFTER) -> RaterLink | None:
         """Hand the next free rater of a plan to an arrival of its open link: the first (in the
-        plan's order) not handed out before and with no assignment done; None when all are taken.
+        plan's order) whose page never connected, with no assignment done, and not handed out in
+        the last ``release_after`` seconds; None when all are taken.
         """
         order = self.db.execute(
             "SELECT raters FROM rating_plans WHERE id = ?", [plan_id]
@@ -132,10 +143,11 @@ class LinkStore:
         with writes.immediate(self.db):
             row = self.db.execute(
                 "SELECT l.rater, l.token FROM rater_links l WHERE l.plan_id = ?"
-                " AND l.claimed_at IS NULL AND NOT EXISTS (SELECT 1 FROM assignments a"
-                " WHERE a.plan_id = l.plan_id AND a.rater = l.rater AND a.completed_at IS NOT NULL)"
+                " AND l.opened_at IS NULL AND (l.claimed_at IS NULL OR l.claimed_at <= ?)"
+                " AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.plan_id = l.plan_id"
+                " AND a.rater = l.rater AND a.completed_at IS NOT NULL)"
                 " ORDER BY l.rowid LIMIT 1",
-                [plan_id],
+                [plan_id, _ago(release_after)],
             ).fetchone()
             if row is None:
                 return None
@@ -146,11 +158,11 @@ class LinkStore:
         return RaterLink(plan_id, str(row[0]), str(row[1]), True, None)
 
     def opened(self, plan_id: int, rater: str) -> None:
-        """A rater's own link was opened: the open link no longer hands that rater out."""
+        """A rater's page connected: the open link never hands that rater out again."""
         with self.db.atomic():
             self.db.execute(
-                "UPDATE rater_links SET claimed_at = ? WHERE plan_id = ? AND rater = ?"
-                " AND claimed_at IS NULL",
+                "UPDATE rater_links SET opened_at = ? WHERE plan_id = ? AND rater = ?"
+                " AND opened_at IS NULL",
                 [_CLOCK.now_iso(), plan_id, rater],
             )
 

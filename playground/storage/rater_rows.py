@@ -4,7 +4,8 @@ link for a crowdsourcing platform, completion codes, and how far each rater has 
 from __future__ import annotations
 
 #: Migration 13 (:data:`playground.storage.schema.MIGRATIONS`): each rater's link of a plan (its
-#: token; whether the open link handed it out, and when; the completion code once every
+#: token; when the open link handed it out and when its page first connected; the completion
+#: code once every
 #: assignment is done), the plan's open link, and how many messages of each conversation of an
 #: assignment the rater has been shown (so a reload resumes where they left off).
 MIGRATION = """
@@ -14,6 +15,7 @@ MIGRATION = """
         token TEXT NOT NULL UNIQUE,
         created_at TEXT NOT NULL,
         claimed_at TEXT,
+        opened_at TEXT,
         code TEXT,
         finished_at TEXT,
         PRIMARY KEY (plan_id, rater)

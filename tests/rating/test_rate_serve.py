@@ -348,13 +348,40 @@ async def test_the_open_link_hands_out_each_rater_once_and_a_reload_keeps_the_ra
             assert r.status == 410
             assert await r.text() == FULL
     db = open_database(path)
-    rows = db.execute("SELECT rater, claimed_at IS NOT NULL, code FROM rater_links").fetchall()
+    rows = db.execute(
+        "SELECT rater, claimed_at IS NOT NULL, opened_at IS NOT NULL, code FROM rater_links"
+    ).fetchall()
     db.close()
     assert sorted(tuple(r) for r in rows) == [
-        ("r0", 1, None),
-        ("r1", 1, finished["code"]),
-        ("r2", 1, None),
+        ("r0", 0, 1, None),
+        ("r1", 1, 1, finished["code"]),
+        ("r2", 1, 1, None),
     ]
+
+
+async def test_a_rater_handed_out_whose_page_never_connects_is_handed_out_again(rater_db):
+    """A link preview or a bot follows the open link but runs no page: after a while that rater
+    goes to the next arrival; a rater whose page connected never does."""
+    path, ids = rater_db
+    plan_id = make_plan(path, "conversation", ["r1", "r2"], 1, ids)
+    db = open_database(path)
+    store = rater_links.LinkStore(db)
+    try:
+        first = store.claim_next(plan_id)
+        assert first is not None
+        assert first.rater == "r1"
+        second = store.claim_next(plan_id)
+        assert second is not None
+        assert second.rater == "r2"
+        assert store.claim_next(plan_id) is None  # both handed out just now
+        store.opened(plan_id, "r2")
+        again = store.claim_next(plan_id, release_after=0)
+        assert again is not None
+        assert again.rater == "r1"
+        store.opened(plan_id, "r1")
+        assert store.claim_next(plan_id, release_after=0) is None
+    finally:
+        db.close()
 
 
 async def test_scripted_raters_at_once_store_every_answer_exactly_once(rater_db):

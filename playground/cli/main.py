@@ -1,6 +1,6 @@
 """Command line: `playground simulate | sessions | show | report | export | import | experiment |
 experiments | features | judge | storm | storm-judge | profiles | merge | eval-next-speaker |
-serve | study | study-report`; with no command, the GUI (when installed).
+serve | study | study-report | rate`; with no command, the GUI (when installed).
 
 Each command's flags and work are in a module of this package (``simulate.py``, ``sessions.py``,
 ``report.py``, ``transfer.py``...); this module builds the parser from them, runs the command and
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     from playground.cli import features as features_cli
     from playground.cli import judge as judging_cli
     from playground.cli import profiles as profiles_cli
+    from playground.cli import rate as rate_cli
     from playground.cli import report as report_cli
     from playground.cli import serve as serve_cli
     from playground.cli import storm as storm_cli
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_next_speaker_cli.add_parser(sub)
     serve_cli.add_parser(sub, db, busy)
     study_cli.add_parsers(sub, db, busy)
+    rate_cli.add_parsers(sub, db, busy)
     return p
 
 
@@ -128,6 +130,12 @@ def main(
             if args.study_command == "list":
                 return study_cli.list_plans(args, out)
             return interrupts.run_interruptible(study_cli.run(args, out, err), err)
+        if args.command == "rate":
+            from playground.cli import rate as rate_cli
+
+            if args.rate_command == "serve":
+                return interrupts.run_interruptible(rate_cli.serve(args, out, err), err)
+            return rate_cli.run(args, out, err)
         if args.command == "sessions":
             return sessions_cli.list_sessions(args, out)
         if args.command == "show":

@@ -394,6 +394,14 @@ class PlanStore:
         with self.db.atomic():
             self._complete(assignment_id, _CLOCK.now_iso())
 
+    def rater_progress(self, plan_id: int, rater: str) -> tuple[int, int]:
+        """One rater's (assignments done, assignments in total) in a plan (0, 0 if none)."""
+        done, total = self.db.execute(
+            "SELECT COUNT(completed_at), COUNT(*) FROM assignments WHERE plan_id = ? AND rater = ?",
+            [plan_id, rater.strip()],
+        ).fetchone()
+        return int(done), int(total)
+
     def progress(self, plan_id: int) -> dict[str, tuple[int, int]]:
         """Per rater of the plan: (assignments done, assignments in total)."""
         plan = self.plan(plan_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from playground.storage.rater_rows import MIGRATION as RATER_MIGRATION
 from playground.storage.seats import MIGRATION as SEATS_MIGRATION
 from playground.storage.study_rows import MIGRATION as STUDY_MIGRATION
 from playground.storage.study_rows import RUNNER_MIGRATION
@@ -448,4 +449,6 @@ MIGRATIONS: list[str] = [
     STUDY_MIGRATION,
     # 13: the runner holding a study plan, and the names its agents were shown under
     RUNNER_MIGRATION,
+    # 14: raters from their own browsers (playground.storage.rater_rows)
+    RATER_MIGRATION,
 ]

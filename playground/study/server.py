@@ -18,11 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import logging
-import socket
-import ssl
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -30,16 +27,16 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from playground import errors
+from playground import web as web_safety
 from playground.study import protocol
 from playground.study.hub import Connection, StudyHub
 from playground.study.protocol import CloseCode
 from playground.study.review import StudyError
 from playground.study.seats import Seat
+from playground.web import MAX_FRAME, is_loopback, lan_address
 
 log = logging.getLogger(__name__)
 
-#: The largest WebSocket frame a browser may send (a 2,000-character message is ~8 KB as UTF-8).
-MAX_FRAME = 16 * 1024
 #: Close code the page reads as "do not reconnect" (the seat was revoked or the study ended).
 CLOSE_FOR_GOOD = CloseCode.FOR_GOOD
 #: Close code the page reads as "the study's next conversation begins: reconnect now, from the
@@ -59,38 +56,10 @@ PAGE_MODULES = (
     "state.js",
 )
 STATIC = {"style.css": "text/css"} | {name: "text/javascript" for name in PAGE_MODULES}
-HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self';"
-        " img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-    "X-Frame-Options": "DENY",
-}
 
 
 def _static(name: str) -> bytes:
     return (resources.files("playground.study") / "static" / name).read_bytes()
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def lan_address() -> str:
-    """This machine's address on the local network, as others would reach it (best effort:
-    the address of the interface a route out would use; nothing is sent)."""
-    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.connect(("192.0.2.1", 9))  # TEST-NET-1: only picks the interface
-        return str(s.getsockname()[0])
-    return socket.gethostname()
 
 
 @dataclass
@@ -135,16 +104,8 @@ class StudyServer:
         Raises:
             PlaygroundError: the address cannot be listened on, or the certificate cannot be read.
         """
-        tls = None
-        if self.certificate or self.key:
-            if not (self.certificate and self.key):
-                raise errors.SettingsError("TLS needs both a certificate and its key")
-            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            try:
-                tls.load_cert_chain(self.certificate, self.key)
-            except (OSError, ssl.SSLError) as exc:
-                raise errors.SettingsError(f"cannot use the TLS certificate: {exc}") from exc
-        app = web.Application(client_max_size=MAX_FRAME, middlewares=[_headers])
+        tls = web_safety.tls_context(self.certificate, self.key)
+        app = web.Application(client_max_size=MAX_FRAME, middlewares=[web_safety.security_headers])
         app.router.add_get("/join/{token}", self._page)
         app.router.add_get("/join/{token}/ws", self._socket)
         app.router.add_get("/static/{name}", self._file)
@@ -214,13 +175,7 @@ class StudyServer:
         return web.Response(body=_static(name), content_type=STATIC[name], charset="utf-8")
 
     def _same_origin(self, request: web.Request) -> bool:
-        origin = request.headers.get("Origin")
-        if origin is None:
-            return False
-        if is_loopback(self.host) and not is_loopback(request.url.host or ""):
-            return False  # a name that resolves to this machine (DNS rebinding): not the page's
-        scheme = "https" if request.secure else "http"
-        return origin == f"{scheme}://{request.host}"
+        return web_safety.same_origin(request, self.host)
 
     async def _socket(self, request: web.Request) -> web.StreamResponse:
         seat = self._seat(request)
@@ -291,16 +246,4 @@ def _open_frame(data: object) -> protocol.Open:
     return opened if isinstance(opened, protocol.Open) else protocol.Open()
 
 
-@web.middleware
-async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
-    try:
-        response: web.StreamResponse = await handler(request)
-    except web.HTTPException as exc:
-        exc.headers.update(HEADERS)
-        raise
-    if not response.prepared:
-        response.headers.update(HEADERS)
-    return response
-
-
-__all__ = ["StudyError", "StudyServer"]
+__all__ = ["MAX_FRAME", "StudyError", "StudyServer", "is_loopback", "lan_address"]

@@ -58,6 +58,9 @@ KEYS: dict[str, tuple[str, ...] | None] = {
     "judge_scores": ("session_id", "rater", "metric"),
     "turn_marks": ("session_id", "message_id", "rater"),
     "preferences": None,
+    "rater_links": ("plan_id", "rater"),
+    "rating_open_links": ("plan_id",),
+    "rater_reads": ("assignment_id", "part"),
     # After the sessions: a run names its session.
     "experiment_runs": ("experiment_id", "draw", "condition"),
 }

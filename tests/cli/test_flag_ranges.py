@@ -65,6 +65,8 @@ EXPECTED = {
     ("study", "resume"): {"--review-minutes", "--port", "--timeout", "--max-retries",
                           "--llm-concurrency", "--rating-samples", "--busy-timeout"},
     ("study", "list"): {"--busy-timeout"},
+    ("rate", "plan", "new"): {"--raters", "--items", "--seed", "--busy-timeout"},
+    ("rate", "serve"): {"--cps", "--port", "--busy-timeout"},
     ("study-report",): {"--timeout", "--max-retries", "--llm-concurrency", "--rating-samples",
                         "--concurrency"},
 }  # fmt: skip

@@ -25,7 +25,7 @@ KERNEL = {
     "domain",
     "events",
 }
-INFRA = {"llm", "embedding", "storage", "personas"}
+INFRA = {"llm", "embedding", "storage", "personas", "web"}
 ENGINE = {"cognition", "inner_thoughts", "room"}
 
 #: playground's top-level package or module → what it may import besides itself. Lower layers
@@ -35,12 +35,13 @@ MAY_IMPORT: dict[str, set[str]] = {
     "llm": KERNEL,
     "storage": KERNEL,
     "personas": KERNEL,
+    "web": KERNEL,
     "embedding": KERNEL | {"llm"},
     "cognition": KERNEL | {"llm", "embedding"},
     "inner_thoughts": KERNEL | {"llm", "embedding", "cognition"},
     "room": KERNEL | {"llm", "embedding", "cognition", "inner_thoughts"},
     "factory": KERNEL | INFRA | ENGINE,
-    "rating": KERNEL | {"storage"},
+    "rating": KERNEL | {"storage", "web"},
     "judging": KERNEL | INFRA | {"rating"},
     "geometry": KERNEL | {"embedding", "storage"},
     "transfer": KERNEL | {"storage"},

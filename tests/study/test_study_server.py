@@ -18,6 +18,7 @@ from playground import events
 from playground.study import hub as study_hub
 from playground.study.server import CLOSE_FOR_GOOD, FORBIDDEN, StudyServer
 from testbed.study import Browser, live_study, open_browser
+from tests.support.tls import self_signed
 
 pytestmark = pytest.mark.asyncio
 
@@ -325,29 +326,10 @@ async def test_tls_needs_both_files_and_says_what_is_wrong(tmp_path, embedder):
             await bad.start()
 
 
-def _self_signed(tmp_path) -> tuple[str, str]:
-    """A certificate for 127.0.0.1 made with openssl, as a researcher would make one."""
-    import shutil
-    import subprocess
-
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl not installed")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    argv = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"]
-    argv += ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
-    argv += ["-addext", "subjectAltName=IP:127.0.0.1"]
-    subprocess.run(
-        argv,
-        check=True,
-        capture_output=True,
-    )
-    return str(cert), str(key)
-
-
 async def test_with_a_certificate_the_page_and_its_socket_are_served_over_tls(tmp_path, embedder):
     import ssl
 
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     async with live_study(tmp_path, embedder, humans=1) as study:
         tls = StudyServer(study.server.hub, certificate=cert, key=key)
         where = await tls.start()

@@ -89,6 +89,7 @@ async def test_the_rating_menu_opens_each_window_on_the_controllers_database(win
     assert labels == [
         "Rate conversations (blind)…",
         "Rating plans…",
+        "Invite raters…",
         "Report…",
         "Study report…",
         "Questionnaire for a session I joined…",

@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QWidget
 
 from playground import errors
+from ui.rating.invite import InviteRatersDialog
 from ui.rating.plans import RatingPlanDialog
 from ui.rating.questionnaire import JoinedSessionPicker, QuestionnaireDialog
 from ui.rating.rater_window import RaterWindow
@@ -35,6 +36,7 @@ class RatingMenu(QObject):
         self.controller = window.controller
         self.rater: RaterWindow | None = None
         self.plans: RatingPlanDialog | None = None
+        self.invite: InviteRatersDialog | None = None
         self.report: QWidget | None = None
         self.study_report: QWidget | None = None
         self.picker: JoinedSessionPicker | None = None
@@ -44,12 +46,14 @@ class RatingMenu(QObject):
         self.menu = menu = window.menuBar().addMenu("&Rating")
         self.act_rate = menu.addAction("Rate conversations (blind)…")
         self.act_plans = menu.addAction("Rating plans…")
+        self.act_invite = menu.addAction("Invite raters…")
         self.act_report = menu.addAction("Report…")
         self.act_study_report = menu.addAction("Study report…")
         menu.addSeparator()
         self.act_questionnaire = menu.addAction("Questionnaire for a session I joined…")
         self.act_rate.triggered.connect(self.open_rater)
         self.act_plans.triggered.connect(self.open_plans)
+        self.act_invite.triggered.connect(self.open_invite)
         self.act_report.triggered.connect(self.open_report)
         self.act_study_report.triggered.connect(self.open_study_report)
         self.act_questionnaire.triggered.connect(self.open_questionnaire_picker)
@@ -127,6 +131,13 @@ class RatingMenu(QObject):
             self.plans = w
         return w
 
+    def open_invite(self) -> InviteRatersDialog | None:
+        """Invite raters… (one at a time): a rating plan served to the raters' browsers."""
+        w = self._front(self.invite, lambda db: InviteRatersDialog(db, self._main))
+        if w is not None:
+            self.invite = w
+        return w
+
     def _plan_created(self, _plan: object) -> None:
         if self._alive(self.rater):
             assert self.rater is not None
@@ -202,7 +213,7 @@ class RatingMenu(QObject):
 
     def close_all(self) -> None:
         """Close every window this menu opened (the main window is closing)."""
-        opened = (self.rater, self.plans, self.report, self.study_report, self.picker)
+        opened = (self.rater, self.plans, self.invite, self.report, self.study_report, self.picker)
         for w in (*opened, self.questionnaire):
             if w is not None:
                 with contextlib.suppress(RuntimeError):  # already deleted on the C++ side

@@ -1,0 +1,92 @@
+"""Safe defaults shared by the browser-facing servers (the study pages, the raters' pages).
+
+Every response forbids framing and inline script (Content-Security-Policy) and sends no
+referrer (tokens are in the address); a WebSocket must come from the server's own origin, and a
+loopback server refuses names that merely resolve to this machine (DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import socket
+import ssl
+from typing import Any
+
+from aiohttp import web
+
+from playground import errors
+
+#: The largest WebSocket frame a browser may send (a 2,000-character message is ~8 KB as UTF-8).
+MAX_FRAME = 16 * 1024
+HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self';"
+        " img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+}
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def lan_address() -> str:
+    """This machine's address on the local network, as others would reach it (best effort:
+    the address of the interface a route out would use; nothing is sent)."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("192.0.2.1", 9))  # TEST-NET-1: only picks the interface
+        return str(s.getsockname()[0])
+    return socket.gethostname()
+
+
+def tls_context(certificate: str | None, key: str | None) -> ssl.SSLContext | None:
+    """The server's TLS context from a certificate chain and its key; None when neither is given.
+
+    Raises:
+        SettingsError: only one of the two is given, or they cannot be read or used.
+    """
+    if not (certificate or key):
+        return None
+    if not (certificate and key):
+        raise errors.SettingsError("TLS needs both a certificate and its key")
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        tls.load_cert_chain(certificate, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise errors.SettingsError(f"cannot use the TLS certificate: {exc}") from exc
+    return tls
+
+
+def same_origin(request: web.Request, listening_host: str) -> bool:
+    """Whether a WebSocket request comes from the page this server (listening on
+    ``listening_host``) served."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return False
+    if is_loopback(listening_host) and not is_loopback(request.url.host or ""):
+        return False  # a name that resolves to this machine (DNS rebinding): not the page's
+    scheme = "https" if request.secure else "http"
+    return origin == f"{scheme}://{request.host}"
+
+
+@web.middleware
+async def security_headers(request: web.Request, handler: Any) -> web.StreamResponse:
+    """aiohttp middleware: :data:`HEADERS` on every response, refusals included."""
+    try:
+        response: web.StreamResponse = await handler(request)
+    except web.HTTPException as exc:
+        exc.headers.update(HEADERS)
+        raise
+    if not response.prepared:
+        response.headers.update(HEADERS)
+    return response

@@ -113,12 +113,15 @@ def new_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     Raises:
         PlaygroundError: no database, unknown sessions or experiment, too few of them.
     """
+    from playground.experiments import results
     from playground.rating import links
     from playground.rating.store import RatingStore
 
     db = _open(args, create=False)
     try:
         store = RatingStore(db)
+        # By id, a unique prefix of it, or its name, as every other command takes an experiment.
+        experiment = results.resolve(db, args.experiment) if args.experiment else None
         names = args.rater_names or links.new_rater_ids(args.raters, store.raters())
         where = f"experiment {args.experiment}" if args.experiment else "chosen sessions"
         plan = store.create_plan(
@@ -127,7 +130,7 @@ def new_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             names,
             args.items,
             sessions=args.sessions,
-            experiment=args.experiment,
+            experiment=experiment,
             seed=args.seed,
         )
     finally:

@@ -62,6 +62,26 @@ def test_plan_new_from_an_experiment_makes_lookalike_free_raters_and_is_listed(r
     assert lines[1].endswith("0/2 raters done\t0/4 answers")
 
 
+def test_plan_new_takes_an_experiment_by_its_name_or_an_id_prefix(rater_db):
+    """As every other command does: `experiments` lists a name and an id, either is taken."""
+    path, _ = rater_db
+    db = open_database(path)
+    db.execute("UPDATE experiments SET name = 'pilot'")
+    db.conn.commit()
+    db.close()
+    for given in ("pilot", SECRETS["experiment"][:8]):
+        code, out, err = _run(
+            "rate", "plan", "new", "--experiment", given, "--raters", "2", "--items", "1",
+            "--db", str(path),
+        )  # fmt: skip
+        assert code == 0, err
+        assert len(out.split()) == 2
+    db = open_database(path)
+    plans = RatingStore(db).plans()
+    db.close()
+    assert len(plans) == 2
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -212,3 +212,32 @@ async def test_after_the_run_and_in_replay_a_click_shows_the_trigger(window, qtb
     assert win.replay.position == target.seq
     assert [r[0] for r in win.decisions.rows()] == [d.agent for d in target.decisions]
     await controller.shutdown()
+
+
+async def test_looking_back_says_whether_the_run_goes_on_and_offers_no_delete(window, qtbot):
+    """While the run goes on, the banner says so; once the session has ended it says that
+    instead, and the past's bubbles offer no ✕ in either case (issue 34, point 8)."""
+    win, controller = window
+    room = await _start(win, controller)
+    for i in range(3):
+        before = room.step
+        win.act_step.trigger()
+        await until(lambda: room.step > before and _idle(room), what=f"step {i + 1}")  # noqa: B023
+    win.selection.select(room.messages[-1].speaker)
+    click(qtbot, win, room.messages[-1].id)
+    banner = win.history._past[0][1].banner.text()
+    assert "The live run goes on." in banner
+    assert win.history.thoughts.bubbles()
+    assert not any(b.delete_button.isVisibleTo(b) for b in win.history.thoughts.bubbles())
+    win.history.back_to_live()
+
+    await controller.stop()
+    click(qtbot, win, room.messages[-1].id)
+    banner = win.history._past[0][1].banner.text()
+    assert "live run goes on" not in banner
+    assert "The session has ended" in banner
+    assert "the session as it ended" in win.messages.status_label.text()
+    bubbles = win.history.thoughts.bubbles()
+    assert bubbles
+    assert not any(b.delete_button.isVisibleTo(b) for b in bubbles)
+    await controller.shutdown()

@@ -125,6 +125,13 @@ async def test_an_experiment_launched_from_the_dialog_runs_to_the_end_with_its_s
     assert {view.runs.item(r, status).text() for r in range(4)} == {"finished"}
     assert xid in view.status.text()
     assert "finished" in view.status.text()
+    # A finished experiment has nothing to resume (issue 34), here or shown again from the list.
+    assert not view.resume_button.isEnabled()
+    assert "nothing to resume" in view.resume_button.toolTip()
+    view.show_experiment(None)
+    view.show_experiment(xid)
+    assert view.complete
+    assert not view.resume_button.isEnabled()
     # The real file: the same protocol as the command line's, 4 finished runs, 4 sessions.
     db = tmp_path / "x.db"
     assert _sql(db, "SELECT name FROM experiments WHERE id = ?", (xid,)) == [("pilot",)]
@@ -209,6 +216,7 @@ async def test_cancel_leaves_runs_interrupted_and_resume_completes_them_without_
     for r in range(view.runs.rowCount()):
         assert view.runs.item(r, status_col).text() == "finished"
     assert all(bar.value() == bar.maximum() for bar in view.progress.bars.values())
+    assert not view.resume_button.isEnabled(), "resumed to the end: nothing left to resume"
     await controller.shutdown()
 
 

@@ -341,3 +341,44 @@ async def test_eta_counts_only_this_runs_conversations() -> None:
     assert eta(p, now=150.0) is None
     assert duration(130) == "2:10"
     assert duration(3725) == "1:02:05"
+
+
+async def test_deleting_a_conversation_of_an_experiment_says_so_and_resume_runs_it_again(
+    window, tmp_path
+):
+    """The library's Delete names the experiment and what deleting does to it; afterwards the
+    experiment is not complete any more and Resume runs that conversation again (issue 34)."""
+    win, controller = window
+    view = win.experiments.open_view()
+    job = _launch(view, conditions=("inner-thoughts",), turns=3)
+    await until(lambda: not job.running, timeout=240, what="the experiment to end")
+    assert job.outcome == "finished", job.message
+    xid, db = job.experiment_id, tmp_path / "x.db"
+    assert not view.resume_button.isEnabled()
+    (victim,) = _sql(
+        db,
+        "SELECT session_id FROM experiment_runs WHERE experiment_id = ? AND draw = 1",
+        (xid,),
+    )[0]
+
+    library = win.open_library()
+    assert library.select_session(victim)
+    asked: list[str] = []
+    library.confirm = lambda q: asked.append(q) or True
+    library.delete_button.click()
+    assert f"conversation 2 (inner-thoughts) of experiment {xid} “pilot”" in asked[0]
+    assert "Resume runs it again" in asked[0]
+    assert "Deleted" in library.message.text()
+
+    view.show_experiment(xid)
+    assert not view.complete
+    assert view.resume_button.isEnabled()
+    again = view.resume()
+    assert again is not None
+    await until(lambda: not again.running, timeout=240, what="the resumed experiment")
+    assert again.outcome == "finished", again.message
+    runs = _sql(db, "SELECT draw, status, session_id FROM experiment_runs WHERE experiment_id = ?", (xid,))  # fmt: skip
+    assert sorted((d, st) for d, st, _ in runs) == [(0, "finished"), (1, "finished")]
+    assert victim not in {sid for _, _, sid in runs}
+    assert not view.resume_button.isEnabled()
+    await controller.shutdown()

@@ -136,7 +136,9 @@ class ExperimentsWindow(JobWindow):
             self.progress.set_progress(
                 experiment_report.stored_progress(db, experiment_id), live=False
             )
-        self.complete = all_finished(live or experiment_report.stored_progress(db, experiment_id))
+        # What the database holds decides (a conversation deleted from the library since is
+        # not done any more, whatever the last run counted).
+        self.complete = all_finished(experiment_report.stored_progress(db, experiment_id))
         self.progress.setTitle(f"Progress — {experiment_id}")
         self._fill_summary(db, experiment_id)
         self._fill_runs(db, experiment_id)
@@ -294,8 +296,8 @@ class ExperimentsWindow(JobWindow):
 
 
 def all_finished(progress: experiment.Progress) -> bool:
-    """Every planned conversation of every condition finished (none failed, none left), in
-    this run or an earlier one."""
+    """Every planned conversation of every condition finished (none failed, none left, none
+    deleted since), in this run or an earlier one."""
     conditions = progress.conditions.values()
     return bool(conditions) and all(
         c.total > 0 and c.done + c.skipped >= c.total for c in conditions

@@ -434,3 +434,8 @@ def test_the_memory_text_has_the_width_kind_and_saliency_do_not_need(setup):
     selection.select("")
     selection.select("Ana")  # shown anew: sized to what is shown now
     assert header.sectionSize(COL_SALIENCY) == sal
+    retrieve(bridge, "Ana", [("memory:1", 0.31, False)], step=3)  # the random pull is gone
+    assert (
+        header.sectionSize(COL_SALIENCY)
+        <= max(map(metrics.horizontalAdvance, ("Sal.", "0.31"))) + 12
+    )

@@ -102,20 +102,24 @@ class MemoryTable(QTableWidget):
         return max(map(metrics.horizontalAdvance, lines), default=0) + _PAD
 
     def fit_contents(self, rows: Iterable[int] | None = None) -> None:
-        """Size Kind and Saliency to what they show, so the memory text has the rest: to every
-        row (``rows`` None) or, growing only, to the ``rows`` just filled (the rest of the
-        column was measured before; a column narrows again when the table is filled anew)."""
+        """Size Kind and Saliency to what they show, so the memory text has the rest.
+
+        Saliency is measured over the retrieved rows (the only ones that show one), so it
+        narrows again when a wide value ("random", "cos -0.12") leaves. Kind is measured over
+        every row (``rows`` None) or, growing only, over the ``rows`` just filled (a column
+        narrows again when the table is filled anew).
+        """
         header = self.horizontalHeader()
-        for col in (COL_KIND, COL_SALIENCY):
-            shown = range(self.rowCount()) if rows is None else rows
-            texts = [*_LEAST[col], *(self._text(row, col) for row in shown)]
-            width = self._measure(texts)
-            if rows is not None:
+        hits = self._hits()
+        retrieved = [row for row, mid in enumerate(self.order) if mid in hits]
+        for col, over in ((COL_KIND, rows), (COL_SALIENCY, retrieved)):
+            every = range(self.rowCount()) if over is None else over
+            width = self._measure([*_LEAST[col], *(self._text(row, col) for row in every)])
+            if col == COL_KIND and rows is not None:
                 width = max(width, self._fixed_widths[col])
             if width != self._fixed_widths[col]:
                 self._fixed_widths[col] = width
-                if not self.isColumnHidden(col):
-                    header.resizeSection(col, width)
+                header.resizeSection(col, width)
         self.fit_columns()
 
     def _text(self, row: int, col: int) -> str:

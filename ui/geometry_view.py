@@ -30,6 +30,7 @@ from playground.geometry import features
 from playground.history.recording import Recording
 from playground.storage import library
 from ui import theme
+from ui.dialogs.common import keep, kept
 from ui.widgets.geometry_series import GeometrySeries
 from ui.widgets.trajectory import TrajectoryPlot
 from ui.window.host import WindowHost
@@ -47,6 +48,9 @@ AUTO_OPEN_HEIGHT = 800
 #: View ▸ Geometry's shortcut.
 SHORTCUT = "Ctrl+Shift+G"
 TITLE = "Geometry"
+#: QSettings group and key of the person's last choice of View ▸ Geometry (shown or not).
+SETTINGS = "view"
+CHOSEN = "geometry"
 EXPLAINED = (
     "Each message is a point: the first two principal components of its all-MiniLM-L6-v2"
     " embedding, coloured by speaker and numbered by turn; consecutive turns are joined. The"
@@ -195,6 +199,9 @@ class GeometryView(QObject):
         self.action.setShortcut(QKeySequence(SHORTCUT))
         self.action.setToolTip("Show the conversation's trajectory, cohesion and volatility")
         self.action.toggled.connect(self._toggled)
+        # The person's own choice (the menu, Ctrl+Shift+G), not a replay opening the strip: kept
+        # across a replay and for the next window.
+        self.action.triggered.connect(self._chosen)
         w.keys.view_menu.addSeparator()
         w.keys.view_menu.addAction(self.action)
         w.addAction(self.action)
@@ -212,12 +219,19 @@ class GeometryView(QObject):
         w.replay.opened.connect(self._replay_opened)
         w.replay.position_changed.connect(self._replay_moved)
         w.replay.closed.connect(self._replay_closed)
+        if kept(SETTINGS).get(CHOSEN) == "true":
+            self.action.setChecked(True)
 
     # -- showing ---------------------------------------------------------------------------------
 
     @property
     def visible(self) -> bool:
         return self.action.isChecked()
+
+    def _chosen(self, on: bool) -> None:
+        if self._shown_before_replay is not None:  # a replay is open: its close keeps this
+            self._shown_before_replay = on
+        keep(SETTINGS, {CHOSEN: "true" if on else "false"})
 
     def _toggled(self, on: bool) -> None:
         self.panel.setVisible(on)

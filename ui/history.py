@@ -27,6 +27,7 @@ from playground.history.recording import Recording
 from playground.history.snapshot import SessionHistory, Snapshot
 from ui.bridge import EngineBridge
 from ui.replay.controller import attached_states
+from ui.run_state import state_of
 from ui.widgets.decision_strip import PAST_STYLE
 from ui.widgets.memory_pane import MemoryPane
 from ui.widgets.thoughts_pane import ThoughtsPane
@@ -36,10 +37,19 @@ from ui.window.host import WindowHost
 #: time during a run: a click that had to make them would stall the window).
 WARM_BUBBLES = 24
 
+#: The banner over the history panes, after the moment shown: while the session runs, or once
+#: it has ended (finished, stopped or failed: nothing goes on, and nothing can be changed).
+GOES_ON = "The live run goes on."
+ENDED = "The session has ended; this is how it stood then."
+#: The status line's hint, likewise.
+BACK_TO_LIVE = "“Back to live” (in the decision strip) follows the run again."
+BACK_TO_END = "“Back to live” (in the decision strip) shows the session as it ended."
+
 READ_ONLY = (
     "You are looking at step {step}, as it was then: go Back to live (in the decision strip)"
     " to change the session."
 )
+READ_ONLY_ENDED = "You are looking at step {step}, as it was then; the session has ended."
 
 
 class _PastPane(QWidget):
@@ -218,13 +228,14 @@ class HistoryView(QObject):
         if first:
             self.new_messages = 0
         self._rebuild(snap)
-        self._swap_in(f"As at step {snap.step} — {text}. The live run goes on.")
+        ended = state_of(w.controller) == "ended"
+        self._swap_in(f"As at step {snap.step} — {text}. " + (ENDED if ended else GOES_ON))
         w.decisions.show_past(text, snap.prediction, snap.decisions, snap.timing)
         w.decisions.set_past_note(self._note())
         w.conversation.follow_latest = False
         if focus:
             w.conversation.focus_message(focus)
-        w.hint(f"{text}. “Back to live” (in the decision strip) follows the run again.")
+        w.hint(f"{text}. " + (BACK_TO_END if ended else BACK_TO_LIVE))
         self.changed.emit(snap)
 
     def _panes(self) -> tuple[MemoryPane, ThoughtsPane]:
@@ -235,6 +246,7 @@ class HistoryView(QObject):
             for b in (self.memory.add_button, self.memory.edit_button, self.memory.delete_button):
                 b.hide()  # the past cannot be edited
             self.thoughts = ThoughtsPane(self.bridge, w.selection)
+            self.thoughts.set_live(False)  # no ✕: the past cannot be edited either
             self.thoughts.force_express_requested.connect(self._read_only)
             self.thoughts.delete_requested.connect(self._read_only)
             self.thoughts.message_focus_requested.connect(w.conversation.focus_message)
@@ -242,7 +254,8 @@ class HistoryView(QObject):
 
     def _read_only(self, *_: object) -> None:
         step = self.snapshot.step if self.snapshot is not None else 0
-        self.window.hint(READ_ONLY.format(step=step))
+        ended = state_of(self.window.controller) == "ended"
+        self.window.hint((READ_ONLY_ENDED if ended else READ_ONLY).format(step=step))
 
     def _rebuild(self, snap: Snapshot) -> None:
         self._warm.stop()

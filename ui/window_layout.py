@@ -44,7 +44,9 @@ def fit_panes(splitter: QSplitter, memory: QWidget, center: QWidget, thoughts: Q
     for index, (pane, minimum) in enumerate(
         ((memory, MIN_MEMORY), (center, MIN_CONVERSATION), (thoughts, MIN_THOUGHTS))
     ):
-        pane.setMinimumWidth(minimum)
+        # A pane that needs more than its share (a thought bubble's ✕ beside the scroll bar, in
+        # the fonts of this machine) gets it.
+        pane.setMinimumWidth(max(minimum, pane.minimumSizeHint().width()))
         splitter.setStretchFactor(index, STRETCH[index])
     splitter.setChildrenCollapsible(False)
     splitter.setSizes(list(INITIAL))

@@ -142,9 +142,13 @@ def stored_progress(db: sqlite_utils.Database, experiment_id: str) -> runner.Pro
     progress = runner.Progress(experiment_id)
     for cond in protocol.get("conditions") or []:
         progress.conditions[cond] = runner.ConditionProgress(total=total)
+    # As the runner counts them: a finished run over a session that is gone (deleted from the
+    # library) or did not finish is not done; Resume runs it again.
     for cond, status, n in db.execute(
-        "SELECT condition, status, COUNT(*) FROM experiment_runs WHERE experiment_id = ?"
-        " GROUP BY condition, status",
+        "SELECT r.condition, CASE WHEN r.status = 'finished' AND s.status IS NOT 'finished'"
+        " THEN 'redo' ELSE r.status END AS st, COUNT(*) FROM experiment_runs r"
+        " LEFT JOIN sessions s ON s.id = r.session_id WHERE r.experiment_id = ?"
+        " GROUP BY r.condition, st",
         [experiment_id],
     ).fetchall():
         c = progress.conditions.setdefault(cond, runner.ConditionProgress(total=total))

@@ -24,6 +24,7 @@ import sqlite_utils
 from playground import domain, errors, events
 from playground.history.ledger import ThoughtLedger
 from playground.history.recording import Recording
+from playground.history.timeline import WITH_THE_MESSAGE
 
 #: How a message came to be posted.
 Origin = Literal["trigger", "icebreaker", "human", "forced", "opening", "unknown"]
@@ -273,7 +274,7 @@ class SessionHistory:
                 # the trigger's picture.
                 if (
                     current is not None
-                    and kind in ("thought_expressed", "hidden_state_recorded")
+                    and kind in WITH_THE_MESSAGE
                     and previous == current["shown"] == rec.message_seq.get(current["produced"])
                 ):
                     current["shown"] = seq

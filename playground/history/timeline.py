@@ -30,9 +30,15 @@ MARK_LABELS: dict[str, str] = {
 FORK_BEGINS = "── the fork begins here: the messages above are carried over from the parent ──"
 
 
+#: Events that belong to the message posted just before them: the thought it said, marked as
+#: said, and a simulated user's hidden state behind it.
+WITH_THE_MESSAGE = ("thought_expressed", "hidden_state_recorded")
+
+
 @dataclass(frozen=True)
 class Moment:
-    """A place to step to: a posted message, or the end of a trigger's decisions."""
+    """A place to step to: a posted message (with what belongs to it, see
+    :data:`WITH_THE_MESSAGE`), or the end of a trigger's decisions."""
 
     seq: int
     kind: Literal["message", "decision"]
@@ -61,7 +67,7 @@ def find_moments(
     by_seq = {seq: mid for mid, seq in message_seq.items()}
     out: list[Moment] = []
     last_decision: int | None = None
-    for seq, kind, step in zip(seqs, kinds, steps, strict=True):
+    for i, (seq, kind, step) in enumerate(zip(seqs, kinds, steps, strict=True)):
         if kind == "decision_made":
             last_decision = seq
             continue
@@ -69,7 +75,12 @@ def find_moments(
             out.append(Moment(last_decision, "decision", step_of(last_decision)))
             last_decision = None
         if kind == "message_posted" and seq in by_seq:
-            out.append(Moment(seq, "message", step, by_seq[seq]))
+            # The message's moment shows the thought it said marked as said (or a simulated
+            # user's hidden state behind it): the very next event, written with the message.
+            shown = seq
+            if i + 1 < len(seqs) and kinds[i + 1] in WITH_THE_MESSAGE:
+                shown = seqs[i + 1]
+            out.append(Moment(shown, "message", step, by_seq[seq]))
     if last_decision is not None:
         out.append(Moment(last_decision, "decision", step_of(last_decision)))
     return out

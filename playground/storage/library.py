@@ -311,6 +311,37 @@ _DELETE_ORDER = (
 )
 
 
+@dataclass(frozen=True)
+class ExperimentSeat:
+    """Where a session sits in an experiment: which one, and which of its conversations."""
+
+    experiment_id: str
+    name: str | None
+    draw: int | None  # None: the session names the experiment but no run row names it
+    condition: str | None
+    conversations: int  # the experiment's run rows (its conversations started)
+
+
+def experiment_seat(db: sqlite_utils.Database, session_id: str) -> ExperimentSeat | None:
+    """The experiment ``session_id`` belongs to (None: none), as the Delete question says it."""
+    row = db.execute(
+        "SELECT s.experiment_id, e.name FROM sessions s LEFT JOIN experiments e"
+        " ON e.id = s.experiment_id WHERE s.id = ? AND s.experiment_id IS NOT NULL",
+        [session_id],
+    ).fetchone()
+    if row is None:
+        return None
+    xid, name = row
+    run = db.execute(
+        "SELECT draw, condition FROM experiment_runs WHERE experiment_id = ? AND session_id = ?",
+        [xid, session_id],
+    ).fetchone()
+    (count,) = db.execute(
+        "SELECT COUNT(*) FROM experiment_runs WHERE experiment_id = ?", [xid]
+    ).fetchone()
+    return ExperimentSeat(xid, name, run[0] if run else None, run[1] if run else None, int(count))
+
+
 def delete_session(db: sqlite_utils.Database, session_id: str) -> None:
     """Delete a session and everything of it, in one transaction.
 

@@ -125,6 +125,13 @@ async def test_an_experiment_launched_from_the_dialog_runs_to_the_end_with_its_s
     assert {view.runs.item(r, status).text() for r in range(4)} == {"finished"}
     assert xid in view.status.text()
     assert "finished" in view.status.text()
+    # A finished experiment has nothing to resume (issue 34), here or shown again from the list.
+    assert not view.resume_button.isEnabled()
+    assert "nothing to resume" in view.resume_button.toolTip()
+    view.show_experiment(None)
+    view.show_experiment(xid)
+    assert view.complete
+    assert not view.resume_button.isEnabled()
     # The real file: the same protocol as the command line's, 4 finished runs, 4 sessions.
     db = tmp_path / "x.db"
     assert _sql(db, "SELECT name FROM experiments WHERE id = ?", (xid,)) == [("pilot",)]
@@ -209,6 +216,7 @@ async def test_cancel_leaves_runs_interrupted_and_resume_completes_them_without_
     for r in range(view.runs.rowCount()):
         assert view.runs.item(r, status_col).text() == "finished"
     assert all(bar.value() == bar.maximum() for bar in view.progress.bars.values())
+    assert not view.resume_button.isEnabled(), "resumed to the end: nothing left to resume"
     await controller.shutdown()
 
 
@@ -333,3 +341,44 @@ async def test_eta_counts_only_this_runs_conversations() -> None:
     assert eta(p, now=150.0) is None
     assert duration(130) == "2:10"
     assert duration(3725) == "1:02:05"
+
+
+async def test_deleting_a_conversation_of_an_experiment_says_so_and_resume_runs_it_again(
+    window, tmp_path
+):
+    """The library's Delete names the experiment and what deleting does to it; afterwards the
+    experiment is not complete any more and Resume runs that conversation again (issue 34)."""
+    win, controller = window
+    view = win.experiments.open_view()
+    job = _launch(view, conditions=("inner-thoughts",), turns=3)
+    await until(lambda: not job.running, timeout=240, what="the experiment to end")
+    assert job.outcome == "finished", job.message
+    xid, db = job.experiment_id, tmp_path / "x.db"
+    assert not view.resume_button.isEnabled()
+    (victim,) = _sql(
+        db,
+        "SELECT session_id FROM experiment_runs WHERE experiment_id = ? AND draw = 1",
+        (xid,),
+    )[0]
+
+    library = win.open_library()
+    assert library.select_session(victim)
+    asked: list[str] = []
+    library.confirm = lambda q: asked.append(q) or True
+    library.delete_button.click()
+    assert f"conversation 2 (inner-thoughts) of experiment {xid} “pilot”" in asked[0]
+    assert "Resume runs it again" in asked[0]
+    assert "Deleted" in library.message.text()
+
+    view.show_experiment(xid)
+    assert not view.complete
+    assert view.resume_button.isEnabled()
+    again = view.resume()
+    assert again is not None
+    await until(lambda: not again.running, timeout=240, what="the resumed experiment")
+    assert again.outcome == "finished", again.message
+    runs = _sql(db, "SELECT draw, status, session_id FROM experiment_runs WHERE experiment_id = ?", (xid,))  # fmt: skip
+    assert sorted((d, st) for d, st, _ in runs) == [(0, "finished"), (1, "finished")]
+    assert victim not in {sid for _, _, sid in runs}
+    assert not view.resume_button.isEnabled()
+    await controller.shutdown()

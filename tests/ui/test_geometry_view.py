@@ -212,3 +212,60 @@ async def test_view_menu_shortcut_help_and_the_panes_keep_their_widths_at_1024(w
     assert win.splitter.height() >= 250, "the panes keep a usable height under the geometry"
     assert win.geometry_view.splitter.geometry().right() <= win.width()
     await controller.shutdown()
+
+
+async def test_point_numbers_stay_inside_the_plot_at_the_least_height(qtbot):
+    """At the strip's least height the numbers of the topmost points, drawn above them, and the
+    ring round the current one stay inside the plot (issue 34: they were cut at the top)."""
+    from ui.widgets.trajectory import TrajectoryPlot
+
+    plot = TrajectoryPlot()
+    qtbot.addWidget(plot)
+    plot.resize(420, MIN_HEIGHT - 20)  # the plot's share of the strip at its least height
+    plot.show()
+    qtbot.waitExposed(plot)
+    rng = np.random.default_rng(3)
+    xy = rng.normal(size=(8, 2))
+    xy[5] = (0.0, xy[:, 1].max() + 1.0)  # one point well above the rest: its label on top
+    names = ["Ana", "Ben"] * 4
+    for current in (None, 5):
+        plot.set_points(xy, names, list(range(1, 9)), {"Ana": "#1565c0", "Ben": "#c62828"}, current)
+        await asyncio.sleep(0.05)
+        view = plot.plot.getViewBox().sceneBoundingRect()
+        assert plot._labels
+        for label in plot._labels:
+            box = label.sceneBoundingRect()
+            assert box.top() >= view.top() - 0.5, (label.toPlainText(), box, view)
+            assert box.bottom() <= view.bottom() + 0.5
+
+
+async def test_the_geometry_choice_is_kept(window, qtbot):
+    """View ▸ Geometry keeps the person's choice: one made during a replay stays when the replay
+    closes, and a new window opens with it (issue 34: the toggle reset)."""
+    from ui.app import build
+
+    win, controller = window
+    _ready(controller)
+    g = win.geometry_view
+    room = await _session(controller, 2, "Weekend plans?")
+    await _step(win, room, 1)
+    sid = room.session_id
+    await controller.stop()
+    win.resize(1024, 700)  # short: the replay does not open the strip by itself
+    await win.open_replay(str(controller.db_path), sid)
+    assert not g.visible
+    g.action.trigger()  # Ctrl+Shift+G during the replay
+    assert g.visible
+    win.replay.close()
+    await until(lambda: win.replay.recording is None, what="the replay closed")
+    assert g.visible, "closing the replay put back the choice made before it"
+
+    other, other_controller = build(db_path=str(controller.db_path), environ={})
+    qtbot.addWidget(other)
+    assert other.geometry_view.visible, "a new window forgot View ▸ Geometry"
+    other.geometry_view.action.trigger()
+    third, third_controller = build(db_path=str(controller.db_path), environ={})
+    qtbot.addWidget(third)
+    assert not third.geometry_view.visible
+    for c in (controller, other_controller, third_controller):
+        await c.shutdown()

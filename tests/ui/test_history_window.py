@@ -57,6 +57,14 @@ def click(qtbot, win, message_id: int) -> None:
     qtbot.mouseClick(w.body, Qt.MouseButton.LeftButton)
 
 
+async def _steps(win, room, n: int) -> None:
+    """``n`` steps through the window's Step, each waited for until every agent is idle."""
+    for i in range(n):
+        before = room.step
+        win.act_step.trigger()
+        await until(lambda: room.step > before and _idle(room), what=f"step {i + 1}")  # noqa: B023
+
+
 async def _start(win, controller, n: int = 3):
     controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(
@@ -163,10 +171,7 @@ async def test_new_messages_while_looking_back_neither_pull_the_view_back_nor_ge
 async def test_arrows_in_the_strip_step_through_triggers_and_back_to_live(window, qtbot):
     win, controller = window
     room = await _start(win, controller)
-    for i in range(4):
-        before = room.step
-        win.act_step.trigger()
-        await until(lambda: room.step > before and _idle(room), what=f"step {i + 1}")  # noqa: B023
+    await _steps(win, room, 4)
     h = SessionHistory.load(controller.database(), room.session_id)
     n = len(h.triggers)
     win.decisions.table.setFocus()
@@ -193,10 +198,7 @@ async def test_arrows_in_the_strip_step_through_triggers_and_back_to_live(window
 async def test_after_the_run_and_in_replay_a_click_shows_the_trigger(window, qtbot):
     win, controller = window
     room = await _start(win, controller)
-    for i in range(4):
-        before = room.step
-        win.act_step.trigger()
-        await until(lambda: room.step > before and _idle(room), what=f"step {i + 1}")  # noqa: B023
+    await _steps(win, room, 4)
     await controller.stop()
     sid = room.session_id
     mid = room.messages[-1].id
@@ -211,4 +213,30 @@ async def test_after_the_run_and_in_replay_a_click_shows_the_trigger(window, qtb
     click(qtbot, win, 2)
     assert win.replay.position == target.seq
     assert [r[0] for r in win.decisions.rows()] == [d.agent for d in target.decisions]
+    await controller.shutdown()
+
+
+async def test_looking_back_says_whether_the_run_goes_on_and_offers_no_delete(window, qtbot):
+    """While the run goes on, the banner says so; once the session has ended it says that
+    instead, and the past's bubbles offer no ✕ in either case (issue 34, point 8)."""
+    win, controller = window
+    room = await _start(win, controller)
+    await _steps(win, room, 3)
+    win.selection.select(room.messages[-1].speaker)
+    click(qtbot, win, room.messages[-1].id)
+    banner = win.history._past[0][1].banner.text()
+    assert "The live run goes on." in banner
+    assert win.history.thoughts.bubbles()
+    assert not any(b.delete_button.isVisibleTo(b) for b in win.history.thoughts.bubbles())
+    win.history.back_to_live()
+
+    await controller.stop()
+    click(qtbot, win, room.messages[-1].id)
+    banner = win.history._past[0][1].banner.text()
+    assert "live run goes on" not in banner
+    assert "The session has ended" in banner
+    assert "the session as it ended" in win.messages.status_label.text()
+    bubbles = win.history.thoughts.bubbles()
+    assert bubbles
+    assert not any(b.delete_button.isVisibleTo(b) for b in bubbles)
     await controller.shutdown()

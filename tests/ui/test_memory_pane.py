@@ -398,3 +398,44 @@ def test_a_random_pull_with_a_tiny_negative_cosine_reads_0_00_not_minus(setup):
     bridge.dispatch(events.MemoriesRetrieved(agent="Ana", stimuli=stimuli, step=2))
     assert pane.table.item(0, COL_SALIENCY).text() == "random\ncos 0.00"
     assert "cosine to the latest utterance 0.00)" in pane.table.item(0, COL_TEXT).toolTip()
+
+
+def test_the_memory_text_has_the_width_kind_and_saliency_do_not_need(setup):
+    """At the pane's narrowest (1024 px window), Kind and Saliency are as wide as what they show
+    and the memory text has the rest: more than either, and more than the two together once a
+    wider kind leaves the table (issue 34: the text had about 110 px of 264)."""
+    from PySide6.QtWidgets import QApplication
+
+    from ui.widgets.memory_table import COL_KIND
+    from ui.window_layout import MIN_MEMORY
+
+    bridge, selection, pane = setup
+    pane.resize(MIN_MEMORY, 600)
+    pane.show()
+    selection.select("Ana")
+    add(bridge, "Ana", 1, "I study octopus behaviour at a small research station.")
+    add(bridge, "Ana", 2, "I want to find someone to go surfing with.", kind="objective")
+    retrieve(bridge, "Ana", [("memory:1", 0.28, False)])
+    QApplication.processEvents()
+    header = pane.table.horizontalHeader()
+    kind, sal, text = (header.sectionSize(c) for c in (COL_KIND, COL_SALIENCY, COL_TEXT))
+    metrics = pane.table.fontMetrics()
+    assert (
+        metrics.horizontalAdvance("objective") < kind <= metrics.horizontalAdvance("objective") + 12
+    )
+    assert sal <= max(map(metrics.horizontalAdvance, ("Sal.", "0.28"))) + 12
+    assert text > kind + sal, (kind, sal, text)
+
+    add(bridge, "Ana", 3, "Octopuses can open jars.", kind="experience")  # a wider kind arrives
+    assert header.sectionSize(COL_KIND) > metrics.horizontalAdvance("experience")
+    retrieve(bridge, "Ana", [("memory:2", 0.2, True)])  # a random pull: "random"
+    sal = header.sectionSize(COL_SALIENCY)
+    assert sal > metrics.horizontalAdvance("random")
+    selection.select("")
+    selection.select("Ana")  # shown anew: sized to what is shown now
+    assert header.sectionSize(COL_SALIENCY) == sal
+    retrieve(bridge, "Ana", [("memory:1", 0.31, False)], step=3)  # the random pull is gone
+    assert (
+        header.sectionSize(COL_SALIENCY)
+        <= max(map(metrics.horizontalAdvance, ("Sal.", "0.31"))) + 12
+    )

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 
 from playground.embedding.cache import CachingEmbedder
 from playground.rating.store import PARTICIPANT_ITEMS, RatingStore
@@ -128,3 +129,31 @@ async def test_the_rating_menu_opens_each_window_on_the_controllers_database(win
     assert "No ratings yet" not in report.message.text()  # the questionnaire counts
     assert "1 questionnaire " in report.table.toPlainText()
     await controller.shutdown()
+
+
+async def test_rate_conversations_with_no_plan_points_to_the_plans_and_the_library(window):
+    """No plan yet: the rater window says what to do instead of "⚠ choose a rating plan", and
+    its two buttons open Rating plans… and the session library (issue 34, point 8)."""
+    win, _controller = window
+    win.rating.act_rate.trigger()
+    rater = win.rating.rater
+    assert rater is not None
+    assert rater.isVisible()
+    assert rater.no_plan.isVisible()
+    assert not rater.plan_combo.isVisible()
+    assert not rater.start_button.isEnabled()
+    assert not rater.error.isVisible()
+    shown = rater.no_plan.findChild(QLabel).text()
+    assert "Rating ▸ Rating plans…" in shown
+    assert "Rate blind…" in shown
+    rater.name_edit.setText("Ria")
+    rater.name_edit.returnPressed.emit()  # Enter: still no dead end, the reason and the way
+    assert "Rating ▸ Rating plans…" in rater.error.text()
+
+    rater.plans_button.click()
+    assert win.rating.plans is not None
+    assert win.rating.plans.isVisible()
+    rater.library_button.click()
+    assert win.library_dialog is not None
+    assert win.library_dialog.isVisible()
+    assert win.library_dialog.rate_button.text() == "Rate blind…"

@@ -454,3 +454,34 @@ async def test_a_jump_draws_what_is_in_view_first_and_the_rest_a_moment_later(wi
         assert not page.parked
     assert deferred_seen, "some bubbles were out of view and left for later"
     await controller.shutdown()
+
+
+async def test_a_message_moment_shows_the_thought_behind_it_as_said(window, qtbot):
+    """Stepping to message #N shows the bubble of the thought it said marked "said in #N" at
+    that very moment, as the live window did, not one moment later (issue 34, point 8)."""
+    win, controller = window
+    sid, _ = await _live_run(win, controller, steps=4)
+    await win.open_replay(str(controller.db_path), sid)
+    rec = win.replay.recording
+    assert rec is not None
+    said = (
+        controller.database()
+        .execute(
+            "SELECT id, speaker, thought_id FROM messages WHERE session_id = ? AND thought_id"
+            " IS NOT NULL ORDER BY id",
+            [sid],
+        )
+        .fetchall()
+    )
+    assert said, "an offline run of four steps has replies from thoughts"
+    for mid, speaker, tid in said:
+        moment = next(m for m in rec.moments if m.message_id == mid)
+        win.selection.select(speaker)
+        win.replay.seek(rec.previous_moment(moment.seq).seq)
+        qtbot.keyClick(win, Qt.Key.Key_Right)  # → to the message's moment
+        assert win.replay.position == moment.seq
+        assert mid in win.conversation.widgets
+        bubble = win.thoughts.bubble(tid)
+        assert bubble is not None
+        assert bubble.is_expressed(), f"thought #{tid} behind message #{mid} not said yet"
+    await controller.shutdown()

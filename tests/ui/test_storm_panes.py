@@ -260,3 +260,30 @@ def test_the_storm_view_says_when_the_database_cannot_be_read(qtbot, tmp_path):
     assert view.status.text().startswith("STORM report:")
     assert "storm_dialogues" in view.status.text()
     assert view.table.rowCount() == 1, "what was shown stays"
+
+
+def test_table_2_opens_whole_at_1024_from_its_first_column(qtbot, tmp_path):
+    """At 1024×700 Table 2 shows every column, headers whole, and nothing to scroll sideways:
+    it used to open scrolled right with its first header cut (issue 34, point 8)."""
+    controller = _Controller(tmp_path / "storm.db")
+    write(controller.database(), DIALOGUES)
+    view = StormWindow(controller, lambda *_: None)
+    qtbot.addWidget(view)
+    view.resize(1024, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    table = view.table
+    bar = table.horizontalScrollBar()
+    assert bar.maximum() == 0
+    assert bar.value() == 0
+    header = table.horizontalHeader()
+    metrics = header.fontMetrics()
+    for col in range(table.columnCount()):
+        label = table.horizontalHeaderItem(col).text()
+        widest = max(metrics.horizontalAdvance(line) for line in label.split("\n"))
+        assert header.sectionSize(col) >= widest, label
+    assert header.sectionViewportPosition(0) == 0
+    last = table.columnCount() - 1
+    assert (
+        header.sectionViewportPosition(last) + header.sectionSize(last) <= table.viewport().width()
+    )

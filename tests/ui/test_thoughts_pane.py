@@ -322,3 +322,30 @@ def test_the_sampled_method_says_how_many_samples_were_read():
     assert "sampled" in text
     assert "17 samples were read" in text
     assert "samples were read" not in method_explanation("logprobs")
+
+
+def test_bubbles_keep_their_x_and_step_clear_of_the_scroll_bar(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """At the narrowest the window gives it, the pane shows every bubble whole beside the scroll
+    bar: its right border, ✕ and "scored at step N", even with four-digit ids (issue 34)."""
+    from PySide6.QtCore import QPoint
+
+    from ui.window_layout import MIN_THOUGHTS
+
+    bridge, selection = EngineBridge(), SelectedParticipant()
+    pane = ThoughtsPane(bridge, selection)
+    qtbot.addWidget(pane)
+    pane.resize(max(MIN_THOUGHTS, pane.minimumSizeHint().width()), 500)
+    pane.show()
+    selection.select("Ana")
+    for tid in range(9990, 10000):
+        form(bridge, thought(tid, created_step=998, last_access=998))
+        evaluate(bridge, "Ana", evaluation(tid, 4.25, step=999))
+        bridge.dispatch(events.ThoughtExpressed(agent="Ana", thought_id=tid, message_id=998))
+    page = pane._stack.currentWidget()
+    qtbot.waitUntil(page.verticalScrollBar().isVisible)
+    view = page.viewport()
+    for bubble in pane.bubbles()[:3]:
+        assert bubble.scored_text() == "scored at step 999"
+        for part in (bubble, bubble.delete_button, bubble.scored_label):
+            right = part.mapTo(view, QPoint(part.width(), 0)).x()
+            assert right <= view.width(), (part.objectName(), right, view.width())

@@ -7,7 +7,7 @@ import random
 from collections.abc import Mapping
 from typing import cast
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -30,6 +30,7 @@ from playground.settings import Settings
 from ui.dialogs.common import ok_cancel, preset_combo
 from ui.policies import POLICY_HELP, POLICY_LABELS, policy_combo
 from ui.screen_fit import fit_window, scrolling_body
+from ui.widgets.wheel_guard import guard_wheel
 
 
 class NewSessionDialog(QDialog):
@@ -48,7 +49,7 @@ class NewSessionDialog(QDialog):
         # The form scrolls on a short screen; OK / Cancel stay under it (see ui.screen_fit).
         lay, outer = scrolling_body(self)
         lay.addWidget(QLabel("Participants (AI agents from the persona library):"))
-        self.list = QListWidget()
+        self.list = _PersonaList()
         for p in library:
             item = QListWidgetItem(f"{p.name} — {p.description}")
             item.setData(Qt.ItemDataRole.UserRole, p.id)
@@ -100,7 +101,11 @@ class NewSessionDialog(QDialog):
         self.list.itemChanged.connect(self._validate)
         self.list.itemChanged.connect(self._refresh_policy_rows)
         self.pick_random()
-        fit_window(self, (600, 660))
+        # Scrolling the form over a box leaves its value alone (a click gives it the wheel).
+        guard_wheel(self.icebreaker, self.preset, self.seed, self.policy_all)
+        # Each persona's whole line where the screen allows (the list asks for it), at least
+        # the size that suits a small screen.
+        fit_window(self, self.sizeHint().expandedTo(QSize(600, 660)))
 
     # -- turn-taking policies (conditions) --------------------------------------------------------
 
@@ -179,6 +184,7 @@ class NewSessionDialog(QDialog):
             self.policy_grid.addWidget(label, row, pair * 2)
             self.policy_grid.addWidget(combo, row, pair * 2 + 1)
             self.policy_combos[persona.id] = combo
+            guard_wheel(combo)
         self.policy_grid.setColumnStretch(1, 1)
         self.policy_grid.setColumnStretch(3, 1)
         self._show_condition()
@@ -281,3 +287,20 @@ class NewSessionDialog(QDialog):
             self.preset.setCurrentIndex(self.preset.findData(preset))
         if seed is not None:
             self.seed.setValue(seed)
+
+
+class _PersonaList(QListWidget):
+    """The persona list, which asks for the width of its longest line and the height of all its
+    lines: the dialog is as big as they need where the screen allows (it scrolls otherwise)."""
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        if self.count() == 0:
+            return hint
+        frame = 2 * self.frameWidth()
+        bar = self.verticalScrollBar().sizeHint().width()
+        rows = sum(self.sizeHintForRow(i) for i in range(self.count()))
+        return QSize(
+            max(hint.width(), self.sizeHintForColumn(0) + frame + bar),
+            max(hint.height(), rows + frame),
+        )

@@ -33,6 +33,15 @@ from ui.tool_window import group_box as _group
 from ui.tool_window import min_rows
 from ui.tool_window import read_only_table as _table
 
+RESUME_TIP = (
+    "Run the selected experiment's protocol again: finished conversations are skipped,"
+    " interrupted and failed ones are run again"
+)
+COMPLETE_TIP = (
+    "Every conversation of this experiment finished: there is nothing to resume (New"
+    " experiment… runs another)"
+)
+
 
 class ExperimentsWindow(JobWindow):
     """Launch, watch, cancel and resume experiments; open their conversations in replay.
@@ -57,10 +66,11 @@ class ExperimentsWindow(JobWindow):
         self._tasks: set[asyncio.Future[Any]] = set()
         self.dialog: NewExperimentDialog | None = None
 
+        #: Every conversation of the experiment shown has finished: nothing to resume.
+        self.complete = False
         lay = self._top_row(
             "New experiment…",
-            "Run the selected experiment's protocol again: finished conversations are skipped,"
-            " interrupted and failed ones are run again",
+            RESUME_TIP,
             "Cancel",
             "Stop the running experiment: conversations in flight are saved as interrupted",
         )
@@ -112,6 +122,7 @@ class ExperimentsWindow(JobWindow):
         """Progress, summary and conversations of one experiment (live when it runs here)."""
         self.shown_id = experiment_id
         db = self._db() if experiment_id else None
+        self.complete = False
         if experiment_id is None or db is None:
             self.progress.clear("No experiment yet: launch one with “New experiment…”.")
             self.summary.setRowCount(0)
@@ -125,6 +136,9 @@ class ExperimentsWindow(JobWindow):
             self.progress.set_progress(
                 experiment_report.stored_progress(db, experiment_id), live=False
             )
+        # What the database holds decides (a conversation deleted from the library since is
+        # not done any more, whatever the last run counted).
+        self.complete = all_finished(experiment_report.stored_progress(db, experiment_id))
         self.progress.setTitle(f"Progress — {experiment_id}")
         self._fill_summary(db, experiment_id)
         self._fill_runs(db, experiment_id)
@@ -162,7 +176,10 @@ class ExperimentsWindow(JobWindow):
     def _update_buttons(self) -> None:
         running = self.running
         self.new_button.setEnabled(not running)
-        self.resume_button.setEnabled(not running and self.shown_id is not None)
+        self.resume_button.setEnabled(
+            not running and self.shown_id is not None and not self.complete
+        )
+        self.resume_button.setToolTip(COMPLETE_TIP if self.complete else RESUME_TIP)
         self.cancel_button.setEnabled(running)
         self.replay_button.setEnabled(self.selected_session() is not None)
 
@@ -276,6 +293,15 @@ class ExperimentsWindow(JobWindow):
         task = asyncio.ensure_future(finish())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def all_finished(progress: experiment.Progress) -> bool:
+    """Every planned conversation of every condition finished (none failed, none left, none
+    deleted since), in this run or an earlier one."""
+    conditions = progress.conditions.values()
+    return bool(conditions) and all(
+        c.total > 0 and c.done + c.skipped >= c.total for c in conditions
+    )
 
 
 def _server_label(controller: Any) -> str:

@@ -93,9 +93,16 @@ class RatingMenu(QObject):
 
     def open_rater(self) -> RaterWindow | None:
         """The blind rating window (one at a time; an open one is brought to the front)."""
-        w = self._front(self.rater, lambda db: RaterWindow(db, self._main))
+        w = self._front(self.rater, self._rater_window)
         if w is not None:
             self.rater = w
+        return w
+
+    def _rater_window(self, db: Any) -> RaterWindow:
+        """A rater window whose no-plan page leads to Rating plans… and the session library."""
+        w = RaterWindow(db, self._main)
+        w.plans_requested.connect(self.open_plans)
+        w.library_requested.connect(lambda: self.window.open_library())
         return w
 
     def rate_session(self, session_id: str, db_path: str | None = None) -> RaterWindow | None:
@@ -114,7 +121,7 @@ class RatingMenu(QObject):
             if self._alive(self.rater) and self.rater is not None and self.rater.db is not db:
                 self.rater.close()
             if not self._alive(self.rater):
-                self.rater = RaterWindow(db, self._main)
+                self.rater = self._rater_window(db)
         w = self.open_rater()
         if w is not None:
             w.rate_session(session_id)

@@ -28,6 +28,13 @@ from ui.rating.forms import LikertForm
 from ui.rating.pairwise import PairwiseView
 from ui.tool_window import ToolWindow
 
+#: The sign-in page with no plan to choose: what a researcher or a rater does instead.
+NO_PLAN = (
+    "There is no rating plan yet. A researcher creates one under <b>Rating ▸ Rating plans…</b>"
+    " (the sessions to rate and who rates them). To rate one saved session now, outside any"
+    " plan, choose it in the session library (<b>File ▸ Open session…</b>) and press"
+    " <b>Rate blind…</b>."
+)
 KIND_LABELS = {"conversation": "conversation ratings", "pairwise": "pairwise preference"}
 #: Around a rating scale in the side pane: its left margin, the form's frame and inner margin.
 SCALE_MARGINS = 16
@@ -45,6 +52,8 @@ class RaterWindow(ToolWindow):
     """
 
     task_done = Signal()  # an assignment (or a single session) was saved
+    plans_requested = Signal()  # "Rating plans…" on the sign-in page (there is no plan yet)
+    library_requested = Signal()  # "Session library…": rate one session with its Rate blind…
 
     def __init__(self, db: Any, parent: QWidget | None = None, *, cps: int | None = None) -> None:
         super().__init__("Blind rating", (1200, 800), parent)
@@ -116,7 +125,9 @@ class RaterWindow(ToolWindow):
         form.addRow("Name or id", self.name_edit)
         self.plan_combo = QComboBox()
         form.addRow("Rating plan", self.plan_combo)
+        self._sign_in_form = form
         bl.addLayout(form)
+        bl.addWidget(self._build_no_plan())
         self.start_button = QPushButton("Start")
         self.start_button.setDefault(True)
         self.start_button.clicked.connect(self.start_clicked)
@@ -129,6 +140,29 @@ class RaterWindow(ToolWindow):
         outer.addStretch(2)
         self.sign_in_page = page
         self.stack.addWidget(page)
+
+    def _build_no_plan(self) -> QWidget:
+        """What to do when there is no plan yet: the two ways to rating (shown instead of an
+        empty plan list and a Start that could only fail)."""
+        self.no_plan = QWidget()
+        nl = QVBoxLayout(self.no_plan)
+        nl.setContentsMargins(0, 6, 0, 6)
+        text = QLabel(NO_PLAN)
+        text.setWordWrap(True)
+        nl.addWidget(text)
+        buttons = QHBoxLayout()
+        self.plans_button = QPushButton("Rating plans…")
+        self.plans_button.setToolTip("Rating ▸ Rating plans…: choose sessions and raters")
+        self.plans_button.clicked.connect(self.plans_requested.emit)
+        self.library_button = QPushButton("Session library…")
+        self.library_button.setToolTip("File ▸ Open session…: choose a session, then Rate blind…")
+        self.library_button.clicked.connect(self.library_requested.emit)
+        buttons.addWidget(self.plans_button)
+        buttons.addWidget(self.library_button)
+        buttons.addStretch(1)
+        nl.addLayout(buttons)
+        self.no_plan.hide()
+        return self.no_plan
 
     def _build_conversation(self, cps: int | None) -> None:
         self.blind = BlindConversationView(cps=cps)
@@ -191,6 +225,7 @@ class RaterWindow(ToolWindow):
             self.plan_combo.addItem(f"{p.name} ({KIND_LABELS.get(p.kind, p.kind)})", p.id)
         if current is not None and self.plan_combo.findData(current) >= 0:
             self.plan_combo.setCurrentIndex(self.plan_combo.findData(current))
+        self._show_no_plan()
 
     def sign_out(self) -> None:
         """Back to the sign-in page (the name stays filled in)."""
@@ -213,11 +248,16 @@ class RaterWindow(ToolWindow):
             "speed, and rate how natural they felt. Your answers are saved as you go: you can "
             "stop and come back later with the same name."
         )
-        if not single and self.plan_combo.count() == 0:
-            self.show_error("There is no rating plan yet: a researcher creates one first.")
-        else:
-            self.clear_error()
+        self.clear_error()
         self.stack.setCurrentWidget(self.sign_in_page)
+
+    def _show_no_plan(self) -> None:
+        """With no plan to choose (and no single session to rate), the ways to one instead of
+        the plan list and Start."""
+        none = self.single is None and self.plan_combo.count() == 0
+        self.no_plan.setVisible(none)
+        self._sign_in_form.setRowVisible(self.plan_combo, not none)
+        self.start_button.setEnabled(not none)
 
     def start_clicked(self) -> None:
         plan_id = self.plan_combo.currentData()
@@ -230,7 +270,10 @@ class RaterWindow(ToolWindow):
             self.name_edit.setText(self.rater)
             if self.single is None:
                 if plan_id is None:
-                    raise errors.PlaygroundError("choose a rating plan")
+                    raise errors.PlaygroundError(
+                        "there is no rating plan to choose: create one under Rating ▸ Rating"
+                        " plans…, or rate one session with Rate blind… in the session library"
+                    )
                 plan = self.store.plan(plan_id)
                 if self.rater not in plan.raters:
                     raise errors.PlaygroundError(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,9 +34,11 @@ log = logging.getLogger(__name__)
 
 ALL = "All plans"
 NO_PLANS = (
-    "No study plans in this database yet. Run one with `playground study new` (for example"
-    " `playground study new --humans 2 --db {db}`): its conversations, questionnaires and"
-    " answers then show here. Press Refresh to look again."
+    "No study plans in this database yet. Run one from this window with Experiments ▸ New study"
+    " plan… (Experiments ▸ Study plans… follows it), or from the command line with"
+    " `playground study new --humans 2` (and `--db` naming this database when it is not the"
+    " default one). Its conversations, questionnaires and answers then show here. Press Refresh"
+    " to look again."
 )
 COMPUTING = "Computing the report…"
 EMBEDDING = "Computing the similarities (the embedding model loads on first use)…"
@@ -183,8 +184,7 @@ class StudyReportView(WorkerView):
             self.report = None
             self.text.setPlainText("")
             self.summary.setText("")
-            path = self._source if isinstance(self._source, Path) else "sessions/study.db"
-            self._say(NO_PLANS.format(db=path))
+            self._say(NO_PLANS)
             return
         self.report = computed.report
         set_text_keeping_scroll(self.text, computed.text)

@@ -59,6 +59,18 @@ TABLE_COLUMNS = [
     "Dialogues w/ · w/o",
     "Unrated turns w/ · w/o",
 ]
+
+
+def _two_lines(column: str) -> str:
+    """A Table 2 header on two lines (what, then w/ · w/o), so that the eleven columns fit a
+    1024 px window side by side: "Avg sat. w/" reads "Avg sat." over "w/"."""
+    for cut in (" (", " w/"):
+        if cut in column:
+            head, _, tail = column.partition(cut)
+            return f"{head}\n{cut.strip()}{tail}"
+    return column
+
+
 #: One colour per uncertainty level; profile access solid, none dashed.
 UNCERTAINTY_COLORS = {0: "#1565c0", 40: "#2e7d32", 60: "#ef6c00", 80: "#c62828"}
 ALL_MODELS = "(all assistants)"
@@ -221,7 +233,9 @@ class StormWindow(SessionsWindow):
         top.setChildrenCollapsible(False)
         top.setSizes([520, 900])
 
-        self.table = _table(TABLE_COLUMNS, stretch=0)
+        self.table = _table(TABLE_COLUMNS)
+        self.table.setHorizontalHeaderLabels([_two_lines(c) for c in TABLE_COLUMNS])
+        self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.methods = QLabel("")
         self.methods.setWordWrap(True)
@@ -343,6 +357,7 @@ class StormWindow(SessionsWindow):
             for col, cell in enumerate(cells):
                 self.table.setItem(i, col, cell)
         fit_height(self.table, max(1, min(len(rows), TABLE_ROWS_SHOWN)))
+        self.table.horizontalScrollBar().setValue(0)  # from its first column, always
         self.methods.setText(" · ".join(self.report.methods[:5]))
         self.methods.setToolTip("\n".join(self.report.methods))
         self.table.setToolTip("How each figure is computed:\n" + "\n".join(self.report.methods))

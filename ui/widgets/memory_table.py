@@ -18,11 +18,14 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 from playground import domain
 from ui import theme
-from ui.widgets.memory_edit import EDITABLE_KINDS
 
 RETRIEVED_BG = "#fff3c4"
-COLUMNS = ("Kind", "Weight", "Saliency", "Memory")
+COLUMNS = ("Kind", "Weight", "Sal.", "Memory")
 COL_KIND, COL_WEIGHT, COL_SALIENCY, COL_TEXT = range(4)
+#: What the fixed columns are at least as wide as: their headers and, for Weight, every value.
+_LEAST = {COL_KIND: ("Kind",), COL_WEIGHT: ("Weight", "1.00"), COL_SALIENCY: ("Sal.", "0.00")}
+#: Cell margins and the header's own padding (px).
+_PAD = 12
 _TOP = Qt.AlignmentFlag.AlignTop
 _ALIGN = {
     COL_KIND: _TOP | Qt.AlignmentFlag.AlignLeft,
@@ -71,17 +74,10 @@ class MemoryTable(QTableWidget):
         header = self.horizontalHeader()
         header.setHighlightSections(False)
         header.setMinimumSectionSize(24)
-        metrics = self.fontMetrics()
-        pad = 12  # cell margins and the header's own padding
-        widest = {
-            COL_KIND: (*EDITABLE_KINDS, "utterance", "thought", "Kind"),
-            COL_WEIGHT: ("Weight", "1.00"),
-            COL_SALIENCY: ("Saliency", "random", "cos -0.00", "0.00"),
-        }
-        #: The fixed columns' widths, also while one is hidden (its section size is 0 then).
-        self._fixed_widths = {
-            col: max(map(metrics.horizontalAdvance, texts)) + pad for col, texts in widest.items()
-        }
+        #: The fixed columns' widths, also while one is hidden (its section size is 0 then): Kind
+        #: and Saliency are as wide as what they show (see :meth:`fit_contents`), Weight as its
+        #: widest value; the memory text has the rest.
+        self._fixed_widths = {col: self._measure(texts) for col, texts in _LEAST.items()}
         for col, width in self._fixed_widths.items():
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
             header.resizeSection(col, width)
@@ -90,6 +86,7 @@ class MemoryTable(QTableWidget):
         for col, tip in (
             (COL_WEIGHT, "How much the memory counts in retrieval (0–1)"),
             (COL_SALIENCY, "Saliency at the participant's latest retrieval"),
+            (COL_KIND, "What kind of memory it is"),
         ):
             self.horizontalHeaderItem(col).setToolTip(tip)  # type: ignore[union-attr]
         self._relayout_timer = QTimer(self)
@@ -97,6 +94,37 @@ class MemoryTable(QTableWidget):
         self._relayout_timer.setInterval(30)
         self._relayout_timer.timeout.connect(self.resizeRowsToContents)
         header.sectionResized.connect(self._on_section_resized)
+
+    def _measure(self, texts: Iterable[str]) -> int:
+        """The width a column needs to show each of ``texts`` (each line of it) on one line."""
+        metrics = self.fontMetrics()
+        lines = (line for text in texts for line in text.split("\n"))
+        return max(map(metrics.horizontalAdvance, lines), default=0) + _PAD
+
+    def fit_contents(self, rows: Iterable[int] | None = None) -> None:
+        """Size Kind and Saliency to what they show, so the memory text has the rest.
+
+        Saliency is measured over the retrieved rows (the only ones that show one), so it
+        narrows again when a wide value ("random", "cos -0.12") leaves. Kind is measured over
+        every row (``rows`` None) or, growing only, over the ``rows`` just filled (a column
+        narrows again when the table is filled anew).
+        """
+        header = self.horizontalHeader()
+        hits = self._hits()
+        retrieved = [row for row, mid in enumerate(self.order) if mid in hits]
+        for col, over in ((COL_KIND, rows), (COL_SALIENCY, retrieved)):
+            every = range(self.rowCount()) if over is None else over
+            width = self._measure([*_LEAST[col], *(self._text(row, col) for row in every)])
+            if col == COL_KIND and rows is not None:
+                width = max(width, self._fixed_widths[col])
+            if width != self._fixed_widths[col]:
+                self._fixed_widths[col] = width
+                header.resizeSection(col, width)
+        self.fit_columns()
+
+    def _text(self, row: int, col: int) -> str:
+        item = self.item(row, col)
+        return "" if item is None else item.text()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         self.fit_columns()
@@ -134,6 +162,7 @@ class MemoryTable(QTableWidget):
         self.setRowCount(len(ordered))
         for row, memory in enumerate(ordered):
             self.fill_row(row, memory, resize=False, fresh=True)
+        self.fit_contents()
         self.resizeRowsToContents()
         self.restore_selection(selected)
 
@@ -193,6 +222,7 @@ class MemoryTable(QTableWidget):
                 item.setToolTip(f"{tip}\n\n{memory.text}")
         self.paint_row(row, fresh=fresh)
         if resize:
+            self.fit_contents([row])
             self.resizeRowToContents(row)
 
     def paint_row(self, row: int, fresh: bool = False) -> None:

@@ -75,6 +75,22 @@ def ask_database_path(parent: QWidget | None, start: str = "") -> str | None:
     return path or None
 
 
+def in_experiment(seat: library.ExperimentSeat) -> str:
+    """What deleting a session of an experiment does to the experiment (the Delete question)."""
+    name = f" “{seat.name}”" if seat.name else ""
+    which = (
+        f"conversation {seat.draw + 1} ({seat.condition}) of"
+        if seat.draw is not None
+        else "part of"
+    )
+    return (
+        f"This session is {which} experiment {seat.experiment_id}{name}"
+        f" ({seat.conversations} conversation(s) started). Deleting it takes it out of the"
+        " experiment's summary and reports, and the experiment counts that conversation as not"
+        " run: Experiments ▸ Experiments… ▸ Resume runs it again, as a new session."
+    )
+
+
 class SessionLibraryDialog(QDialog):
     """Saved sessions of one database: open, start a new one like it, export, delete.
 
@@ -389,6 +405,9 @@ class SessionLibraryDialog(QDialog):
             f"{s.turns} message(s) and {s.ratings} rating record(s) will be lost. "
             "This cannot be undone."
         )
+        seat = library.experiment_seat(self.db, s.id) if s.experiment_id else None
+        if seat is not None:
+            question += "\n\n" + in_experiment(seat)
         if not self.confirm(question):
             return False
         try:

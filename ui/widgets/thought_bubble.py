@@ -193,7 +193,7 @@ class ThoughtBubble(QFrame):
         outer.setSpacing(4)
 
         top = QHBoxLayout()
-        top.setSpacing(4)
+        top.setSpacing(3)
         self._id_badge = _badge(f"#{thought.id}", "badgeId", self)
         self._saliency_badge = _badge("", "badgeSaliency", self)
         self._saliency_badge.setToolTip("Saliency: how strongly the conversation evoked it")

@@ -17,12 +17,40 @@ import heapq
 from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QVBoxLayout, QWidget
 
 from playground import domain
 from playground.history.ledger import ThoughtLedger
 from ui.widgets.placeholder import placeholder_label
 from ui.widgets.thought_bubble import EMPTY_PLACEHOLDER, SortKey, ThoughtBubble
+
+#: A bubble as wide as any gets in a long session: a four-digit id, said and
+#: scored at a three-digit step (what :func:`width_needed` measures).
+WIDEST = domain.Thought(
+    id=9999,
+    agent="",
+    text="",
+    system=2,
+    stimuli=[],
+    saliency=0.99,
+    created_step=999,
+    last_access=999,
+    expressed_in=999,
+)
+_WIDEST_SCORE = domain.Evaluation(
+    thought_id=9999,
+    step=999,
+    rating=5,
+    distribution={},
+    reasons_for=[],
+    reasons_against=[],
+    expected=5.0,
+    silence_factor=1.0,
+    score=9.99,
+    method="logprobs",
+)
+#: The page's margins around its bubbles (left, top, right, bottom).
+MARGINS = (3, 4, 3, 4)
 
 #: Most bubbles a page holds. Bubbles are widgets (a few ms each), so a participant with
 #: thousands of thoughts keeps its newest (or highest-scored, by the sort) ones on screen; the
@@ -84,7 +112,7 @@ class AgentPage(QScrollArea):
         self.content = _Content()
         self.content.setObjectName("thoughtsContent")
         self.list = QVBoxLayout(self.content)
-        self.list.setContentsMargins(4, 4, 4, 4)
+        self.list.setContentsMargins(*MARGINS)
         self.list.setSpacing(6)
         self.placeholder = placeholder_label(EMPTY_PLACEHOLDER, self.content)
         self.list.addWidget(self.placeholder)
@@ -106,7 +134,7 @@ class AgentPage(QScrollArea):
         self.unbound = set()
         # Bubbles are bound from the top while their new heights reach into the view.
         bottom = self.verticalScrollBar().value() + self.viewport().height() if in_view else -1
-        width = self.viewport().width() - 8  # the content's margins
+        width = self.viewport().width() - MARGINS[0] - MARGINS[2]
         reached = 4
         with self.held():
             for i, tid in enumerate(wanted):
@@ -151,7 +179,7 @@ class AgentPage(QScrollArea):
         bubble.rebind(self._thoughts()[tid], self._evaluations(tid), self._retained(tid))
         bubble.set_highlighted(tid == self.highlighted)
         if bubble.isHidden():  # from the pool: lay it out at the page's width straight away
-            bubble.resize(self.viewport().width() - 8, bubble.height())
+            bubble.resize(self.viewport().width() - MARGINS[0] - MARGINS[2], bubble.height())
             bubble.show()
         self.unbound.discard(tid)
 
@@ -361,6 +389,23 @@ class AgentPage(QScrollArea):
         self.highlighted = tid
         if scroll:
             self.ensureWidgetVisible(bubble, 0, 8)
+
+
+def width_needed(styled: QWidget) -> int:
+    """The narrowest a page can be with a bubble's badges, ✕ and "scored at step N" in view:
+    :data:`WIDEST`'s minimum width (styled as ``styled``'s children are), the page's margins and
+    its vertical scroll bar, which takes its width from the page's viewport."""
+    sample = ThoughtBubble(
+        WIDEST, [_WIDEST_SCORE], retained=False, popup_parent=None, parent=styled
+    )
+    try:
+        sample.ensurePolished()
+        bubble = sample.minimumSizeHint().width()
+    finally:
+        sample.setParent(None)
+        sample.deleteLater()
+    bar = styled.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, styled)
+    return bubble + MARGINS[0] + MARGINS[2] + bar
 
 
 class _Content(QWidget):

@@ -15,7 +15,7 @@ does not rebuild anything and keeps each page's scroll position.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QStackedWidget, QVBoxLayout
 
 from playground import domain, events
@@ -29,7 +29,7 @@ from ui.widgets.hidden_state_pane import HiddenStatePane
 from ui.widgets.participant_pane import ParticipantPane
 from ui.widgets.placeholder import placeholder_label
 from ui.widgets.thought_bubble import NONE_PLACEHOLDER, STYLE, ThoughtBubble
-from ui.widgets.thought_page import AgentPage
+from ui.widgets.thought_page import AgentPage, width_needed
 from ui.widgets.thought_stimuli import ThoughtStimuli
 from ui.widgets.thoughts_header import ThoughtsHeader
 
@@ -69,6 +69,7 @@ class ThoughtsPane(ParticipantPane):
         #: Bubbles offer ✕ (not in a replay or an ended session: see :meth:`set_live`).
         self.deletable = True
         self._stepped = False  # a trigger fired during a rebuild (see _on_step)
+        self._needed: int | None = None  # see minimumSizeHint
 
         # The title has the pane's whole width (elided, with a tooltip, when narrow); the count
         # and the sort share the line below.
@@ -108,6 +109,15 @@ class ThoughtsPane(ParticipantPane):
         bridge.thought_deleted.connect(self._on_thought_deleted)
         bridge.thought_restored.connect(self._on_thought_restored)
         bridge.trigger_fired.connect(self._on_step)
+
+    def minimumSizeHint(self) -> QSize:
+        """At least as wide as a bubble with its ✕ and "scored at step N" beside the scroll bar
+        (:func:`~ui.widgets.thought_page.width_needed`): narrower, a page would clip them."""
+        hint = super().minimumSizeHint()
+        if self._needed is None:
+            m = self.layout().contentsMargins()  # type: ignore[union-attr]
+            self._needed = width_needed(self._stack) + m.left() + m.right()
+        return QSize(max(hint.width(), self._needed), hint.height())
 
     # -- public --------------------------------------------------------------------------------
 

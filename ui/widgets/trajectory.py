@@ -26,6 +26,12 @@ CURRENT_COLOR = "#283593"
 #: Up to this many messages every point carries its number; above it every LABEL_EVERY-th does
 #: (and the first, the last and the current one), so that long sessions stay readable.
 LABEL_ALL_UP_TO = 30
+#: Where a number stands by its point (pyqtgraph's anchor: a little right of it, above it), and
+#: its height before any is drawn (px).
+LABEL_ANCHOR = (-0.15, 0.9)
+LABEL_HEIGHT = 18.0
+#: The current point's ring (px).
+RING_RADIUS = 10.0
 LABEL_EVERY = 5
 #: Colour for a speaker the window has no colour for (a participant who left before a replay).
 UNKNOWN_COLOR = "#777777"
@@ -57,7 +63,7 @@ class TrajectoryPlot(pg.GraphicsLayoutWidget):
             size=7, pen=pg.mkPen(FUTURE_COLOR, width=1.2), brush=pg.mkBrush(255, 255, 255)
         )
         self._ring = pg.ScatterPlotItem(
-            size=20, pen=pg.mkPen(CURRENT_COLOR, width=2.5), brush=pg.mkBrush(None)
+            size=2 * RING_RADIUS, pen=pg.mkPen(CURRENT_COLOR, width=2.5), brush=pg.mkBrush(None)
         )
         for item in (self._future, self._points, self._ring):
             plot.addItem(item)
@@ -69,6 +75,8 @@ class TrajectoryPlot(pg.GraphicsLayoutWidget):
         self._colors: dict[str, str] = {}
         self._current: int | None = None
         self._legend_names: list[str] = []
+        # The room kept for the numbers is in pixels: fitted again when the plot's size changes.
+        plot.getViewBox().sigResized.connect(lambda _box: self._fit())
 
     # -- data ------------------------------------------------------------------------------------
 
@@ -204,7 +212,7 @@ class TrajectoryPlot(pg.GraphicsLayoutWidget):
             label = pg.TextItem(
                 str(self._turns[i]),
                 color=FUTURE_COLOR if future else "#222",
-                anchor=(-0.15, 0.9),
+                anchor=LABEL_ANCHOR,
             )
             font = label.textItem.font()
             font.setPointSizeF(7.5)
@@ -222,6 +230,21 @@ class TrajectoryPlot(pg.GraphicsLayoutWidget):
         span = max(float((hi - lo).max()), 1e-6)
         # Room for the numbers to the right of the points and the ring at the edges.
         pad = 0.12 * span
-        self.plot.setRange(
-            xRange=(lo[0] - pad, hi[0] + 2 * pad), yRange=(lo[1] - pad, hi[1] + pad), padding=0
-        )
+        bottom, top = lo[1] - pad, hi[1] + pad
+        # The numbers stand above their points and the ring reaches below: in a short view a
+        # share of the span is too few pixels for them, so the room is reserved in pixels.
+        height = self.plot.getViewBox().height()
+        above, below = self._label_height() + 1.0, RING_RADIUS + 1.0
+        if height > 2 * (above + below):
+            span_y = max(float(hi[1] - lo[1]), 1e-6)
+            total = max(span_y / (1 - (above + below) / height), top - bottom)
+            bottom = min(bottom, lo[1] - below * total / height)
+            top = max(top, hi[1] + above * total / height)
+        self.plot.setRange(xRange=(lo[0] - pad, hi[0] + 2 * pad), yRange=(bottom, top), padding=0)
+
+    def _label_height(self) -> float:
+        """How far a point's number reaches above it (px)."""
+        if not self._labels:
+            return LABEL_HEIGHT
+        label = self._labels[0]
+        return label.boundingRect().height() * LABEL_ANCHOR[1]

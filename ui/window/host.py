@@ -81,6 +81,10 @@ class WindowHost(Protocol):
         """Replay a saved session in the panes (a live session ends first, if the user agrees)."""
         ...
 
+    def open_library(self, db_path: str | None = None) -> object:
+        """The session library (File ▸ Open session…) of a database (default: the controller's)."""
+        ...
+
     def new_session_like(self, db_path: str, session_id: str) -> object:
         """The New session dialog, filled in like a saved session."""
         ...

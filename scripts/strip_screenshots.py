@@ -3,7 +3,7 @@ real X server with a window manager (as :mod:`fit_screenshots` beside this scrip
 
 - docs/evaluation-popup-<suffix>.png: a thought's evaluation pop-up (every heuristic listed);
 - docs/decision-strip-<suffix>.png: the decision strip with a System-1 reply drawn below the
-  best, while a banner and the person's question card show;
+  best, while a banner and the person's question card show, its handle dragged up;
 - docs/note-editor-<suffix>.png: a person's note editor on the newest message while agents go
   on posting.
 
@@ -104,13 +104,18 @@ async def shots(suffix: str) -> None:
         bridge.dispatch(events.DecisionMade(decision=d, step=9))
     win.messages.show_error("The model server did not answer in 30 s; retrying (2 of 3).")
     await settle(FRAMED)
+    split = win.center_split  # the reader drags the strip's handle up to read the table
+    split.moveSplitter(sum(split.sizes()) - 230, 1)
+    await settle(0.5)
     shoot(f"decision-strip-{suffix}.png")
 
     win.messages.hide_error()
-    newest = win.conversation.widgets[9]
+    split.moveSplitter(sum(split.sizes()), 1)  # the strip back to its title line
+    post(10)  # the person clicks ✎ on a message that has just arrived
+    newest = win.conversation.widgets[10]
     newest.note_button.click()
     newest.note_edit.setText("He sounded rushed")
-    for mid in range(10, 14):
+    for mid in range(11, 15):
         post(mid)
         await settle(0.2)
     await settle(FRAMED)

@@ -9,7 +9,8 @@ belongs to a dialog's button box; and ``unknown``: every window the probe did no
 escape the test. Run it under a window manager, with QT_QPA_PLATFORM=xcb.
 
 The windows are measured once they have settled, not after a while: each is shown, exposed and
-framed by the window manager, its fitting to that frame is done (ui.screen_fit.fitting), and
+framed by the window manager, its fitting to that frame is done (ui.screen_fit.fitting), a
+report view has computed what it shows (WorkerView.computing), and
 its geometry and its buttons' stayed the same over several turns of the event loop, each after
 a round trip to the X server (QApplication.sync) and the layouts' pending requests.
 """
@@ -49,6 +50,7 @@ from playground.settings import ProactivitySettings  # noqa: E402
 from ui import screen_fit  # noqa: E402
 from ui.app import build, use_app_font  # noqa: E402
 from ui.collector import MainThreadCollector  # noqa: E402
+from ui.rating.worker_view import WorkerView  # noqa: E402
 from ui.tool_window import ToolWindow  # noqa: E402
 
 #: Turns of the event loop (each after an X round trip) over which nothing may move.
@@ -141,6 +143,8 @@ def not_settled(w: QWidget) -> str:
         return "not framed by the window manager"
     if screen_fit.fitting(w):
         return "still being fitted to its frame"
+    if isinstance(w, WorkerView) and w.computing:
+        return "still computing what it shows"  # its results change its contents
     return ""
 
 

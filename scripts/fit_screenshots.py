@@ -31,8 +31,8 @@ SCREEN = (1024, 700)
 FRAMED = 1.2
 
 
-def serve_and_run() -> int:
-    """Start Xvfb and Openbox, run this script on that display, stop them again."""
+def serve_and_run(script: str = __file__) -> int:
+    """Start Xvfb and Openbox, run ``script`` (this one) on that display, stop them again."""
     read, write = os.pipe()
     xvfb = subprocess.Popen(
         [
@@ -63,7 +63,7 @@ def serve_and_run() -> int:
         while not ready.exists():
             time.sleep(0.05)
         env.update(QT_QPA_PLATFORM="xcb", FIT_SCREENSHOTS_DISPLAY=display)
-        return subprocess.run([sys.executable, __file__], env=env, cwd=ROOT).returncode
+        return subprocess.run([sys.executable, script], env=env, cwd=ROOT).returncode
     finally:
         for proc in reversed(procs):
             proc.terminate()

@@ -263,6 +263,18 @@ def _frame_of(widget: QWidget) -> QMargins | None:
     )
 
 
+def framed(widget: QWidget) -> bool:
+    """True once the window manager has drawn its frame around ``widget``'s window."""
+    return _frame_of(widget.window()) is not None
+
+
+def fitting(widget: QWidget) -> bool:
+    """True while ``widget`` (a window sized by :func:`fit_window`) waits to be fitted again
+    with the window manager's frame (see :data:`FRAMED_CHECKS`)."""
+    fit = widget.findChild(_Fit, options=Qt.FindChildOption.FindDirectChildrenOnly)
+    return fit is not None and any(timer.isActive() for timer in fit._checks)
+
+
 def fit_window(widget: QWidget, preferred: tuple[int, int] | QSize) -> None:
     """Open ``widget`` (a top-level window or dialog) at ``preferred`` size or the size it was
     last given, either no larger than its screen allows, with its frame on that screen.

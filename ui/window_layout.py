@@ -101,15 +101,24 @@ class ConversationFirst(QObject):
         self._again.setSingleShot(True)
         self._again.timeout.connect(self.apply)
         conversation.installEventFilter(self)
+        decisions.installEventFilter(self)
 
     def title_height(self) -> int:
-        """The strip's title line: the least it shrinks to."""
+        """The strip's title line (and, while it looks back, the line with the way back to
+        live): the least it shrinks to."""
         d = self.decisions
         lay = d.layout()
         margins = lay.contentsMargins() if lay is not None else None
         extra = margins.top() + margins.bottom() if margins is not None else 0
-        title = d.title.heightForWidth(max(d.title.width(), 300))  # it wraps: one line here
-        return max(d.back_button.sizeHint().height(), title) + extra
+        # The title wraps at the width it has beside ◀ ▶ (a framed one, looking back, takes two
+        # lines at 1024 px: measured at a wider guess, it was cut to a sliver).
+        width = d.title.width() if d.title.width() > 1 else 300
+        title = d.title.heightForWidth(width)
+        least = max(d.back_button.sizeHint().height(), title) + extra
+        if not d.past_row.isHidden():
+            spacing = lay.spacing() if lay is not None else 0
+            least += spacing + d.past_row.sizeHint().height()
+        return least
 
     def row_height(self) -> int:
         """A one-line message's row: its header and text lines, margins and border."""
@@ -178,9 +187,17 @@ class ConversationFirst(QObject):
             self.chosen = self.split.sizes()[1]
             self._show_table(self.chosen)
 
+    def _least_changed(self) -> bool:
+        return self.title_height() != self.decisions.minimumHeight()
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.LayoutRequest and watched is self.conversation:
             self._again.start(0)
+        elif event.type() == QEvent.Type.LayoutRequest and watched is self.decisions:
+            # Only its least height matters here (looking back adds a line): a dragged strip's
+            # own table coming or going must not undo the drag.
+            if self._least_changed():
+                self._again.start(0)
         elif event.type() == QEvent.Type.Resize and watched is self.split:
             self.apply()
         return False

@@ -3,7 +3,9 @@
 Under a real X server with a window manager (Xvfb and Openbox: ``apt-get install xvfb openbox``;
 the test is skipped without them), one process per screen size opens every top-level window and
 dialog of the app (tests/ui/window_fit_probe.py) and reports where the window manager put each
-frame and each button. Every frame, and every button outside a scroll area, must lie within the
+frame and each button, once they have settled (it waits on the windows, never for a time). A
+window the probe does not know (shown, or a window class of ``ui`` it never opens) fails the
+test by name. Every frame, and every button outside a scroll area, must lie within the
 screen's available geometry; a dialog's button box never scrolls away.
 
 In-process: the size and place given to a window are kept per window class in QSettings (a file
@@ -61,6 +63,9 @@ WINDOWS = {
     "JoinedSessionPicker",
     "MemoryEditDialog",
     "EvaluationPopup",
+    "InviteDialog",
+    "ReviewsWindow",
+    "LeaveLiveQuestion",
 }
 
 
@@ -153,6 +158,9 @@ def test_every_window_and_its_buttons_fit_the_screen(x_screen: tuple[str, QRect]
     available = QRect(*report["available"])
     assert QRect(*report["screen"]) == screen
     assert screen.contains(available)
+    assert not report["unknown"], "windows the probe does not measure:\n" + "\n".join(
+        report["unknown"]
+    )
     windows = {w["name"]: w for w in report["windows"]}
     assert set(windows) == WINDOWS
     problems = []
@@ -378,3 +386,23 @@ def test_a_fitted_dialog_left_to_the_garbage_collector_does_not_crash_the_app():
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert "survived" in run.stdout, run.stderr[-2000:]
+
+
+def test_the_evaluation_popup_keeps_the_size_a_person_gave_it(qtbot: Any, kept: Path) -> None:
+    """The pop-up was the one window neither fitted nor kept: it opened as tall as its text."""
+    from playground import domain
+    from ui.widgets.evaluation_popup import EvaluationPopup
+
+    thought = domain.Thought(
+        id=1, agent="Ana", text="A thought.", system=2, created_step=1, last_access=1
+    )
+    popup = EvaluationPopup(thought, [])
+    qtbot.addWidget(popup)
+    popup.show()
+    popup.resize(560, 380)
+    popup.move(QPoint(120, 80))
+    popup.close()
+    again = EvaluationPopup(thought, [])
+    qtbot.addWidget(again)
+    assert again.size() == QSize(560, 380)
+    assert again.pos() == QPoint(120, 80)

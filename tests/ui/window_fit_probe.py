@@ -4,14 +4,24 @@ each one and its buttons landed (run by tests/ui/test_window_fit.py, one process
 Prints one line ``FIT <json>``: the screen's available geometry, and for each window its title,
 class, frame geometry (global), client geometry and every visible QPushButton (QDialogButtonBox
 buttons included) with its global geometry, whether it sits in a scroll area, and whether it
-belongs to a dialog's button box. Run it under a window manager, with QT_QPA_PLATFORM=xcb.
+belongs to a dialog's button box; and ``unknown``: every window the probe did not open itself
+(shown anyway), and every window class of ``ui`` it never opened, so that a new window cannot
+escape the test. Run it under a window manager, with QT_QPA_PLATFORM=xcb.
+
+The windows are measured once they have settled, not after a while: each is shown, exposed and
+framed by the window manager, its fitting to that frame is done (ui.screen_fit.fitting), a
+report view has computed what it shows (WorkerView.computing), and
+its geometry and its buttons' stayed the same over several turns of the event loop, each after
+a round trip to the X server (QApplication.sync) and the layouts' pending requests.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
+import pkgutil
 import sys
 import tempfile
 from pathlib import Path
@@ -23,23 +33,30 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import PySide6  # noqa: E402,F401 - bind qasync to PySide6
 import qasync  # noqa: E402
-from PySide6.QtCore import QPoint, QRect  # noqa: E402
+from PySide6.QtCore import QPoint, QRect, QTimer  # noqa: E402
 from PySide6.QtWidgets import (  # noqa: E402
     QApplication,
+    QDialog,
     QDialogButtonBox,
+    QMainWindow,
     QPushButton,
     QScrollArea,
     QWidget,
 )
 
+import ui  # noqa: E402
 from playground import domain  # noqa: E402
 from playground.settings import ProactivitySettings  # noqa: E402
+from ui import screen_fit  # noqa: E402
 from ui.app import build, use_app_font  # noqa: E402
 from ui.collector import MainThreadCollector  # noqa: E402
+from ui.rating.worker_view import WorkerView  # noqa: E402
+from ui.tool_window import ToolWindow  # noqa: E402
 
-#: Seconds to wait after opening everything: the window manager frames the windows, and the
-#: windows fit themselves again with the real frame (ui.screen_fit.FRAMED_CHECKS).
-SETTLE = 1.5
+#: Turns of the event loop (each after an X round trip) over which nothing may move.
+STILL_TURNS = 3
+#: Seconds after which windows that never settle are reported (a bound, not a wait).
+SETTLE_LIMIT = 120.0
 
 
 def rect(r: QRect) -> list[int]:
@@ -83,11 +100,98 @@ def describe(top: QWidget, label: str) -> dict[str, Any]:
     }
 
 
+def window_classes() -> set[type]:
+    """Every window class of ``ui`` (a dialog, main window or tool window) that is not a base of
+    another: importing every module finds them."""
+    for info in pkgutil.walk_packages(ui.__path__, "ui."):
+        importlib.import_module(info.name)
+    found: set[type] = set()
+    todo: list[type] = [QDialog, QMainWindow, ToolWindow]
+    while todo:
+        cls = todo.pop()
+        subs = cls.__subclasses__()
+        todo.extend(subs)
+        if cls.__module__.startswith("ui.") and not any(
+            sub.__module__.startswith("ui.") for sub in subs
+        ):
+            found.add(cls)
+    return found
+
+
+def unknown_windows(opened: list[tuple[QWidget, str]]) -> list[str]:
+    """Windows shown that the probe did not open, and window classes it never opened."""
+    ours = {id(w) for w, _ in opened}
+    out = [
+        f"{type(w).__name__} ({w.windowTitle()!r}) is shown but not measured"
+        for w in QApplication.topLevelWidgets()
+        if w.isVisible() and w.isWindow() and id(w) not in ours
+    ]
+    seen = {type(w) for w, _ in opened}
+    out += [
+        f"{cls.__module__}.{cls.__qualname__} is a window the probe never opens"
+        for cls in sorted(window_classes() - seen, key=lambda c: c.__qualname__)
+    ]
+    return out
+
+
+def not_settled(w: QWidget) -> str:
+    """Why ``w`` cannot be measured yet ("" once it can)."""
+    handle = w.windowHandle()
+    if not w.isVisible() or handle is None or not handle.isExposed():
+        return "not exposed"
+    if not screen_fit.framed(w):
+        return "not framed by the window manager"
+    if screen_fit.fitting(w):
+        return "still being fitted to its frame"
+    if isinstance(w, WorkerView) and w.computing:
+        return "still computing what it shows"  # its results change its contents
+    return ""
+
+
+async def settled(opened: list[tuple[QWidget, str]]) -> None:
+    """Return once every window can be measured and nothing moved for :data:`STILL_TURNS` turns
+    of the event loop (checked from a zero timer, outside any task: a round trip to the X
+    server processes events, which a running task must not do).
+
+    Raises:
+        RuntimeError: naming the windows that did not settle within :data:`SETTLE_LIMIT`.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+    deadline = loop.time() + SETTLE_LIMIT
+    last: list[list[dict[str, Any]]] = []
+    still = [0]
+    timer = QTimer()
+    timer.setInterval(0)
+
+    def check() -> None:
+        if done.done():
+            return
+        QApplication.sync()  # the window manager's configure events so far have arrived
+        waiting = [f"{label}: {why}" for w, label in opened if (why := not_settled(w))]
+        now = [describe(w, label) for w, label in opened]
+        still[0] = still[0] + 1 if not waiting and last and now == last[-1] else 0
+        last[:] = [now]
+        if still[0] >= STILL_TURNS:
+            timer.stop()
+            done.set_result(None)
+        elif loop.time() > deadline:
+            timer.stop()
+            why = "; ".join(waiting) or "their geometry kept changing"
+            done.set_exception(RuntimeError(f"windows did not settle: {why}"))
+
+    timer.timeout.connect(check)
+    timer.start()
+    await done
+
+
 async def open_everything() -> dict[str, Any]:
     from ui.dialogs.participant_settings import ParticipantSettingsDialog
     from ui.rating.questionnaire import JoinedSessionPicker, QuestionnaireDialog
     from ui.rating.rater_window import RaterWindow
     from ui.replay.fork_dialog import ForkDialog
+    from ui.replay.leave_live import LeaveLiveQuestion
+    from ui.replay.reviews import ReviewsWindow
     from ui.widgets.evaluation_popup import EvaluationPopup
     from ui.widgets.memory_edit import MemoryEditDialog
 
@@ -95,7 +199,7 @@ async def open_everything() -> dict[str, Any]:
     sid = write_session(Path(tmp) / "fit.db")
     win, controller = build(db_path=f"{tmp}/fit.db", environ={})
     win.show()
-    await asyncio.sleep(0.3)
+    await settled([(win, "MainWindow")])
     db = controller.database()
     opened: list[tuple[QWidget, str]] = [(win, "MainWindow")]
 
@@ -149,20 +253,45 @@ async def open_everything() -> dict[str, Any]:
     memory = MemoryEditDialog("Add a memory", None, win)
     memory.open()
     add(memory)
+    add(win.dialogs.open_invite())
+    leave = LeaveLiveQuestion(win, "A live session of 4 messages is running.", "opening another")
+    leave.open()  # before a live session is ended for a saved one
+    add(leave)
+    add(ReviewsWindow(db, sid, win))
+    opened[-1][0].show()
     thought = domain.Thought(
         id=1, agent="Ana", text="A thought.", system=2, created_step=1, last_access=1
     )
-    popup = EvaluationPopup(thought, [], win)
+    popup = EvaluationPopup(thought, [full_evaluation()], win)  # as tall as they get
     popup.show()
     add(popup)
-    await asyncio.sleep(SETTLE)
+    await settled(opened)
     screen = win.screen()
     out = {
         "screen": rect(screen.geometry()),
         "available": rect(screen.availableGeometry()),
         "windows": [describe(w, label) for w, label in opened],
+        "unknown": unknown_windows(opened),
     }
     return out
+
+
+def full_evaluation() -> domain.Evaluation:
+    """An evaluation with everything the pop-up can list: reasons, eight heuristics, history."""
+    reason = "A reason long enough to wrap over two lines of the pop-up, as the model writes."
+    return domain.Evaluation(
+        thought_id=1,
+        step=3,
+        rating=4,
+        distribution={1: 0.05, 2: 0.1, 3: 0.2, 4: 0.45, 5: 0.2},
+        reasons_for=[reason, reason, reason],
+        reasons_against=[reason, reason],
+        heuristics={h: 0.5 for h in domain.HEURISTICS},
+        expected=3.65,
+        silence_factor=1.0404,
+        score=3.8,
+        method="offline-heuristic",
+    )
 
 
 def write_session(path: Path) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -38,6 +38,12 @@ from ui.policies import POLICY_HELP, POLICY_TAGS
 
 #: Logical columns (``rows()`` keeps this order); the policy column is shown second.
 AGENT, DECISION, BEST, WHY, POLICY = range(5)
+#: The least width (px) of the Why column: the scores column wraps its text to leave it this.
+WHY_AT_LEAST = 140
+#: The least width (px) of the scores column ("4.20 / 3.95" on one line in the app's font).
+BEST_AT_LEAST = 64
+#: The table's preferred height (px): what the strip asks for; dragging its handle gives more.
+TABLE_HEIGHT = 150
 METHOD_TEXT = {
     "logprobs": "from the answer's logprobs",
     "sampled": "from sampled answers",
@@ -92,6 +98,19 @@ def scores_text(d: domain.Decision) -> str:
     if d.score is None or f"{d.score:.2f}" == f"{d.best_score:.2f}":
         return f"{d.best_score:.2f}{thr}"
     return f"best {d.best_score:.2f}{thr} · chosen {d.score:.2f}"
+
+
+def scores_lines(text: str) -> str:
+    """:func:`scores_text` as shown in its cell: "chosen …" on a line of its own, so that the
+    column is as narrow as one score and the reasons keep the width."""
+    return text.replace(" · chosen ", "\nchosen ")
+
+
+class DecisionTable(QTableWidget):
+    """The strip's table: it asks for :data:`TABLE_HEIGHT`, and takes what the strip is given."""
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), TABLE_HEIGHT)
 
 
 WAITING = "<b>Decisions</b> — waiting for the first trigger"
@@ -177,7 +196,7 @@ class DecisionStrip(QWidget):
         )
         self.prediction.hide()
         self._prediction: events.NextSpeakerPredicted | None = None
-        self.table = QTableWidget(0, 5)
+        self.table = DecisionTable(0, 5)
         self.table.setHorizontalHeaderLabels(["Agent", "Decision", "Best / thr.", "Why", "Policy"])
         header = self.table.horizontalHeaderItem(BEST)
         assert header is not None  # set just above
@@ -190,8 +209,11 @@ class DecisionStrip(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         h = self.table.horizontalHeader()
-        for i in (AGENT, DECISION, BEST, POLICY):
+        for i in (AGENT, DECISION, POLICY):
             h.setSectionResizeMode(i, QHeaderView.ResizeMode.ResizeToContents)
+        # The scores column is as wide as its text only while Why keeps WHY_AT_LEAST: a drawn
+        # System-1 reply's "best … / chosen …" once left Why 25 px at 1024×700.
+        h.setSectionResizeMode(BEST, QHeaderView.ResizeMode.Fixed)
         h.setSectionResizeMode(WHY, QHeaderView.ResizeMode.Stretch)
         h.moveSection(POLICY, 1)  # Agent · Policy · Decision · Best · Why
         # A narrower window wraps the reasons onto more lines rather than cutting them off.
@@ -200,11 +222,11 @@ class DecisionStrip(QWidget):
         # The Why column stretches with the window, and Qt does not report that as a section
         # resize: a narrower window would keep rows one line high and cut the reasons short.
         self.table.viewport().installEventFilter(self)
-        self.table.setMaximumHeight(150)
         lay.addLayout(head)
         lay.addWidget(self.past_row)
         lay.addWidget(self.prediction)
-        lay.addWidget(self.table)
+        # The table takes any height the strip is given (its handle dragged up), not the title.
+        lay.addWidget(self.table, 1)
         bridge.trigger_fired.connect(self._trigger)
         bridge.decision_made.connect(self._decision)
         bridge.next_speaker_predicted.connect(self._predicted)
@@ -259,10 +281,22 @@ class DecisionStrip(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            self._share_columns()
             QTimer.singleShot(
                 0, self.table, self.table.resizeRowsToContents
             )  # after the columns follow
         return super().eventFilter(watched, event)
+
+    def _share_columns(self) -> None:
+        """The scores column: as wide as its widest line, but never so wide that Why gets less
+        than :data:`WHY_AT_LEAST` (its text then wraps)."""
+        h = self.table.horizontalHeader()
+        wants = max(self.table.sizeHintForColumn(BEST), h.sectionSizeHint(BEST))
+        others = sum(h.sectionSize(c) for c in (AGENT, DECISION, POLICY))
+        room = self.table.viewport().width() - others - WHY_AT_LEAST
+        width = max(BEST_AT_LEAST, min(wants, room))
+        if h.sectionSize(BEST) != width:
+            h.resizeSection(BEST, width)
 
     def set_past_note(self, text: str) -> None:
         self.past_note.setText(text)
@@ -326,7 +360,10 @@ class DecisionStrip(QWidget):
             if policy is None or agent is None or best is None:
                 continue
             if _full_text(policy) == "next-speaker":
-                best.setText(self._probability(agent.text()))
+                probability = self._probability(agent.text())
+                best.setText(probability)
+                best.setData(Qt.ItemDataRole.UserRole, probability)
+        self._share_columns()
 
     def _show_prediction(self, e: events.NextSpeakerPredicted | None) -> None:
         self._prediction = e
@@ -379,12 +416,15 @@ class DecisionStrip(QWidget):
         else:
             action = "speaks"
         cells = {AGENT: d.agent, DECISION: action, BEST: best, WHY: d.reason, POLICY: d.policy}
+        shown = {POLICY: POLICY_TAGS.get(d.policy, d.policy), BEST: scores_lines(best)}
         for c, text in cells.items():
             # The policy shows as its tag (IT, NS, R, as on the chips): at 1024 px its full name
-            # took the width the reasons need. The full name stays in the item for rows().
-            item = QTableWidgetItem(POLICY_TAGS.get(text, text) if c == POLICY else text)
-            if c == POLICY:
+            # took the width the reasons need; the scores on two lines, as narrow as one. The
+            # full text stays in the item for rows().
+            item = QTableWidgetItem(shown.get(c, text))
+            if c in shown:
                 item.setData(Qt.ItemDataRole.UserRole, text)
+            if c == POLICY:
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
             item.setToolTip(
                 f"{d.policy}: {POLICY_HELP.get(d.policy, '')}" if c == POLICY else d.reason
@@ -392,6 +432,7 @@ class DecisionStrip(QWidget):
             if d.action == "speak":
                 item.setBackground(QColor("#e8f5e9"))
             self.table.setItem(r, c, item)
+        self._share_columns()
         self.table.resizeRowsToContents()
 
 

@@ -23,9 +23,11 @@ from PySide6.QtWidgets import (
 )
 
 from playground import domain
-from ui import theme
+from ui import screen_fit, theme
 
 RATINGS = (1, 2, 3, 4, 5)
+#: The pop-up's width (px) when the screen allows; its height is what its contents need.
+WIDTH = 480
 SILENCE_BASE = 1.02
 METHOD_EXPLANATIONS = {
     "logprobs": "logprobs — the distribution comes from the rating token's top-5 "
@@ -139,7 +141,8 @@ class DistributionBars(QWidget):
 
 
 class EvaluationPopup(QDialog):
-    """Non-modal dialog explaining the latest evaluation of one thought.
+    """Non-modal dialog explaining the latest evaluation of one thought; fitted to its screen
+    (:mod:`ui.screen_fit`: its size and place are kept), its details scroll above Close.
 
     Args:
         thought: The evaluated thought.
@@ -162,7 +165,9 @@ class EvaluationPopup(QDialog):
         self.setModal(False)
         self.setMinimumWidth(400)
 
-        layout = QVBoxLayout(self)
+        # The reasons and the eight heuristics make a long column: it scrolls, Close stays in
+        # view, and the pop-up is no taller than its screen (a 1024×700 one cut Close in half).
+        layout, outer = screen_fit.scrolling_body(self)
         layout.setSpacing(6)
         self._add(layout, f"Thought #{thought.id} of {thought.agent}", bold=True)
         quote = self._add(layout, thought.text)
@@ -173,23 +178,29 @@ class EvaluationPopup(QDialog):
             self._add(layout, "Not evaluated yet.")
         else:
             self._build_details(layout, latest)
+        layout.addStretch(1)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
         buttons.accepted.connect(self.close)
-        layout.addWidget(buttons)
-        self._sized = False
+        outer.addWidget(buttons)
+        screen_fit.fit_window(self, self._wanted(outer, layout, buttons))
 
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if not self._sized:
-            # Word-wrapped labels need their height for the real width, known once polished.
-            self._sized = True
-            self.adjustSize()
-            layout = self.layout()
-            needed = layout.totalHeightForWidth(self.width()) if layout is not None else 0
-            if needed > self.height():
-                self.resize(self.width(), needed)
+    def _wanted(self, outer: QVBoxLayout, body: QVBoxLayout, buttons: QWidget) -> QSize:
+        """The size that shows everything at :data:`WIDTH` without scrolling (word-wrapped
+        labels are as tall as the width makes them)."""
+        m = outer.contentsMargins()
+        scroll = self.scroll_area  # type: ignore[attr-defined]
+        bar = scroll.verticalScrollBar().sizeHint().width()
+        inner = WIDTH - m.left() - m.right() - bar
+        height = (
+            m.top()
+            + body.totalHeightForWidth(inner)
+            + outer.spacing()
+            + buttons.sizeHint().height()
+            + m.bottom()
+        )
+        return QSize(WIDTH, height)
 
     def _build_details(self, layout: QVBoxLayout, ev: domain.Evaluation) -> None:
         self._add(layout, "Reasons to speak", bold=True)

@@ -82,11 +82,14 @@ class MessageRows(QWidget):
         self.follow_latest = True
         #: The message widgets whose note editor is open.
         self._editing: set[MessageWidget] = set()
+        #: The message widget whose "✎ note" button is under the pointer (None: no such).
+        self._pointed: MessageWidget | None = None
         self.column = QVBoxLayout(self)
         self.column.setContentsMargins(0, 0, 0, 0)
         self.title = QLabel("<b>Conversation</b>")
         self.column.addWidget(self.title)
         self.list = MessageList(self._view_width_changed)
+        self.list.installEventFilter(self)  # its height: an open note editor stays in view
         self.list.setVerticalScrollMode(QListWidget.ScrollMode.ScrollPerPixel)
         self.list.setSelectionMode(QListWidget.SelectionMode.NoSelection)
         self.list.placeholder.setText(EMPTY_HINT)
@@ -109,6 +112,7 @@ class MessageRows(QWidget):
         self._unbound.clear()
         self._unbound_notes.clear()
         self.list.clear()
+        self._pointed = None
         self._widgets.clear()
         self.items.clear()
         self._above.clear()
@@ -135,9 +139,17 @@ class MessageRows(QWidget):
     # -- holding the view still while a person types ---------------------------------------------
 
     def holding(self) -> bool:
-        """True while a person writes a private note (an editor is open): new messages must not
-        move the view under them."""
-        return any(w.is_editing_note() for w in self._editing)
+        """True while a person writes a private note (an editor is open), or points at a "✎
+        note" button: new messages must not move the view under them (a click would land on
+        another message's button)."""
+        return self._pointed is not None or any(w.is_editing_note() for w in self._editing)
+
+    def _note_pointed(self, w: MessageWidget, on: bool) -> None:
+        if on:
+            self._pointed = w
+        elif self._pointed is w:
+            self._pointed = None
+            self._hold_changed()
 
     def _hold_changed(self) -> None:
         """Holding the view may have ended (a note editor closed): a subclass that counts the
@@ -152,6 +164,13 @@ class MessageRows(QWidget):
         mid = w.msg.id
         if self._widgets.get(mid) is w:
             self._measure(mid)
+            self._unfitted.discard(mid)
+            if on:
+                # The row grew by the editor, below the view for the newest message (and a
+                # message that has just arrived was not followed yet): the person must see
+                # what they type. The view then holds still while they do.
+                self.list.doItemsLayout()
+                self.list.scrollToItem(self.items[mid])
         self._hold_changed()
 
     def messages(self) -> list[tuple[str, str]]:
@@ -293,7 +312,10 @@ class MessageRows(QWidget):
 
     def _remove(self, mid: int) -> None:
         item = self.items.pop(mid)
-        self._editing.discard(self._widgets.pop(mid))
+        w = self._widgets.pop(mid)
+        self._editing.discard(w)
+        if self._pointed is w:
+            self._pointed = None
         self.list.takeItem(self.list.row(item))
 
     def _trim(self) -> None:
@@ -354,6 +376,7 @@ class MessageRows(QWidget):
         w = MessageWidget(msg, color)
         w.note_submitted.connect(self.note_requested)
         w.note_editing.connect(lambda on, w=w: self._note_editing(w, on))
+        w.note_pointed.connect(lambda on, w=w: self._note_pointed(w, on))
         for part in (w, w.header, w.body):  # a click anywhere on the message but its buttons
             part.installEventFilter(self)
         item = QListWidgetItem()
@@ -371,6 +394,14 @@ class MessageRows(QWidget):
             self.list.scrollToBottom()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.list and event.type() == QEvent.Type.Resize:
+            # The list got shorter (the "N new messages ↓" button came under it): the note
+            # being written must not slip below the view.
+            for editing in self._editing:
+                item = self.items.get(editing.msg.id)
+                if item is not None and editing.is_editing_note():
+                    self.list.scrollToItem(item)
+            return False
         if event.type() == QEvent.Type.MouseButtonPress and getattr(event, "button", None):
             w = watched if isinstance(watched, MessageWidget) else watched.parent()
             if (

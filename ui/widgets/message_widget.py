@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -88,6 +88,9 @@ class MessageWidget(QFrame):
     #: The note editor opened (True) or closed (False): the pane gives the row room for it and
     #: holds the view still while it is open.
     note_editing = Signal(bool)
+    #: The pointer came onto (True) or left (False) the "✎ note" button: the pane holds the view
+    #: still meanwhile, so that the button under the pointer stays this message's.
+    note_pointed = Signal(bool)
 
     def __init__(self, msg, color: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -107,6 +110,7 @@ class MessageWidget(QFrame):
         self.note_button.setFixedHeight(self.fontMetrics().height() + 2)
         self.note_button.setVisible(False)
         self.note_button.clicked.connect(self.open_note)
+        self.note_button.installEventFilter(self)
         self.header.width_given_while_hidden = self.note_button
         head.addWidget(self.note_button)
         lay.addLayout(head)
@@ -171,6 +175,11 @@ class MessageWidget(QFrame):
         self.note_edit.setPlaceholderText(
             "Why I sent this… (Enter to save)" if own else "How I took this… (Enter to save)"
         )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.note_button and event.type() in (QEvent.Type.Enter, QEvent.Type.Leave):
+            self.note_pointed.emit(event.type() == QEvent.Type.Enter)
+        return super().eventFilter(watched, event)
 
     def open_note(self) -> None:
         opened = self.note_edit.isHidden()

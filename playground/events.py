@@ -107,6 +107,21 @@ class PolicyChanged(BaseEvent):
     policy: domain.Policy
 
 
+class ConditionChanged(BaseEvent):
+    """The session's condition changed (``step``: when): a participant with another turn-taking
+    policy took a seat, an agent's policy changed, or the seats changed before the first message.
+
+    Once the conversation has begun, the condition is that of every policy that has held a seat
+    since (``playground.domain.condition_of``): a session where a reactive agent took part is
+    ``mixed`` also after it left.
+    """
+
+    kind: Literal["condition_changed"] = "condition_changed"
+    old: domain.Condition
+    new: domain.Condition
+    why: str = Field(description="What changed the seats, e.g. 'Dev (reactive) joined'.")
+
+
 class MemoriesRetrieved(BaseEvent):
     kind: Literal["memories_retrieved"] = "memories_retrieved"
     agent: str
@@ -344,6 +359,7 @@ Event = Annotated[
     | TurnTypePredicted
     | NextSpeakerPredicted
     | PolicyChanged
+    | ConditionChanged
     | MemoriesRetrieved
     | ThoughtFormed
     | ThoughtRefused

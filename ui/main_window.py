@@ -212,6 +212,7 @@ class MainWindow(QMainWindow):
         self.bridge.error_occurred.connect(lambda where, msg: self.show_error(f"{where}: {msg}"))
         self.bridge.session_finished.connect(self.messages.session_finished)
         self.bridge.thought_refused.connect(self.messages.refused)
+        self.bridge.condition_changed.connect(self.messages.condition_changed)
         self.bridge.session_finished.connect(lambda *_: self._set_running(False))
         self.conversation.send_requested.connect(lambda text: self.spawn(c.send(text)))
         self.bridge.message_posted.connect(lambda _m: self._agents_waiting())
@@ -294,6 +295,8 @@ class MainWindow(QMainWindow):
                 (f"You joined as {who}: real time." if who else "Real time: people take part.")
                 + " Agents answer, stay silent or interrupt; after"
                 f" {self.controller.settings.room.pause_seconds:g} s of silence they may speak up."
+                f" The turn cap ({self.controller.settings.room.max_turns}) no longer applies:"
+                " the conversation lasts until Stop."
             )
         self._set_running(self.controller.task is not None and not self.controller.task.done())
 

@@ -50,6 +50,9 @@ class ParticipantJoined(BaseEvent):
     persona: domain.Persona | None = None
     proactivity: dict[str, Any] = {}
     color_index: int = 0
+    #: An AI participant's turn-taking policy. People and simulated users have none: the field
+    #: is left at its default for them, and their participants row reads ``human`` or
+    #: ``simulated`` (:func:`playground.domain.seat_policy`).
     policy: domain.Policy = "inner-thoughts"
     #: A simulated user's private profile (``participant_kind == "simulated"``), snapshotted.
     profile: UserProfile | None = None

@@ -13,6 +13,7 @@ import pytest
 
 from playground import events
 from playground.cli import main as cli
+from playground.rating.plan import PlanStore
 from playground.report import stats
 from playground.room import loops
 from tests.conftest import offline_settings
@@ -82,6 +83,16 @@ async def test_a_reactive_agent_seated_at_step_3_makes_the_session_mixed(embedde
     # The report groups sessions by condition: it sees the new one.
     report = stats.build_report(db, session_ids=[sid], agreement_options={"skip": True})
     assert report.conditions == ["mixed"]
+    # So do rating plans: a pairwise plan pairs it with a pure Inner Thoughts session (two
+    # sessions of one condition would give no pair at all).
+    pure, _ = await _with_zoe(embedder, db, people[:2])
+    await _talk(pure, 1)
+    pure.finish("finished", "done")
+    plan = PlanStore(db).create_plan(
+        "mixed vs pure", "pairwise", ["Rita"], 1, sessions=[sid, pure.session_id]
+    )
+    pair = PlanStore(db).assignments(plan.id)[0]
+    assert {pair.session_a, pair.session_b} == {sid, pure.session_id}
 
 
 @pytest.mark.asyncio

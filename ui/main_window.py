@@ -291,12 +291,13 @@ class MainWindow(QMainWindow):
         self._agents_waiting()
         if mode == "realtime":
             who = self.controller.human
+            room_settings = self.controller.settings.room
+            # The turn cap first: the status bar is elided at 1024 px, and this is what changes.
             self.hint(
-                (f"You joined as {who}: real time." if who else "Real time: people take part.")
-                + " Agents answer, stay silent or interrupt; after"
-                f" {self.controller.settings.room.pause_seconds:g} s of silence they may speak up."
-                f" The turn cap ({self.controller.settings.room.max_turns}) no longer applies:"
-                " the conversation lasts until Stop."
+                (f"You joined as {who}: real time" if who else "Real time: people take part")
+                + f" until Stop; the turn cap ({room_settings.max_turns}) no longer applies."
+                " Agents answer, stay silent or interrupt; after"
+                f" {room_settings.pause_seconds:g} s of silence they may speak up."
             )
         self._set_running(self.controller.task is not None and not self.controller.task.done())
 

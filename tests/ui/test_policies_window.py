@@ -304,15 +304,15 @@ async def test_the_window_shows_the_condition_change_the_lifted_cap_and_the_end(
 
     await controller.join_as_human("Zoe")
     await until(lambda: controller.mode == "realtime", what="real time")
-    assert "The turn cap (15) no longer applies: the conversation lasts until Stop." in (
-        status.text()
+    assert status.text().startswith(
+        "You joined as Zoe: real time until Stop; the turn cap (15) no longer applies."
     )
     sid = room.session_id
     await controller.stop()
     await until(lambda: "Session interrupted: stopped by the user" in status.text(), what="the end")
 
     await win.open_replay(str(tmp_path / "ui.db"), sid)
-    tip = win.replay.transport.title.toolTip()
+    tip = win.transport.title.toolTip()
     assert "(stopped by the user)" in tip
     assert "condition mixed" in tip
     assert (

@@ -50,6 +50,9 @@ class ParticipantJoined(BaseEvent):
     persona: domain.Persona | None = None
     proactivity: dict[str, Any] = {}
     color_index: int = 0
+    #: An AI participant's turn-taking policy. People and simulated users have none: the field
+    #: is left at its default for them, and their participants row reads ``human`` or
+    #: ``simulated`` (:func:`playground.domain.seat_policy`).
     policy: domain.Policy = "inner-thoughts"
     #: A simulated user's private profile (``participant_kind == "simulated"``), snapshotted.
     profile: UserProfile | None = None
@@ -105,6 +108,21 @@ class PolicyChanged(BaseEvent):
     kind: Literal["policy_changed"] = "policy_changed"
     name: str
     policy: domain.Policy
+
+
+class ConditionChanged(BaseEvent):
+    """The session's condition changed (``step``: when): a participant with another turn-taking
+    policy took a seat, an agent's policy changed, or the seats changed before the first message.
+
+    Once the conversation has begun, the condition is that of every policy that has held a seat
+    since (``playground.domain.condition_of``): a session where a reactive agent took part is
+    ``mixed`` also after it left.
+    """
+
+    kind: Literal["condition_changed"] = "condition_changed"
+    old: domain.Condition
+    new: domain.Condition
+    why: str = Field(description="What changed the seats, e.g. 'Dev (reactive) joined'.")
 
 
 class MemoriesRetrieved(BaseEvent):
@@ -344,6 +362,7 @@ Event = Annotated[
     | TurnTypePredicted
     | NextSpeakerPredicted
     | PolicyChanged
+    | ConditionChanged
     | MemoriesRetrieved
     | ThoughtFormed
     | ThoughtRefused

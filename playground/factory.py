@@ -11,7 +11,7 @@ import importlib.util
 import os
 import random
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import sqlite_utils
@@ -231,7 +231,7 @@ def open_room(
     db: sqlite_utils.Database | None,
     bus: events.EventBus | None = None,
     clock: Clock | None = None,
-    condition: str = "inner-thoughts",
+    condition: domain.Condition = "inner-thoughts",
     experiment_id: str | None = None,
     draw: int | None = None,
     track_usage: bool = True,
@@ -270,14 +270,6 @@ def open_room(
     return room, recorder
 
 
-def condition_of(policies: Iterable[domain.Policy]) -> str:
-    """A session's condition: the one policy all its agents share, else ``mixed``."""
-    found = set(policies)
-    if len(found) == 1:
-        return next(iter(found))
-    return "mixed" if found else "inner-thoughts"
-
-
 async def add_agents(
     room: Room,
     settings: Settings,
@@ -310,19 +302,21 @@ async def create_room(
     personas: list[domain.Persona],
     bus: events.EventBus | None = None,
     clock: Clock | None = None,
-    condition: str | None = None,
+    condition: domain.Condition | None = None,
     policies: Mapping[str, domain.Policy] | None = None,
 ) -> tuple[Room, SessionRecorder | None]:
     """A started room with the given agents; when ``db`` is given, every event is recorded into it.
 
     ``policies`` sets each agent's turn-taking policy by persona name (Inner Thoughts when not
-    given); the session's condition defaults to :func:`condition_of` them.
+    given); the session's condition defaults to :func:`playground.domain.condition_of` them.
 
     If seating the agents is cancelled or fails (the model load takes seconds), the session is
     ended ``interrupted`` or ``failed`` before the exception propagates: never left ``running``.
     """
     if condition is None:
-        condition = condition_of((policies or {}).get(p.name, "inner-thoughts") for p in personas)
+        condition = domain.condition_of(
+            (policies or {}).get(p.name, "inner-thoughts") for p in personas
+        )
     room, recorder = open_room(settings, engine, db=db, bus=bus, clock=clock, condition=condition)
     try:
         await add_agents(room, settings, personas, policies=policies)

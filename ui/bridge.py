@@ -30,6 +30,7 @@ class EngineBridge(QObject):
     turn_type_predicted = Signal(object)  # domain.TurnType
     next_speaker_predicted = Signal(object)  # events.NextSpeakerPredicted
     policy_changed = Signal(str, str)  # name, policy
+    condition_changed = Signal(object)  # events.ConditionChanged (the session's new condition)
     proactivity_changed = Signal(str, object)  # name, proactivity settings (dict)
     memories_retrieved = Signal(str, object, int)  # agent, list[domain.Stimulus], step
     memory_changed = Signal(
@@ -90,6 +91,8 @@ class EngineBridge(QObject):
                 self.next_speaker_predicted.emit(e)
             case events.PolicyChanged():
                 self.policy_changed.emit(e.name, e.policy)
+            case events.ConditionChanged():
+                self.condition_changed.emit(e)
             case events.ProactivityChanged():
                 self.proactivity_changed.emit(e.name, e.proactivity)
             case events.MemoriesRetrieved():

@@ -212,6 +212,7 @@ class MainWindow(QMainWindow):
         self.bridge.error_occurred.connect(lambda where, msg: self.show_error(f"{where}: {msg}"))
         self.bridge.session_finished.connect(self.messages.session_finished)
         self.bridge.thought_refused.connect(self.messages.refused)
+        self.bridge.condition_changed.connect(self.messages.condition_changed)
         self.bridge.session_finished.connect(lambda *_: self._set_running(False))
         self.conversation.send_requested.connect(lambda text: self.spawn(c.send(text)))
         self.bridge.message_posted.connect(lambda _m: self._agents_waiting())
@@ -290,10 +291,13 @@ class MainWindow(QMainWindow):
         self._agents_waiting()
         if mode == "realtime":
             who = self.controller.human
+            room_settings = self.controller.settings.room
+            # The turn cap first: the status bar is elided at 1024 px, and this is what changes.
             self.hint(
-                (f"You joined as {who}: real time." if who else "Real time: people take part.")
-                + " Agents answer, stay silent or interrupt; after"
-                f" {self.controller.settings.room.pause_seconds:g} s of silence they may speak up."
+                (f"You joined as {who}: real time" if who else "Real time: people take part")
+                + f" until Stop; the turn cap ({room_settings.max_turns}) no longer applies."
+                " Agents answer, stay silent or interrupt; after"
+                f" {room_settings.pause_seconds:g} s of silence they may speak up."
             )
         self._set_running(self.controller.task is not None and not self.controller.task.done())
 

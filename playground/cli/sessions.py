@@ -84,6 +84,8 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         for p in data["participants"]
     ]
     print(f"Participants: {', '.join(people)} · condition {s['condition']}", file=out)
+    for c in data["condition_changes"]:
+        print(f"Condition: {c['old']} → {c['new']} at step {c['step']} ({c['why']})", file=out)
     carried = s.get("fork_messages")
     if s.get("fork_seq") is not None:
         print(
@@ -97,6 +99,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         for why in profile.get("learned") or []:
             print(f"  learned: {why}", file=out)
     thoughts = {t["id"]: t for t in data["thoughts"]}
+    notes = _notes_by_message(data)
     turns = {(p["message_id"], p["chosen"]): p for p in data["predictions"] if p["chosen"]}
     for m in data["messages"]:
         tt = f" → {m['addressee']}" if m["turn_type"] == "allocated" else ""
@@ -122,6 +125,8 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
                 f"      thought #{t['id']} (System {t['system']}, score {t['score'] or 0:.2f}, {method}): {t['text']}",
                 file=out,
             )
+        for note in notes.get(m["id"], []):
+            print(textwrap.indent(textwrap.fill(note, 96), "      "), file=out)
         if carried and m["id"] == carried and s.get("fork_seq") is not None:
             print(f"\n{FORK_BEGINS}", file=out)
     _print_study(data["study"], out)
@@ -133,6 +138,19 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         file=out,
     )
     return 0
+
+
+def _notes_by_message(data: dict[str, Any]) -> dict[int, list[str]]:
+    """What people noted on each message, privately: their reasons (on their own messages),
+    reactions (on others') and answers to the in-the-moment question cards."""
+    notes: dict[int, list[str]] = {}
+    for a in data["annotations"]:
+        notes.setdefault(a["message_id"], []).append(f"{a['author']}'s {a['kind']}: {a['text']}")
+    for label in data["labels"]:
+        notes.setdefault(label["message_id"], []).append(
+            f"{label['author']} answered “{label['question']}”: {label['answer']}"
+        )
+    return notes
 
 
 def _study(db: Any, session_id: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ mutable state and replace records when something changes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,6 +28,39 @@ POLICIES: tuple[Policy, ...] = ("inner-thoughts", "next-speaker", "reactive")
 #: Who made a decision: an AI participant's policy, or a simulated user (``simulated``: it
 #: answers when addressed, else speaks with a probability; see :mod:`playground.room.simulated`).
 DecisionPolicy = Literal["inner-thoughts", "next-speaker", "reactive", "simulated"]
+#: What a participants row says about how its participant takes turns: an AI participant's
+#: policy; ``human`` (a person has no policy: they speak when they choose) or ``simulated``.
+SeatPolicy = Literal["inner-thoughts", "next-speaker", "reactive", "human", "simulated"]
+#: A session's condition: the one policy its AI participants share, else ``mixed``.
+Condition = Literal["inner-thoughts", "next-speaker", "reactive", "mixed"]
+CONDITIONS: tuple[Condition, ...] = ("inner-thoughts", "next-speaker", "reactive", "mixed")
+
+
+def condition_of(policies: Iterable[Policy]) -> Condition:
+    """A session's condition: the one policy all its agents share, else ``mixed`` (Inner Thoughts
+    when there is no agent)."""
+    found = set(policies)
+    if len(found) == 1:
+        return next(iter(found))
+    return "mixed" if found else "inner-thoughts"
+
+
+def as_condition(value: str | None) -> Condition:
+    """A condition read back from a sessions row (Inner Thoughts when empty or unknown: rows made
+    by hand or by an older version)."""
+    for c in CONDITIONS:
+        if value == c:
+            return c
+    return "inner-thoughts"
+
+
+def seat_policy(kind: ParticipantKind, policy: Policy) -> SeatPolicy:
+    """The policy a participants row records: the AI's own, else the kind of person it is."""
+    if kind == "human":
+        return "human"
+    return "simulated" if kind == "simulated" else policy
+
+
 #: The label of the next-speaker scheme for "whoever self-selects".
 ANYONE = "anyone"
 HEURISTICS = (

@@ -305,7 +305,7 @@ class Runner:
             raise
 
     def _open_room(
-        self, attempt: Attempt, settings: Settings, engine: Engine, condition: str
+        self, attempt: Attempt, settings: Settings, engine: Engine, condition: domain.Condition
     ) -> Room:
         """Open the job's session (usage counted by :meth:`_usage_scope`, not by the room) and
         mark its run ``running``, in one transaction: a process killed in between leaves neither,
@@ -352,7 +352,7 @@ class Runner:
         settings = self._settings_for(job.draw)
         mind = factory.make_cognition(settings, self.engine.embedder, self.engine.client)
         engine = dataclasses.replace(self.engine, cognition=mind)
-        room = self._open_room(attempt, settings, engine, job.condition)
+        room = self._open_room(attempt, settings, engine, self._policy(job))
         personas = {p.name: p for p in self.protocol.personas}
         with self._usage_scope(room):
             await factory.add_agents(

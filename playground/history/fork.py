@@ -181,9 +181,9 @@ async def fork(
         db=db,
         personas=[],
         bus=bus,
-        condition=factory.condition_of(st.policies.get(n, "inner-thoughts") for n in st.agents)
+        condition=domain.condition_of(st.policies.get(n, "inner-thoughts") for n in st.agents)
         if st.agents
-        else parent.get("condition") or "inner-thoughts",
+        else domain.as_condition(parent.get("condition")),
     )
     last_message = st.messages[-1].id if st.messages else None
     with db.atomic():

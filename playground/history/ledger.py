@@ -119,6 +119,7 @@ class ThoughtLedger:
                     | events.TurnTypePredicted()
                     | events.NextSpeakerPredicted()
                     | events.PolicyChanged()
+                    | events.ConditionChanged()
                     | events.MemoriesRetrieved()
                     | events.ThoughtRefused()  # a refused draft never became a thought
                     | events.DecisionMade()

@@ -152,6 +152,7 @@ class Edits:
         agent = self.room.agent(agent_name)
         agent.policy = policy
         self.room.emit(events.PolicyChanged(name=agent.name, policy=policy))
+        self.room.follow_seats(f"{agent.name} now takes turns as {policy}")
 
     def annotate(self, author: str, message_id: int, text: str) -> events.AnnotationAdded:
         """A human's private note: a *reason* on their own message, a *reaction* on anyone else's.

@@ -86,6 +86,10 @@ async def run_simulation(
 async def run_realtime(room: Room) -> None:
     """Real time: each message triggers the agents; after ``pause_seconds`` of silence on_pause fires.
 
+    People pace the conversation: it lasts until it is stopped (or a study's time is up), and the
+    turn cap (``max_turns``, a simulation's stopping rule) does not apply; the end reason says so
+    when the session ends longer than the cap (see docs/fidelity.md).
+
     Pauses stop firing after ``max_silent_steps`` in a row until someone speaks again, and after
     ``max_agent_streak`` agent messages in a row the agents wait for a human. A trigger that
     arrives while agents think cancels their work. Errors are reported and the room goes on,
@@ -95,6 +99,8 @@ async def run_realtime(room: Room) -> None:
         RecordingError: the database cannot be written; the session is marked failed first if
             it still can be.
     """
+    if room.realtime_since is None:  # people pace the conversation now: no turn cap
+        room.realtime_since = len(room.messages)
     try:
         await _realtime(room)
     except errors.RecordingError as exc:

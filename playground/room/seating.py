@@ -69,6 +69,7 @@ class Seating:
                 policy=policy,
             )
         )
+        self.room.follow_seats(f"{agent.name} ({policy}) joined")
         if defer_memories:
             before = self.room.memories_loading
 
@@ -195,3 +196,4 @@ class Seating:
             self.room.floor.left(name)  # the addressee left: nobody is owed the turn
             self.room.generation += 1
             self.room.emit(events.ParticipantLeft(name=name))
+            self.room.follow_seats(f"{name} left")

@@ -22,6 +22,7 @@ from playground.clock import Clock, SystemClock
 from playground.cognition.base import Cognition, Context, placeholder_reason
 from playground.embedding.cache import CachingEmbedder
 from playground.inner_thoughts.agent import Agent
+from playground.room.condition import SessionCondition
 from playground.room.floor import Floor
 from playground.room.participants import Participant, SimulatedUser
 from playground.room.silence import SilentRun
@@ -96,6 +97,11 @@ class RoomState:
         self.ended_at = ""
         #: Why nobody has spoken since the last message (the end reason after silent steps).
         self.silence = SilentRun()
+        #: The session's condition, following the seats (see :meth:`follow_seats`).
+        self.condition_label = SessionCondition()
+        #: How many messages there were when people began taking part in real time (the turn
+        #: cap does not apply from then on), or None while the room runs as a simulation.
+        self.realtime_since: int | None = None
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -153,13 +159,14 @@ class RoomState:
         *,
         engine: str,
         model: str,
-        condition: str = "inner-thoughts",
+        condition: domain.Condition = "inner-thoughts",
         logprobs_supported: bool | None = None,
         experiment_id: str | None = None,
         draw: int | None = None,
     ) -> None:
         """Open the session (``running``) and publish how it runs: engine, model, seed, settings."""
         self.status = "running"
+        self.condition_label = SessionCondition(condition)
         self.emit(
             events.SessionStarted(
                 engine=engine,
@@ -178,6 +185,13 @@ class RoomState:
         if self.status in ENDED:
             return
         self.status = status
+        cap, n = self.settings.room.max_turns, len(self.messages)
+        if self.realtime_since is not None and n > cap:
+            # Said with the ending, so a session longer than its cap is never taken for a fault.
+            reason += (
+                f" · {n} messages: the turn cap ({cap}) does not apply while a person takes part"
+                f" (in real time from message #{self.realtime_since + 1})"
+            )
         ended = self._stamp(events.SessionFinished(status=status, reason=reason))
         self.ended_at = ended.at  # what a refusal names ("interrupted at 11:39:26")
         self.bus.publish(ended)
@@ -280,12 +294,28 @@ class RoomState:
         p.turns += 1
         self.floor.spoke(speaker)  # the addressee may have answered
         self._unprocessed = True
+        if msg.id == 1:
+            self.follow_seats("the seats when the conversation began")
         self.emit(events.MessagePosted(message=msg))
         if notify:
             self.arrived.set()
         return msg
 
     # -- participants ----------------------------------------------------------------------------
+
+    @property
+    def condition(self) -> domain.Condition:
+        """The session's condition: the one policy its agents share, else ``mixed``."""
+        return self.condition_label.current
+
+    def follow_seats(self, why: str) -> None:
+        """Relabel the session's condition after the seats changed (``why``: what changed them),
+        publishing the change if there is one (see :mod:`playground.room.condition`)."""
+        change = self.condition_label.follow(
+            (a.policy for a in self.agents), begun=bool(self.messages)
+        )
+        if change is not None:
+            self.emit(events.ConditionChanged(old=change[0], new=change[1], why=why))
 
     @property
     def agents(self) -> list[Agent]:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import sqlite_utils
 
-from playground import events
+from playground import domain, events
 from playground.domain.refs import ref_id
 from playground.storage.vectors import save_vectors, text_hash
 
@@ -67,6 +67,23 @@ def session_finished(db: sqlite_utils.Database, e: events.SessionFinished) -> No
         " updated_at = :at WHERE id = :session_id",
         {"status": e.status, "reason": e.reason, "at": e.at, "session_id": e.session_id},
     )
+    _everyone_left(db, e.session_id, e.at)
+
+
+def _everyone_left(db: sqlite_utils.Database, session_id: str, at: str) -> None:
+    """Everyone still seated leaves when the session ends (who left before keeps their time)."""
+    db.execute(
+        "UPDATE participants SET left_at = :at WHERE session_id = :session_id AND left_at IS NULL",
+        {"at": at, "session_id": session_id},
+    )
+
+
+def condition_changed(db: sqlite_utils.Database, e: events.ConditionChanged) -> None:
+    """The session's condition follows its seats (the change itself is in the event log)."""
+    db.execute(
+        "UPDATE sessions SET condition = :new, updated_at = :at WHERE id = :session_id",
+        {"new": e.new, "at": e.at, "session_id": e.session_id},
+    )
 
 
 def session_failed(db: sqlite_utils.Database, event: events.SessionFinished, why: str) -> None:
@@ -76,6 +93,7 @@ def session_failed(db: sqlite_utils.Database, event: events.SessionFinished, why
         " updated_at = :at WHERE id = :session_id",
         {"reason": why, "at": event.at, "session_id": event.session_id},
     )
+    _everyone_left(db, event.session_id, event.at)
 
 
 def usage_recorded(db: sqlite_utils.Database, e: events.UsageRecorded) -> None:
@@ -132,7 +150,7 @@ def participant_joined(db: sqlite_utils.Database, e: events.ParticipantJoined) -
             "proactivity": _json(e.proactivity),
             "color_index": e.color_index,
             "joined_at": e.at,
-            "policy": e.policy,
+            "policy": domain.seat_policy(e.participant_kind, e.policy),
             "profile": e.profile.model_dump_json() if e.profile else None,
             "remote": int(e.remote),
         },

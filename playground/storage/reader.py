@@ -155,8 +155,9 @@ class SessionReader:
 
     def load(self, session_id: str) -> dict[str, Any]:
         """Everything about one session; keys ``session``, ``participants``, ``memories``, ``messages``,
-        ``thoughts`` (each with its ``evaluations``), ``decisions``, ``predictions`` (next-speaker)
-        and ``hidden_states`` (simulated users').
+        ``thoughts`` (each with its ``evaluations``), ``annotations``, ``labels``, ``decisions``,
+        ``predictions`` (next-speaker), ``hidden_states`` (simulated users') and
+        ``condition_changes`` (how the condition followed the seats).
 
         All of it is read in one snapshot: a session still being recorded comes back as it
         stood at one moment, every message with its thought.
@@ -204,4 +205,16 @@ class SessionReader:
                 )
             ],
             "hidden_states": self.hidden_states(sid),
+            "condition_changes": self.condition_changes(sid),
         }
+
+    def condition_changes(self, session_id: str) -> list[dict[str, Any]]:
+        """How the session's condition followed its seats: each change's ``step``, ``at``,
+        ``old``, ``new`` and ``why``, in order (from the event log; none without one)."""
+        rows = self.db.execute(
+            "SELECT step, at, json_extract(data, '$.old'),"
+            " json_extract(data, '$.new'), json_extract(data, '$.why') FROM events"
+            " WHERE session_id = ? AND kind = 'condition_changed' ORDER BY seq",
+            [session_id],
+        ).fetchall()
+        return [dict(zip(("step", "at", "old", "new", "why"), r, strict=True)) for r in rows]

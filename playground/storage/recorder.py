@@ -144,6 +144,8 @@ class SessionRecorder:
                 event_rows.proactivity_changed(db, event)
             case events.PolicyChanged():
                 event_rows.policy_changed(db, event)
+            case events.ConditionChanged():
+                event_rows.condition_changed(db, event)
             case events.HiddenStateRecorded():
                 event_rows.hidden_state_recorded(db, event)
             case events.MessagePosted():

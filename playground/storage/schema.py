@@ -451,4 +451,17 @@ MIGRATIONS: list[str] = [
     RUNNER_MIGRATION,
     # 14: raters from their own browsers (playground.storage.rater_rows)
     RATER_MIGRATION,
+    # 15: a person's or simulated user's row says what they are, not a policy they never had;
+    # everyone still seated when a session ended left then
+    """
+    UPDATE participants SET policy = kind WHERE kind IN ('human', 'simulated');
+    UPDATE participants SET left_at = (
+            SELECT s.finished_at FROM sessions s WHERE s.id = participants.session_id
+        )
+        WHERE left_at IS NULL AND EXISTS (
+            SELECT 1 FROM sessions s
+            WHERE s.id = participants.session_id AND s.status != 'running'
+                AND s.finished_at IS NOT NULL
+        );
+    """,
 ]

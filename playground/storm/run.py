@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import sqlite_utils
 
-from playground import errors
+from playground import domain, errors
 from playground.cognition.user import UserSimulator
 from playground.domain.simulated_user import UserProfile
 from playground.experiments import runner as experiment
@@ -293,7 +293,7 @@ class StormRunner(experiment.Runner):
         policy = POLICY[self.storm.assistant]
         engine = dataclasses.replace(user_engine, cognition=mind, model=self.storm.agent_model)
         with self.opening(attempt):
-            room = self._open_room(attempt, settings, engine, factory.condition_of([policy]))
+            room = self._open_room(attempt, settings, engine, domain.condition_of([policy]))
             self._record_design(room.session_id, profile, uncertainty, access)
         with self._usage_scope(room):
             # the usage scope is the task's: the assistant's client is counted in it too

@@ -335,6 +335,7 @@ class StudyHub:
                 | events.TurnTypePredicted()
                 | events.NextSpeakerPredicted()
                 | events.PolicyChanged()
+                | events.ConditionChanged()
                 | events.MemoriesRetrieved()
                 | events.ThoughtFormed()
                 | events.ThoughtRefused()

@@ -144,7 +144,7 @@ class ParticipantRow(Row):
     color_index: Int | None = None
     joined_at: Timestamp
     left_at: Timestamp | None = None
-    policy: domain.Policy = "inner-thoughts"
+    policy: domain.SeatPolicy = "inner-thoughts"
     profile: JsonObject | None = None
     remote: Flag = 0
     online: Flag | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from playground import domain
 from playground.storage.schema import legacy_best_score
 from playground.transfer.model import ExportRecord
 
@@ -50,6 +51,15 @@ _THIS = "<this session>"
 _PARENT = "<its parent>"
 
 
+def _participant(row: dict[str, Any], session: dict[str, Any]) -> dict[str, Any]:
+    """A participants row as migration 15 leaves older ones: a person's policy is ``human`` (a
+    simulated user's ``simulated``), and whoever was seated when the session ended left then."""
+    row["policy"] = domain.seat_policy(row["kind"], row["policy"])
+    if row["left_at"] is None and session["status"] != "running" and session["finished_at"]:
+        row["left_at"] = session["finished_at"]
+    return row
+
+
 def stored_rows(record: ExportRecord) -> dict[str, list[dict[str, Any]]]:
     """The rows a record becomes, table by table (``sessions`` first, then :data:`TABLE_ORDER`),
     before its session id is mapped: what the import writes and what "the same content" compares.
@@ -66,7 +76,7 @@ def stored_rows(record: ExportRecord) -> dict[str, list[dict[str, Any]]]:
         session["status"] = "interrupted"
         session["end_reason"] = session["end_reason"] or "imported while still running"
     tables: dict[str, list[dict[str, Any]]] = {"sessions": [session]}
-    tables["participants"] = [p.model_dump() for p in record.participants]
+    tables["participants"] = [_participant(p.model_dump(), session) for p in record.participants]
     tables["memories"] = [m.model_dump() for m in record.memories]
     nested = {"thought", "annotations", "labels"}
     tables["messages"] = [m.model_dump(exclude=nested) for m in record.messages]

@@ -220,7 +220,6 @@ def test_an_experiment_through_the_openai_client_against_the_loopback_server(llm
 
 @pytest.mark.asyncio
 async def test_a_fork_keeps_each_agents_policy_as_it_stood(embedder, db):
-    from playground import factory
     from playground.history import fork
     from playground.history.recording import Recording
 
@@ -243,4 +242,4 @@ async def test_a_fork_keeps_each_agents_policy_as_it_stood(embedder, db):
         db.execute("SELECT condition FROM sessions WHERE id = ?", [child.session_id]).fetchone()[0]
         == "mixed"
     )
-    assert factory.condition_of(["reactive", "reactive"]) == "reactive"
+    assert domain.condition_of(["reactive", "reactive"]) == "reactive"

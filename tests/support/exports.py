@@ -65,10 +65,10 @@ def _people_and_ratings(db: Any, a: str, b: str) -> None:
             [NOW, json.dumps({"protocol": {"conditions": ["inner-thoughts", "next-speaker"]}})],
         )
         db.execute("UPDATE sessions SET experiment_id = 'exp-1' WHERE id IN (?, ?)", [a, b])
-        db.execute(
-            "INSERT INTO participants (session_id, name, kind, joined_at)"
-            " VALUES (?, 'Pat', 'human', ?)",
-            [a, NOW],
+        db.execute(  # a person, seated to the end (as the app records them)
+            "INSERT INTO participants (session_id, name, kind, joined_at, policy, left_at)"
+            " VALUES (?, 'Pat', 'human', ?, 'human', (SELECT finished_at FROM sessions WHERE id = ?))",
+            [a, NOW, a],
         )
         db.execute(
             "INSERT INTO annotations (session_id, message_id, author, kind, text, created_at)"

@@ -66,11 +66,13 @@ def source(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> dict[str, A
             "UPDATE sessions SET parent_id = ?, fork_seq = 40, fork_message = 2 WHERE id = ?",
             [a, c],
         )
-        # Pat took part from a browser (an invited seat): remote, and offline at the end.
+        # Pat took part from a browser (an invited seat): remote, and offline at the end; a
+        # person, so no policy, and still seated at the end, so leaving with it (as recorded).
         db.execute(
-            "INSERT INTO participants (session_id, name, kind, joined_at, remote, online)"
-            " VALUES (?, 'Pat', 'human', ?, 1, 0)",
-            [a, now],
+            "INSERT INTO participants (session_id, name, kind, joined_at, remote, online, policy,"
+            " left_at) VALUES (?, 'Pat', 'human', ?, 1, 0, 'human',"
+            " (SELECT finished_at FROM sessions WHERE id = ?))",
+            [a, now, a],
         )
         for message_id, kind, text in [
             (1, "reason", "I wanted to see who would pick it up"),
@@ -331,6 +333,33 @@ def test_write_export_replaces_a_file_only_when_complete(source, tmp_path):
 
 
 # -- import -----------------------------------------------------------------------------------------
+
+
+def test_an_export_from_before_migration_14_is_relabelled_as_the_migration_does(source, tmp_path):
+    """An older export gave a person the policy ``inner-thoughts`` and left who was seated at the
+    end without ``left_at``: the import stores them as migration 15 leaves older databases, so
+    importing it where the session already is finds it "already in the database"."""
+    line = export_file(source, tmp_path, source["a"]).read_text(encoding="utf-8")
+    record = json.loads(line)
+    for p in record["participants"]:
+        p["policy"] = "inner-thoughts" if p["kind"] == "human" else p["policy"]
+        p["left_at"] = None
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    fresh = tmp_path / "fresh.db"
+    code, _, err = run("import", str(old), "--db", str(fresh))
+    assert code == 0, err
+    db = open_database(fresh)
+    try:
+        rows = db.execute("SELECT name, policy, left_at FROM participants").fetchall()
+        ended = db.execute("SELECT finished_at FROM sessions").fetchone()[0]
+    finally:
+        db.close()
+    assert ("Pat", "human", ended) in rows
+    assert all(left == ended for _, _, left in rows)
+    code, out, err = run("import", str(old), "--db", str(source["path"]))
+    assert code == 0, err
+    assert out.splitlines()[-1] == "0 imported, 1 already in the database"
 
 
 def test_round_trip_into_a_fresh_database_is_identical(source, tmp_path):

@@ -89,11 +89,12 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Source:
     db = open_database(path)
     try:
         with db.conn:
-            for name in ("Pat", "Sam"):
+            for name in ("Pat", "Sam"):  # people, seated to the end (as the app records them)
                 db.execute(
-                    "INSERT INTO participants (session_id, name, kind, joined_at, remote, online)"
-                    " VALUES (?, ?, 'human', ?, 1, 0)",
-                    [sid, name, NOW],
+                    "INSERT INTO participants (session_id, name, kind, joined_at, remote, online,"
+                    " policy, left_at) VALUES (?, ?, 'human', ?, 1, 0, 'human',"
+                    " (SELECT finished_at FROM sessions WHERE id = ?))",
+                    [sid, name, NOW, sid],
                 )
         # Saved out of order: the export orders them by author, then message.
         study_rows.save_retrospective(

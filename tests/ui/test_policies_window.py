@@ -1,6 +1,7 @@
 """Turn-taking policies (conditions) in the window: a mixed room from the New session dialog,
-changing a participant's policy, and the decision strip's next-speaker prediction, live and in
-replay (headless, offline engine, real MiniLM)."""
+changing a participant's policy, the decision strip's next-speaker prediction, live and in
+replay, and the session's condition following its seats, with the turn cap lifted when a person
+joins (headless, offline engine, real MiniLM)."""
 
 from __future__ import annotations
 
@@ -284,6 +285,42 @@ async def test_a_policy_change_in_the_dialog_reaches_the_room_and_the_database(w
         "Chloe": "reactive",
         "Dev": "reactive",  # added as reactive, then removed: the row stays, with left_at
     }
+
+
+@pytest.mark.asyncio
+async def test_the_window_shows_the_condition_change_the_lifted_cap_and_the_end(window, tmp_path):
+    win, controller = window
+    library = controller.library()
+    room = await controller.new_session(library[:2], icebreaker="Hey, how was your week?")
+    assert room is not None
+    await _steps(controller, room, 1)
+    step = room.step
+    await room.add_agent(library[2], policy="reactive")
+    status = win.messages.status_label
+    assert status.text() == (
+        f"Step {step}: {library[2].name} (reactive) joined."
+        " The session's condition is now mixed (was inner-thoughts)."
+    )
+
+    await controller.join_as_human("Zoe")
+    await until(lambda: controller.mode == "realtime", what="real time")
+    assert status.text().startswith(
+        "You joined as Zoe: real time until Stop; the turn cap (15) no longer applies."
+    )
+    sid = room.session_id
+    await controller.stop()
+    await until(lambda: "Session interrupted: stopped by the user" in status.text(), what="the end")
+
+    await win.open_replay(str(tmp_path / "ui.db"), sid)
+    tip = win.transport.title.toolTip()
+    assert "(stopped by the user)" in tip
+    assert "condition mixed" in tip
+    assert (
+        f"Condition: inner-thoughts → mixed at step {step} ({library[2].name} (reactive) joined)"
+        in tip
+    )
+    win.replay.close()
+    await controller.shutdown()
 
 
 @pytest.mark.asyncio

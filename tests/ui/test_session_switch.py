@@ -97,10 +97,13 @@ def _color(p: dict) -> str:
 def _expected(db: Any, sid: str) -> dict[str, Any]:
     data = SessionReader(db).load(sid)
     colors = {p["name"]: _color(p) for p in data["participants"]}
+    # Seated to the end: everyone still seated leaves with the session's end (or has not left).
+    end = data["session"]["finished_at"]
+    seated = [p for p in data["participants"] if p["left_at"] in (None, end)]
     return {
         **data,
         "colors": colors,
-        "chips": [(p["name"], colors[p["name"]]) for p in data["participants"] if not p["left_at"]],
+        "chips": [(p["name"], colors[p["name"]]) for p in seated],
         "rows": [
             (m["id"], m["speaker"], m["posted_at"][11:19], m["text"], colors[m["speaker"]])
             for m in data["messages"]

@@ -82,6 +82,12 @@ class EngineSettingsDialog(QDialog):
         self.max_turns = QSpinBox()
         self.max_turns.setRange(1, 10_000)
         self.max_turns.setValue(settings.room.max_turns)
+        self.max_turns.setSuffix(" messages · lifted once a person joins")
+        self.max_turns.setToolTip(
+            "A simulation stops after this many messages (the icebreaker counts). Once a person"
+            " joins, the conversation runs in real time and lasts until Stop: the cap no longer"
+            " applies, and the session's end reason says so."
+        )
         form.addRow("Engine", self.engine)
         form.addRow("Base URL", self.base_url)
         form.addRow("Model", self.model)

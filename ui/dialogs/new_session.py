@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import domain, factory
+from playground import domain
 from playground.settings import Settings
 from ui.dialogs.common import ok_cancel, preset_combo
 from ui.policies import POLICY_HELP, POLICY_LABELS, policy_combo
@@ -196,7 +196,7 @@ class NewSessionDialog(QDialog):
 
     def _show_condition(self) -> None:
         policies = list(self.policies().values())
-        condition = factory.condition_of(policies) if policies else ""
+        condition = domain.condition_of(policies) if policies else ""
         self.policy_all.blockSignals(True)
         self.policy_all.setCurrentIndex(max(0, self.policy_all.findData(condition or "mixed")))
         self.policy_all.blockSignals(False)

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QVBoxLayout
 
 from playground.history.recording import Recording
 from playground.settings import RoomSettings
-from playground.storage import study_rows
+from playground.storage import SessionReader, study_rows
 from ui.replay.controller import ReplayController
 from ui.replay.fork_dialog import ForkDialog
 from ui.replay.reviews import ReviewsWindow
@@ -103,9 +103,14 @@ class ReplayPanel(QObject):
         w.conversation.set_composer_visible(False)
         self.transport.timeline.set_recording(rec)
         self.transport.title.setText(f"<b>Replay</b> · {s['status']}")
+        changes = SessionReader(rec.db).condition_changes(s["id"])
         self.transport.title.setToolTip(
             f"Session {s['id']} · {s['status']} ({s.get('end_reason') or ''})"
             f" · condition {s.get('condition') or '–'} · seed {s.get('seed')}"
+            + "".join(
+                f"\nCondition: {c['old']} → {c['new']} at step {c['step']} ({c['why']})"
+                for c in changes
+            )
         )
         w.setWindowTitle(f"Thought Playground — replay of {s['id']}")
         reviews = study_rows.review_count(rec.db, s["id"])

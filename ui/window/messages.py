@@ -78,6 +78,10 @@ class WindowMessages(QObject):
         if silence.explains_silence(reason):
             self.show_notice(f"Session {status}: {reason}")
 
+    def condition_changed(self, e: events.ConditionChanged) -> None:
+        """The session's condition followed its seats: say so where the user looks."""
+        self.hint(f"Step {e.step}: {e.why}. The session's condition is now {e.new} (was {e.old}).")
+
     def refused(self, e: events.ThoughtRefused) -> None:
         what = "thought" if e.stage == "thought" else "message"
         self.hint(f"{e.agent}'s {what} was refused: {e.reason}")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QPoint, QRect
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QWidget
 
 from playground import domain, events
@@ -83,8 +83,11 @@ async def test_a_system1_reply_leaves_why_readable(qtbot: Any, tmp_path: Path) -
     assert strip.rows()[0][decision_strip.BEST] == "best 3.90 / 3.2 · chosen 2.00", "full text"
     best = strip.table.item(0, decision_strip.BEST)
     fm = strip.table.fontMetrics()
-    for line in best.text().splitlines():  # every line of the cell shows whole
-        assert fm.horizontalAdvance(line) <= h.sectionSize(decision_strip.BEST)
+    width = h.sectionSize(decision_strip.BEST)
+    for word in best.text().split():  # it may wrap, but never inside a word
+        assert fm.horizontalAdvance(word) <= width, (word, width)
+    wrapped = fm.boundingRect(QRect(0, 0, width - 6, 0), Qt.TextFlag.TextWordWrap, best.text())
+    assert wrapped.height() <= strip.table.rowHeight(0), "every wrapped line shows whole"
     await controller.shutdown()
 
 

@@ -51,10 +51,13 @@ async def _simulate(path: Path, embedder: CachingEmbedder) -> list[str]:
             engine,
             db=db,
             personas=factory.pick_personas(library, 3, seed),
-            condition=condition,
         )
         await loops.run_simulation(room, icebreaker="What did you do last weekend?")
         await engine.close()
+        # A condition label of the researcher's own, as an imported or older database may hold:
+        # the rating views group and hide by whatever the sessions row says.
+        db.execute("UPDATE sessions SET condition = ? WHERE id = ?", [condition, room.session_id])
+        db.conn.commit()
         ids.append(room.session_id)
     db.close()
     return ids

@@ -64,6 +64,7 @@ WINDOWS = {
     "MemoryEditDialog",
     "EvaluationPopup",
     "InviteDialog",
+    "InviteRatersDialog",
     "ReviewsWindow",
     "LeaveLiveQuestion",
 }

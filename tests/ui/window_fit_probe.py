@@ -234,6 +234,7 @@ async def open_everything() -> dict[str, Any]:
     add(win.rating.open_plans())
     add(win.rating.open_report())
     add(win.rating.open_study_report())
+    add(win.rating.open_invite())
     rating = RaterWindow(db, win)  # the blind rating window on a session: conversation and form
     rating.show()
     rating.rate_session(sid)

@@ -107,6 +107,7 @@ function showTask(frame) {
       done: () => next(),
     });
     $("conversations").append(view.root);
+    view.toEnd(); // a resumed conversation opens on its last message shown
     return view;
   });
   if (!same) {

@@ -87,6 +87,13 @@ async def test_the_list_follows_the_message_being_typed_and_ends_on_the_last(
         await page.click(".show-all")
         await page.wait_for_selector("#statements:not([hidden])")
         assert await page.evaluate(IN_SIGHT)  # "Show all" ends on the last message
+        # What the rater writes is in the page's own type, not the browser's small monospace.
+        fonts = await page.evaluate(
+            "['body', '.comment', '#reason'].map(s => {"
+            " const c = getComputedStyle(document.querySelector(s));"
+            " return c.fontFamily + ' ' + c.fontSize; })"
+        )
+        assert fonts == [fonts[0]] * 3, fonts
         assert errors == []
 
 

@@ -28,6 +28,7 @@ function setPhase(next) {
   $("task").hidden = next !== "reading" && next !== "answering";
   $("finished").hidden = next !== "finished";
   $("stopped").hidden = next !== "stopped";
+  $("speed").closest("label").hidden = next === "finished" || next === "stopped";
   const pairwise = task !== null && task.mode === "pairwise";
   $("statements").hidden = !(next === "answering" && !pairwise);
   $("choice").hidden = !(next === "answering" && pairwise);

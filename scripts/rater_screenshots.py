@@ -37,6 +37,8 @@ from playground.storage import open_database
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 DOCS = ROOT / "docs"
+#: Where the pictures only to look at go (not for the docs).
+LOOK = Path(tempfile.gettempdir())
 
 
 def _run(*argv: str) -> str:
@@ -110,6 +112,9 @@ async def conversation_pages(browser: Any, path: Path, plan_id: int) -> None:
         phone = await _page(browser, links["R-BEN"], 390, 844)
         await phone.wait_for_selector(".msg >> nth=9", timeout=120_000)
         await phone.screenshot(path=str(DOCS / "rater-phone.png"))
+        await phone.click(".show-all")  # and the statements on the phone, to look at
+        await phone.locator("#statements").scroll_into_view_if_needed()
+        await phone.screenshot(path=str(LOOK / "rater-phone-statements.png"), full_page=True)
     finally:
         await server.stop()
         db.close()
@@ -131,6 +136,8 @@ async def pairwise_page(browser: Any, path: Path, plan_id: int) -> None:
         await page.locator("#submit-choice").scroll_into_view_if_needed()
         await page.mouse.move(0, 0)
         await page.screenshot(path=str(DOCS / "rater-pairwise.png"))
+        await page.set_viewport_size({"width": 390, "height": 844})  # on a phone, to look at
+        await page.screenshot(path=str(LOOK / "rater-pairwise-phone.png"), full_page=True)
     finally:
         await server.stop()
         db.close()
@@ -145,6 +152,7 @@ async def main(path: Path, conversation: int, pairwise: int) -> None:
         await pairwise_page(browser, path, pairwise)
         await browser.close()
     print("wrote docs/rater-{laptop,statements,pairwise,phone,done}.png")
+    print(f"and, to look at, {LOOK}/rater-phone-statements.png, rater-pairwise-phone.png")
 
 
 async def invite_window(path: Path) -> None:
@@ -161,8 +169,14 @@ async def invite_window(path: Path) -> None:
     QApplication.processEvents()
     dialog.grab().save(str(DOCS / "invite-raters-1024.png"))
     await dialog.stop_serving()
+    dialog.open_link.setChecked(True)  # the open link, at the dialog's own size: to look at
+    dialog.resize(dialog.minimumSizeHint())
+    await dialog.start_serving()
+    QApplication.processEvents()
+    dialog.grab().save(str(LOOK / "invite-raters-open-link.png"))
+    await dialog.stop_serving()
     db.close()
-    print("wrote docs/invite-raters-1024.png")
+    print(f"wrote docs/invite-raters-1024.png and, to look at, {LOOK}/invite-raters-open-link.png")
 
 
 if __name__ == "__main__":

@@ -117,6 +117,7 @@ async def test_a_rater_reads_marks_reloads_resumes_rates_and_gets_a_code(rater_d
         await page.click("#submit-ratings")
         await page.wait_for_selector("#finished:not([hidden])")
         code = await page.text_content("#code")
+        assert await page.is_hidden("#speed")  # nothing left to type out
         assert await page.evaluate("window.__pwned") is None
         assert errors == []
         _check_frames(frames, secret)

@@ -15,6 +15,7 @@ from playground.storage import open_database
 from testbed.raters import make_plan, simulated_sessions
 from tests.ui.conftest import until
 from ui.app import build
+from ui.rating.invite import InviteRatersDialog
 
 pytestmark = pytest.mark.asyncio
 
@@ -54,3 +55,25 @@ async def test_invite_raters_serves_a_plan_from_the_window_and_stops(qtbot, tmp_
     db = open_database(path)
     assert db.execute("SELECT COUNT(*) FROM rater_links").fetchone()[0] == 2
     db.close()
+
+
+async def test_each_link_is_one_line_however_narrow_the_dialog(qtbot, tmp_path):
+    """A link wrapped onto a second line reads as two links (or a rater's link cut in two,
+    copied by hand): each link stays on its own line, scrolled sideways if need be."""
+    path = tmp_path / "w.db"
+    ids = await asyncio.to_thread(simulated_sessions, path, 2)
+    make_plan(path, "conversation", ["R-ANN", "R-BEN"], 1, ids)
+    db = open_database(path)
+    dlg = InviteRatersDialog(db)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.resize(dlg.minimumSizeHint())
+    await dlg.start_serving()
+    try:
+        doc = dlg.links.document()
+        blocks = [doc.findBlockByNumber(i) for i in range(doc.blockCount())]
+        assert len(blocks) == 2
+        assert [b.layout().lineCount() for b in blocks] == [1, 1]
+    finally:
+        await dlg.stop_serving()
+        db.close()

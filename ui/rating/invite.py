@@ -51,6 +51,8 @@ class InviteRatersDialog(QDialog):
         self._task: asyncio.Future[None] | None = None
         self.links = QPlainTextEdit()
         self.links.setReadOnly(True)
+        # One link a line, scrolled sideways if need be: a wrapped link reads as two.
+        self.links.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.links.setAccessibleName("Links for the raters")
         lay = QVBoxLayout(self)
         intro = QLabel(

@@ -35,6 +35,15 @@ export class ConversationView {
     head.append(this.showAllButton);
     this.root.append(head);
     this.list = el("ol", "messages");
+    // The list follows the message being typed while the rater is at its end; a rater who
+    // scrolls up to read again is left there until they scroll back down.
+    this.follow = true;
+    this.autoTop = 0;
+    this.list.addEventListener("scroll", () => {
+      const l = this.list;
+      if (Math.abs(l.scrollTop - this.autoTop) < 2) return; // our own scrolling
+      this.follow = l.scrollHeight - l.scrollTop - l.clientHeight < 24;
+    });
     this.root.append(this.list);
     this.progress = el("p", "progress");
     this.root.append(this.progress);
@@ -117,11 +126,13 @@ export class ConversationView {
     const card = this.addCard(line);
     this.on.shown(this.cards.length);
     this.update();
+    this.toEnd();
     let typed = 0;
     const step = Math.max(1, Math.round(this.cps / 20));
     this.timer = setInterval(() => {
       typed = Math.min(line.text.length, typed + step);
       card.text.textContent = line.text.slice(0, typed);
+      this.toEnd();
       if (typed >= line.text.length) {
         clearInterval(this.timer);
         this.timer = setTimeout(() => {
@@ -148,7 +159,16 @@ export class ConversationView {
       this.addCard(line).text.textContent = line.text;
     }
     this.on.shown(this.cards.length);
+    this.follow = true;
     this.finish();
+    this.toEnd();
+  }
+
+  /** Scroll the list to its last message, if it follows the typing. */
+  toEnd() {
+    if (!this.follow) return;
+    this.list.scrollTop = this.list.scrollHeight;
+    this.autoTop = this.list.scrollTop;
   }
 
   finish() {

@@ -28,6 +28,7 @@ function setPhase(next) {
   $("task").hidden = next !== "reading" && next !== "answering";
   $("finished").hidden = next !== "finished";
   $("stopped").hidden = next !== "stopped";
+  $("speed").closest("label").hidden = next === "finished" || next === "stopped";
   const pairwise = task !== null && task.mode === "pairwise";
   $("statements").hidden = !(next === "answering" && !pairwise);
   $("choice").hidden = !(next === "answering" && pairwise);
@@ -107,6 +108,7 @@ function showTask(frame) {
       done: () => next(),
     });
     $("conversations").append(view.root);
+    view.toEnd(); // a resumed conversation opens on its last message shown
     return view;
   });
   if (!same) {

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication
 from playground import domain, events
 from ui.bridge import EngineBridge
 from ui.selection import SelectedParticipant
-from ui.widgets.memory_pane import MemoryPane
+from ui.panes.memory.memory_pane import MemoryPane
 
 TARGET_S = 3.0
 MEMORIES = 1000

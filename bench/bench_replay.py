@@ -31,7 +31,7 @@ from PySide6.QtWidgets import QApplication
 from playground import domain, events
 from playground.history.recording import Recording
 from playground.storage import SessionRecorder, open_database
-from ui import deferred
+from ui.widgets import deferred
 from ui.app import build
 from ui.collector import MainThreadCollector
 

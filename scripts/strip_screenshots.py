@@ -64,7 +64,7 @@ def evaluation():  # type: ignore[no-untyped-def]
 async def shots(suffix: str) -> None:
     from playground import domain, events
     from ui.app import build
-    from ui.widgets.evaluation_popup import EvaluationPopup
+    from ui.panes.decisions.evaluation_popup import EvaluationPopup
 
     tmp = tempfile.mkdtemp()
     win, _controller = build(db_path=f"{tmp}/shots.db", environ={})

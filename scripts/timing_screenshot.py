@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QToolTip
 
 from playground.history.recording import Recording
 from ui.bridge import EngineBridge
-from ui.widgets.decision_strip import DecisionStrip
+from ui.panes.decisions.decision_strip import DecisionStrip
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "timing-tooltip.png"
 

@@ -23,10 +23,10 @@ from playground import errors
 from playground.storage import library, open_database
 from ui.bridge import EngineBridge
 from ui.collector import MainThreadCollector
-from ui.controller import SessionController
-from ui.main_window import MainWindow
 from ui.screen_fit import keep_geometry
+from ui.session.controller import SessionController
 from ui.widgets.session_library import SessionLibraryDialog
+from ui.window.main_window import MainWindow
 
 #: Where the window geometry is kept (QSettings: ~/.config/thought-playground/ on Linux).
 ORGANIZATION = "thought-playground"

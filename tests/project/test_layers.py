@@ -164,3 +164,108 @@ def test_every_engine_package_imports_only_its_layer_and_below() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a ⇄ b ⇄ c"]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+#: ui/'s app-wide modules at its root, the layer under all others: the theme and screen fitting,
+#: the bridge from engine events to Qt signals, the shared selection, and the names of policies
+#: and proactivity every pane, dialog and feature shows.
+UI_KERNEL = {
+    "__init__",
+    "theme",
+    "screen_fit",
+    "bridge",
+    "selection",
+    "policies",
+    "proactivity_text",
+    "collector",
+}
+#: The feature windows and dialogs; they may use each other and everything below.
+UI_FEATURES = {"dialogs", "rating", "replay", "storm", "experiments", "study_plans", "jobs"}
+_UI_BELOW_FEATURES = UI_KERNEL | {"widgets", "panes", "session", "window"}
+
+#: ui's top-level package or root module → what it may import besides itself, lowest first:
+#: kernel → widgets → panes → session → window → features; ``app`` composes them all.
+UI_MAY_IMPORT: dict[str, set[str]] = {
+    **{name: UI_KERNEL for name in UI_KERNEL},
+    "widgets": UI_KERNEL,
+    "panes": UI_KERNEL | {"widgets"},
+    "session": UI_KERNEL | {"widgets", "panes"},
+    "window": UI_KERNEL | {"widgets", "panes", "session"},
+    **{name: _UI_BELOW_FEATURES | UI_FEATURES for name in UI_FEATURES},
+    "app": _UI_BELOW_FEATURES | UI_FEATURES,
+}
+
+#: The imports allowed against the layers, each (importer, imported module) with its reason. A
+#: new one fails the test until it is listed here or the module moves to its layer.
+UI_EXCEPTIONS: dict[tuple[str, str], str] = {
+    # The main window hosts the features: it builds their menus and opens their dialogs and the
+    # replay. The features reach back only through the WindowHost protocol (ui/window/host.py).
+    **{
+        ("ui.window.main_window", target): "the main window builds the feature's menu or dialog"
+        for target in (
+            "ui.dialogs.new_session",
+            "ui.experiments.menu",
+            "ui.rating.menu",
+            "ui.storm.menu",
+            "ui.replay.fork_dialog",
+            "ui.replay.leave_live",
+            "ui.replay.panel",
+        )
+    },
+    **{
+        ("ui.window.session_dialogs", f"ui.dialogs.{name}"): "the Session menu opens its dialogs"
+        for name in ("engine_settings", "invite", "join", "new_session", "participant_settings")
+    },
+    ("ui.window.session_dialogs", "ui.dialogs.persona_editor"): "the Session menu opens it",
+    ("ui.window.session_dialogs", "ui.storm.seating"): "the Session menu seats a STORM user",
+    ("ui.window.file_menu", "ui.dialogs.new_session"): "File ▸ New session opens the dialog",
+    ("ui.window.host", "ui.replay.controller"): "the window shows a replay in its own panes",
+    ("ui.window.history", "ui.replay.controller"): "looking back reads the replay's position",
+    ("ui.window.geometry_view", "ui.dialogs.common"): "keeps the Geometry toggle like a dialog",
+    ("ui.panes.memory.memory_edit", "ui.dialogs.common"): "the memory editor is a small dialog",
+    ("ui.session.controller", "ui.storm.commands"): (
+        "the STORM commands are still a mixin of the one controller (issue 34, a later step)"
+    ),
+}
+
+
+def _ui_top(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _ui_offending(paths: dict[str, Path]) -> list[str]:
+    offending = []
+    for name, path in sorted(paths.items()):
+        allowed = UI_MAY_IMPORT[_ui_top(name)] | {_ui_top(name)}
+        for line, target in _imports(path):
+            if target not in paths or _ui_top(target) in allowed:
+                continue
+            if (name, target) not in UI_EXCEPTIONS:
+                shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+                offending.append(f"{shown}:{line}: {name} → {target}")
+    return sorted(set(offending))
+
+
+def test_every_window_package_imports_only_its_layer_and_below() -> None:
+    paths = _modules("ui")
+    unknown = sorted({_ui_top(m) for m in paths} - set(UI_MAY_IMPORT))
+    assert unknown == [], f"add these to UI_MAY_IMPORT (and docs/architecture.md): {unknown}"
+    offending = _ui_offending(paths)
+    assert not offending, "imports from a higher layer:\n" + "\n".join(offending)
+
+
+def test_every_listed_window_exception_is_still_needed() -> None:
+    paths = _modules("ui")
+    used = {(name, t) for name, path in paths.items() for _, t in _imports(path) if t in paths}
+    stale = sorted(f"{a} → {b}" for a, b in set(UI_EXCEPTIONS) - used)
+    assert stale == [], "UI_EXCEPTIONS lists imports no module makes:\n" + "\n".join(stale)
+
+
+def test_the_window_layer_check_names_a_pane_importing_the_window(tmp_path: Path) -> None:
+    pane = tmp_path / "pane.py"
+    pane.write_text("from ui.window.main_window import MainWindow\n")
+    paths = {"ui.panes.x.pane": pane, "ui.window.main_window": pane}
+    offending = _ui_offending(paths)
+    assert len(offending) == 1
+    assert offending[0].endswith("ui.panes.x.pane → ui.window.main_window")

@@ -1,6 +1,6 @@
 """At 1024×700 the conversation keeps the room: at least six short messages in view, live (with a
 person's composer and question card) and in replay with the Geometry view open; the decision
-strip gives way to its title line and its handle drags it open again (ui/window_layout.py).
+strip gives way to its title line and its handle drags it open again (ui/window/window_layout.py).
 
 The window is the one a 1024×700 screen gives under Openbox (its frame as measured under Xvfb,
 see tests/ui/test_window_fit.py), in the app's own font.

@@ -8,8 +8,8 @@ from PySide6.QtWidgets import QApplication
 
 from playground import domain
 from ui.bridge import EngineBridge
+from ui.panes.conversation.conversation_pane import ConversationPane
 from ui.selection import SelectedParticipant
-from ui.widgets.conversation_pane import ConversationPane
 
 LONG = "A longer message that wraps over a few lines of the conversation pane. " * 3
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playground import domain, events
 from ui.bridge import EngineBridge
-from ui.widgets.decision_strip import BEST, DecisionStrip
+from ui.panes.decisions.decision_strip import BEST, DecisionStrip
 
 
 def _decision(**kw: object) -> domain.Decision:

@@ -1,4 +1,4 @@
-"""The decision strip at 1024×700 (ui/widgets/decision_strip.py, ui/window_layout.py): a
+"""The decision strip at 1024×700 (ui/panes/decisions/decision_strip.py, ui/window/window_layout.py): a
 System-1 reply's "best … / chosen …" does not squeeze *Why*; with a banner and the person's
 question card showing, the strip's title and ◀ ▶ show whole; dragging its handle up gives the
 table the room, not a blank band.
@@ -23,7 +23,7 @@ from tests.ui.test_conversation_first import (  # app_font: the app's font, auto
     app_font,  # noqa: F401
 )
 from ui.app import build
-from ui.widgets import decision_strip
+from ui.panes.decisions import decision_strip
 
 REASON = (
     "best thought 3.90 ≥ imThreshold 3.20; System-1 reply drawn (a quick reply below the best:"

@@ -13,7 +13,7 @@ from playground.history.timings import breakdown
 from playground.storage import SessionReader
 from tests.support.timed import SID, STEP_1, STEP_2
 from ui.bridge import EngineBridge
-from ui.widgets.decision_strip import DecisionStrip
+from ui.panes.decisions.decision_strip import DecisionStrip
 
 
 def _strip(qtbot) -> tuple[EngineBridge, DecisionStrip]:

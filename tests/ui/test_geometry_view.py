@@ -11,8 +11,8 @@ import pytest
 
 from playground.geometry import features
 from tests.ui.conftest import app_window, until
-from ui.geometry_view import MIN_HEIGHT
-from ui.window_layout import MIN_CONVERSATION, MIN_MEMORY, MIN_THOUGHTS
+from ui.window.geometry_view import MIN_HEIGHT
+from ui.window.window_layout import MIN_CONVERSATION, MIN_MEMORY, MIN_THOUGHTS
 
 pytestmark = pytest.mark.asyncio
 
@@ -217,7 +217,7 @@ async def test_view_menu_shortcut_help_and_the_panes_keep_their_widths_at_1024(w
 async def test_point_numbers_stay_inside_the_plot_at_the_least_height(qtbot):
     """At the strip's least height the numbers of the topmost points, drawn above them, and the
     ring round the current one stay inside the plot (issue 34: they were cut at the top)."""
-    from ui.widgets.trajectory import TrajectoryPlot
+    from ui.panes.geometry.trajectory import TrajectoryPlot
 
     plot = TrajectoryPlot()
     qtbot.addWidget(plot)

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 from playground import domain, events
 from tests.ui.conftest import until
 from ui.app import build
-from ui.widgets.memory_table import COL_TEXT, COL_WEIGHT, MIN_TEXT_WIDTH
-from ui.window_layout import MIN_CONVERSATION, MIN_MEMORY, MIN_THOUGHTS
+from ui.panes.memory.memory_table import COL_TEXT, COL_WEIGHT, MIN_TEXT_WIDTH
+from ui.window.window_layout import MIN_CONVERSATION, MIN_MEMORY, MIN_THOUGHTS
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = (
@@ -322,7 +322,7 @@ def test_the_layout_holds_at_200_percent_scaling() -> None:
 async def test_the_decision_strip_leaves_the_reasons_room_at_1024(win) -> None:
     """At 1024 px the policy's full name and the other columns took all but ~90 px: every reason
     ran to 3–4 lines and was cut off. The policy shows as its tag, with the name in a tooltip."""
-    from ui.widgets.decision_strip import POLICY, WHY
+    from ui.panes.decisions.decision_strip import POLICY, WHY
 
     fill(win)
     bridge = win.bridge
@@ -353,7 +353,7 @@ def test_decision_reasons_rewrap_when_the_window_narrows(qtbot) -> None:
     """Rows measured at 1440 px kept one line at 1024 and cut the reason short (the Why column
     stretches, and Qt does not report that as a section resize)."""
     from ui.bridge import EngineBridge
-    from ui.widgets.decision_strip import DecisionStrip
+    from ui.panes.decisions.decision_strip import DecisionStrip
 
     bridge = EngineBridge()
     strip = DecisionStrip(bridge)

@@ -151,7 +151,7 @@ async def test_no_live_session_no_question(window, monkeypatch):
     def never(*_a: Any, **_k: Any) -> None:
         raise AssertionError("asked although no session is live")
 
-    monkeypatch.setattr("ui.main_window.LeaveLiveQuestion", never)
+    monkeypatch.setattr("ui.window.main_window.LeaveLiveQuestion", never)
     await win.open_replay(str(controller.db_path), saved)  # the session on screen has ended
     assert win.replay.active
     assert win.replay.recording.session["id"] == saved

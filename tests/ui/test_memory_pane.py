@@ -12,10 +12,10 @@ from PySide6.QtGui import QColor
 from playground import domain, events
 from ui import theme
 from ui.bridge import EngineBridge
+from ui.panes.memory.memory_edit import MemoryEditDialog
+from ui.panes.memory.memory_pane import HUMAN_PLACEHOLDER, MemoryPane
+from ui.panes.memory.memory_table import COL_SALIENCY, COL_TEXT, RETRIEVED_BG
 from ui.selection import SelectedParticipant
-from ui.widgets.memory_edit import MemoryEditDialog
-from ui.widgets.memory_pane import HUMAN_PLACEHOLDER, MemoryPane
-from ui.widgets.memory_table import COL_SALIENCY, COL_TEXT, RETRIEVED_BG
 
 
 @pytest.fixture
@@ -406,8 +406,8 @@ def test_the_memory_text_has_the_width_kind_and_saliency_do_not_need(setup):
     wider kind leaves the table (issue 34: the text had about 110 px of 264)."""
     from PySide6.QtWidgets import QApplication
 
-    from ui.widgets.memory_table import COL_KIND
-    from ui.window_layout import MIN_MEMORY
+    from ui.panes.memory.memory_table import COL_KIND
+    from ui.window.window_layout import MIN_MEMORY
 
     bridge, selection, pane = setup
     pane.resize(MIN_MEMORY, 600)

@@ -7,9 +7,9 @@ from PySide6.QtWidgets import QApplication
 
 from playground import domain, events
 from ui.bridge import EngineBridge
+from ui.panes.memory.memory_pane import MemoryPane
+from ui.panes.memory.memory_table import COL_TEXT, COL_WEIGHT, MIN_TEXT_WIDTH
 from ui.selection import SelectedParticipant
-from ui.widgets.memory_pane import MemoryPane
-from ui.widgets.memory_table import COL_TEXT, COL_WEIGHT, MIN_TEXT_WIDTH
 
 
 def test_the_weight_column_is_steady_at_every_width(qtbot):

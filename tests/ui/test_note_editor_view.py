@@ -1,4 +1,4 @@
-"""A person's private note while agents go on posting (ui/widgets/message_rows.py): the editor
+"""A person's private note while agents go on posting (ui/panes/conversation/message_rows.py): the editor
 opens in view, even on a message that has just arrived, and stays there as the list grows; a
 ✎ under the pointer stays where it was drawn, so a click acts on the message it was drawn for.
 """
@@ -9,8 +9,8 @@ from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QWidget
 
 from tests.ui.test_conversation_typing import _msg, _pane
-from ui.widgets.conversation_pane import ConversationPane
-from ui.widgets.message_widget import MessageWidget
+from ui.panes.conversation.conversation_pane import ConversationPane
+from ui.panes.conversation.message_widget import MessageWidget
 
 
 def _in_view(pane: ConversationPane, part: QWidget) -> bool:

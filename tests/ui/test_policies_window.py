@@ -19,7 +19,7 @@ from tests.ui.conftest import until
 from ui.app import build
 from ui.bridge import EngineBridge
 from ui.dialogs.new_session import NewSessionDialog
-from ui.widgets.decision_strip import DecisionStrip
+from ui.panes.decisions.decision_strip import DecisionStrip
 
 
 @pytest.fixture

@@ -255,12 +255,12 @@ def _message(i: int):
 
 async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, monkeypatch):
     from playground import events
-    from ui import deferred
     from ui.bridge import EngineBridge
+    from ui.panes.conversation import conversation_pane as cp
+    from ui.panes.conversation.message_rows import MAX_MESSAGES
+    from ui.panes.conversation.row_placement import JUMP_MESSAGES
     from ui.selection import SelectedParticipant
-    from ui.widgets import conversation_pane as cp
-    from ui.widgets.message_rows import MAX_MESSAGES
-    from ui.widgets.row_placement import JUMP_MESSAGES
+    from ui.widgets import deferred
 
     monkeypatch.setattr(deferred, "FILL_DELAY_MS", 60_000)  # rows out of view wait for settle()
     bridge = EngineBridge()
@@ -420,7 +420,7 @@ async def test_a_jump_draws_what_is_in_view_first_and_the_rest_a_moment_later(wi
     """After a jump the bubbles in view are right at once; the ones out of view are brought up to
     date by the deferred fill, and asking the pane about its contents finishes it. (The
     conversation's rows: test_long_conversations_keep_their_latest_messages_on_screen.)"""
-    from ui import deferred
+    from ui.widgets import deferred
 
     monkeypatch.setattr(deferred, "FILL_DELAY_MS", 60_000)  # hold the fill back
     win, controller = window

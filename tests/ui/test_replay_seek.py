@@ -16,11 +16,11 @@ from playground import domain, events
 from tests.ui.conftest import until
 from tests.ui.recorded import SessionWriter
 from ui.app import build
+from ui.panes.conversation.conversation_pane import ConversationPane
+from ui.panes.conversation.message_widget import MessageWidget
+from ui.panes.thoughts.thought_page import MAX_BUBBLES
 from ui.widgets import fitted_label
-from ui.widgets.conversation_pane import ConversationPane
 from ui.widgets.fitted_label import FittedLabel
-from ui.widgets.message_widget import MessageWidget
-from ui.widgets.thought_page import MAX_BUBBLES
 
 AGENTS = ["Ana", "Ben", "Chloe"]
 SID = "20260101-000000-seek"

@@ -10,9 +10,9 @@ import pytest
 from playground import domain, events
 from playground.history.ledger import ThoughtLedger
 from ui.bridge import EngineBridge
+from ui.panes.thoughts.thought_bubble import SORT_SCORE, SORT_SCORE_HELP
+from ui.panes.thoughts.thoughts_pane import ThoughtsPane
 from ui.selection import SelectedParticipant
-from ui.widgets.thought_bubble import SORT_SCORE, SORT_SCORE_HELP
-from ui.widgets.thoughts_pane import ThoughtsPane
 
 
 def thought(tid: int) -> domain.Thought:

@@ -25,10 +25,10 @@ from playground.storm import profiles
 from tests.ui.conftest import app_window, run_experiment, step_session, until
 from ui import theme
 from ui.experiments.tables import RUN_COLUMNS
+from ui.panes.decisions.decision_strip import AGENT, WHY
+from ui.panes.memory.memory_table import COL_KIND, COL_TEXT
+from ui.panes.thoughts.thought_page import MAX_BUBBLES
 from ui.storm.commands import SimulatedSeat
-from ui.widgets.decision_strip import AGENT, WHY
-from ui.widgets.memory_table import COL_KIND, COL_TEXT
-from ui.widgets.thought_page import MAX_BUBBLES
 
 pytestmark = pytest.mark.asyncio
 

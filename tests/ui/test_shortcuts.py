@@ -15,7 +15,7 @@ from playground.embedding.cache import CachingEmbedder
 from tests.ui.conftest import until
 from ui.app import build
 from ui.dialogs.new_session import NewSessionDialog
-from ui.shortcuts import ShortcutsDialog, menu_shortcuts
+from ui.window.shortcuts import ShortcutsDialog, menu_shortcuts
 
 pytestmark = pytest.mark.asyncio
 
@@ -177,7 +177,7 @@ async def test_f6_cycles_the_panes_and_shift_f6_goes_back(window):
 
 
 def _key_text(seq) -> str:
-    from ui.shortcuts import key_text
+    from ui.window.shortcuts import key_text
 
     return key_text(seq)
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import QRect, Qt
 from playground.storage import open_database
 from tests.ui.storm_rows import Dialogue, write
 from ui.bridge import EngineBridge
-from ui.controller import SessionController
+from ui.session.controller import SessionController
 from ui.storm.seating import AddSimulatedUserDialog, describe
 from ui.storm.view import StormWindow
 

@@ -18,13 +18,13 @@ from playground.domain.simulated_user import HiddenState, TaskProfile, UserProfi
 from playground.storage import open_database
 from tests.ui.storm_rows import Dialogue, write
 from ui.bridge import EngineBridge
+from ui.panes.hidden_state.hidden_state_pane import MARKER
+from ui.panes.memory.memory_pane import MemoryPane
+from ui.panes.memory.profile_view import UNKNOWN_MARK
+from ui.panes.thoughts.thoughts_pane import ThoughtsPane
 from ui.selection import SelectedParticipant
 from ui.storm.profile_editor import ProfileEditorDialog
-from ui.storm.profile_view import UNKNOWN_MARK
 from ui.storm.view import ALL_MODELS, DIALOGUE_COLUMNS, TABLE_COLUMNS, StormWindow
-from ui.widgets.hidden_state_pane import MARKER
-from ui.widgets.memory_pane import MemoryPane
-from ui.widgets.thoughts_pane import ThoughtsPane
 
 
 def _profile() -> UserProfile:

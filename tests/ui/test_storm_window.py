@@ -14,8 +14,8 @@ from playground.embedding.cache import CachingEmbedder
 from playground.storm import profiles
 from tests.ui.conftest import until
 from ui.app import build
-from ui.widgets.hidden_state_pane import MARKER
-from ui.widgets.message_widget import SIMULATED_MARK
+from ui.panes.conversation.message_widget import SIMULATED_MARK
+from ui.panes.hidden_state.hidden_state_pane import MARKER
 
 pytestmark = pytest.mark.asyncio
 

@@ -10,10 +10,10 @@ from PySide6.QtWidgets import QApplication
 
 from playground import domain, events
 from ui.bridge import EngineBridge
+from ui.panes.decisions.evaluation_popup import EvaluationPopup
+from ui.panes.thoughts.thought_bubble import SORT_SCORE
+from ui.panes.thoughts.thoughts_pane import ThoughtsPane
 from ui.selection import SelectedParticipant
-from ui.widgets.evaluation_popup import EvaluationPopup
-from ui.widgets.thought_bubble import SORT_SCORE
-from ui.widgets.thoughts_pane import ThoughtsPane
 
 
 def thought(tid: int, agent: str = "Ana", **kw) -> domain.Thought:  # type: ignore[no-untyped-def]
@@ -269,7 +269,7 @@ def _rebuild(pane: ThoughtsPane, thoughts: list[domain.Thought], evals=(), messa
 
 
 def test_a_replay_jump_keeps_the_bubbles_of_thoughts_still_shown(setup, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from ui import deferred
+    from ui.widgets import deferred
 
     monkeypatch.setattr(deferred, "FILL_DELAY_MS", 60_000)
     _bridge, selection, pane = setup
@@ -316,7 +316,7 @@ def test_message_stimuli_are_described_after_a_replay_jump(setup) -> None:  # ty
 
 
 def test_the_sampled_method_says_how_many_samples_were_read():
-    from ui.widgets.evaluation_popup import method_explanation
+    from ui.panes.decisions.evaluation_popup import method_explanation
 
     text = method_explanation("sampled", 17)
     assert "sampled" in text
@@ -329,7 +329,7 @@ def test_bubbles_keep_their_x_and_step_clear_of_the_scroll_bar(qtbot) -> None:  
     bar: its right border, ✕ and "scored at step N", even with four-digit ids (issue 34)."""
     from PySide6.QtCore import QPoint
 
-    from ui.window_layout import MIN_THOUGHTS
+    from ui.window.window_layout import MIN_THOUGHTS
 
     bridge, selection = EngineBridge(), SelectedParticipant()
     pane = ThoughtsPane(bridge, selection)

@@ -16,10 +16,10 @@ from tests.ui.conftest import until
 from ui.app import build
 from ui.bridge import EngineBridge
 from ui.dialogs.new_session import NewSessionDialog
+from ui.panes.decisions.decision_strip import DecisionStrip
+from ui.panes.memory.memory_pane import MemoryPane
+from ui.panes.memory.memory_table import COL_SALIENCY, COL_TEXT
 from ui.selection import SelectedParticipant
-from ui.widgets.decision_strip import DecisionStrip
-from ui.widgets.memory_pane import MemoryPane
-from ui.widgets.memory_table import COL_SALIENCY, COL_TEXT
 
 pytestmark = pytest.mark.asyncio
 ENDED = r"has ended \(interrupted at \d\d:\d\d:\d\d\); it can no longer change"

@@ -392,7 +392,7 @@ def test_a_fitted_dialog_left_to_the_garbage_collector_does_not_crash_the_app():
 def test_the_evaluation_popup_keeps_the_size_a_person_gave_it(qtbot: Any, kept: Path) -> None:
     """The pop-up was the one window neither fitted nor kept: it opened as tall as its text."""
     from playground import domain
-    from ui.widgets.evaluation_popup import EvaluationPopup
+    from ui.panes.decisions.evaluation_popup import EvaluationPopup
 
     thought = domain.Thought(
         id=1, agent="Ana", text="A thought.", system=2, created_step=1, last_access=1

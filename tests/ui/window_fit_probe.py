@@ -51,7 +51,7 @@ from ui import screen_fit  # noqa: E402
 from ui.app import build, use_app_font  # noqa: E402
 from ui.collector import MainThreadCollector  # noqa: E402
 from ui.rating.worker_view import WorkerView  # noqa: E402
-from ui.tool_window import ToolWindow  # noqa: E402
+from ui.widgets.tool_window import ToolWindow  # noqa: E402
 
 #: Turns of the event loop (each after an X round trip) over which nothing may move.
 STILL_TURNS = 3
@@ -187,13 +187,13 @@ async def settled(opened: list[tuple[QWidget, str]]) -> None:
 
 async def open_everything() -> dict[str, Any]:
     from ui.dialogs.participant_settings import ParticipantSettingsDialog
+    from ui.panes.decisions.evaluation_popup import EvaluationPopup
+    from ui.panes.memory.memory_edit import MemoryEditDialog
     from ui.rating.questionnaire import JoinedSessionPicker, QuestionnaireDialog
     from ui.rating.rater_window import RaterWindow
     from ui.replay.fork_dialog import ForkDialog
     from ui.replay.leave_live import LeaveLiveQuestion
     from ui.replay.reviews import ReviewsWindow
-    from ui.widgets.evaluation_popup import EvaluationPopup
-    from ui.widgets.memory_edit import MemoryEditDialog
 
     tmp = tempfile.mkdtemp()
     sid = write_session(Path(tmp) / "fit.db")

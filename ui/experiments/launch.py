@@ -23,7 +23,7 @@ from playground.experiments import runner as experiment
 from playground.experiments.protocol import ExperimentProtocol, build_protocol
 from playground.settings import Settings, load_settings
 from playground.urls import redact
-from ui.loop_job import LoopJob
+from ui.jobs.loop_job import LoopJob
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from PySide6.QtGui import QKeySequence
 
 from ui.experiments.dialog import NewExperimentDialog
 from ui.experiments.view import ExperimentsWindow
-from ui.job_window import JobMenu
+from ui.jobs.job_window import JobMenu
 from ui.study_plans.menu import StudyPlansMenu
 from ui.window.host import WindowHost
 

@@ -11,8 +11,8 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTableWidget
 
 from playground.experiments import results as experiment_report
-from ui.tool_window import fit_height as _fit_height
-from ui.tool_window import read_only_item as _item
+from ui.widgets.tool_window import fit_height as _fit_height
+from ui.widgets.tool_window import read_only_item as _item
 
 EXPERIMENT_COLUMNS = ["Experiment", "Name", "Conditions", "Design", "Engine", "Runs"]
 RUN_COLUMNS = [

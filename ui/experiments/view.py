@@ -28,10 +28,10 @@ from ui.experiments.tables import (
     fill_runs,
     fill_summary,
 )
-from ui.job_window import JobWindow
-from ui.tool_window import group_box as _group
-from ui.tool_window import min_rows
-from ui.tool_window import read_only_table as _table
+from ui.jobs.job_window import JobWindow
+from ui.widgets.tool_window import group_box as _group
+from ui.widgets.tool_window import min_rows
+from ui.widgets.tool_window import read_only_table as _table
 
 RESUME_TIP = (
     "Run the selected experiment's protocol again: finished conversations are skipped,"

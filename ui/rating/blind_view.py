@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
 from playground.settings import RoomSettings
 from playground.storage import SessionReader, library
 from ui import theme
-from ui.tool_window import button, white_page
-from ui.typewriter import Typewriter
+from ui.widgets.tool_window import button, white_page
+from ui.widgets.typewriter import Typewriter
 
 FLAG_OFF = "⚑ Unnatural?"
 FLAG_ON = "⚑ Marked unnatural"

@@ -14,7 +14,7 @@ from ui.rating.invite import InviteRatersDialog
 from ui.rating.plans import RatingPlanDialog
 from ui.rating.questionnaire import JoinedSessionPicker, QuestionnaireDialog
 from ui.rating.rater_window import RaterWindow
-from ui.tool_window import bring_to_front
+from ui.widgets.tool_window import bring_to_front
 from ui.window.host import WindowHost
 
 W = TypeVar("W", bound=QWidget)

@@ -26,7 +26,7 @@ from playground.rating.store import CONVERSATION_METRICS, Assignment, Plan, Rati
 from ui.rating.blind_view import BlindConversationView, load_blind_messages, resolve_session
 from ui.rating.forms import LikertForm
 from ui.rating.pairwise import PairwiseView
-from ui.tool_window import ToolWindow
+from ui.widgets.tool_window import ToolWindow
 
 #: The sign-in page with no plan to choose: what a researcher or a rater does instead.
 NO_PLAN = (

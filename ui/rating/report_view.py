@@ -34,7 +34,7 @@ from playground.report.model import Report
 from ui.rating import report_jobs
 from ui.rating.agreement_table import AgreementPanel
 from ui.rating.worker_view import WorkerView, set_text_keeping_scroll
-from ui.tool_window import white_page
+from ui.widgets.tool_window import white_page
 
 log = logging.getLogger(__name__)
 

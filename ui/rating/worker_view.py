@@ -16,7 +16,7 @@ from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from playground.storage.database import database_path
-from ui.tool_window import ToolWindow, button
+from ui.widgets.tool_window import ToolWindow, button
 
 T = TypeVar("T")
 

@@ -23,7 +23,7 @@ from playground.history.ledger import ThoughtLedger
 from playground.history.recording import Recording
 from ui.bridge import EngineBridge
 from ui.selection import SelectedParticipant
-from ui.typewriter import Typewriter
+from ui.widgets.typewriter import Typewriter
 
 #: A jump forward over more events than this rebuilds the moment instead of publishing them all.
 INCREMENTAL_LIMIT = 120

@@ -14,12 +14,12 @@ from PySide6.QtWidgets import QVBoxLayout
 from playground.history.recording import Recording
 from playground.settings import RoomSettings
 from playground.storage import SessionReader, study_rows
+from ui.panes.conversation.row_placement import RESERVED_ROWS
 from ui.replay.controller import ReplayController
 from ui.replay.fork_dialog import ForkDialog
 from ui.replay.reviews import ReviewsWindow
 from ui.replay.transport import TransportBar
-from ui.tool_window import show_single
-from ui.widgets.row_placement import RESERVED_ROWS
+from ui.widgets.tool_window import show_single
 
 
 class ReplayPanel(QObject):

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QLabel, QTableWidget, QVBoxLayout, QWidget
 
 from playground.rating.user_study import TIMINGS, WANTED
 from playground.storage import study_rows
-from ui.tool_window import ToolWindow, read_only_item, read_only_table
+from ui.widgets.tool_window import ToolWindow, read_only_item, read_only_table
 
 COLUMNS = [
     "#",

@@ -1,7 +1,7 @@
 """SessionCore: the state the session controller owns, and the boundary every command goes through.
 
-:class:`ui.controller.SessionController` is a SessionCore, and so are its command groups
-(:class:`ui.room_commands.RoomCommands`, :class:`ui.storm.commands.SimulatedUserCommands`): each
+:class:`ui.session.controller.SessionController` is a SessionCore, and so are its command groups
+(:class:`ui.session.room_commands.RoomCommands`, :class:`ui.storm.commands.SimulatedUserCommands`): each
 group reads and changes this state and runs its commands through :meth:`SessionCore.guarded`,
 so a failure becomes one clear message and the session keeps everything it had. The core also
 holds what a session is made from: the settings, the persona library, the databases and the
@@ -89,7 +89,7 @@ class SessionCore(QObject):
         self._other_dbs: dict[str, sqlite_utils.Database] = {}
         #: Done when the set-up of a new session (or fork) in progress ends: Run and Step wait for it.
         self._setup: asyncio.Future[None] | None = None
-        self.stepping = False  # a Step's trigger is in flight (see ui.run_state)
+        self.stepping = False  # a Step's trigger is in flight (see ui.session.run_state)
         #: The engine and model of the session on screen (None: no session): what the status
         #: bar names, whatever the Engine dialog has set for the next session since.
         self.session_engine: str | None = None

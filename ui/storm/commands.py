@@ -1,7 +1,7 @@
 """The controller's commands for STORM simulated users: their profiles and seating them.
 
-A part of :class:`ui.controller.SessionController` (it inherits them), as
-:class:`ui.room_commands.RoomCommands` is; both are a :class:`ui.session.core.SessionCore`. Profiles live as TOML files in ``<personas>/users``
+A part of :class:`ui.session.controller.SessionController` (it inherits them), as
+:class:`ui.session.room_commands.RoomCommands` is; both are a :class:`ui.session.core.SessionCore`. Profiles live as TOML files in ``<personas>/users``
 (``playground.storm.profiles``); a simulated user joins the live room through
 ``Room.add_simulated_user`` with the simulator the session's engine provides
 (``playground.storm.user.simulator_for``). Every command goes through the controller's

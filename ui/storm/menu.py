@@ -11,7 +11,7 @@ from PySide6.QtGui import QKeySequence
 from playground.domain.simulated_user import UserProfile
 from ui.storm.profile_editor import ProfileEditorDialog
 from ui.storm.seating import AddSimulatedUserDialog
-from ui.tool_window import show_single
+from ui.widgets.tool_window import show_single
 from ui.window.host import WindowHost
 
 

@@ -30,11 +30,11 @@ from PySide6.QtWidgets import (
 from playground import errors
 from playground.storm import report as storm_report
 from ui.theme import WARNING_COLOR, show_status
-from ui.tool_window import SessionsWindow, fit_height, selected_data
-from ui.tool_window import group_box as _group
-from ui.tool_window import read_only_item as _item
-from ui.tool_window import read_only_table as _table
 from ui.widgets.sparkline import StateSparkline, gaps
+from ui.widgets.tool_window import SessionsWindow, fit_height, selected_data
+from ui.widgets.tool_window import group_box as _group
+from ui.widgets.tool_window import read_only_item as _item
+from ui.widgets.tool_window import read_only_table as _table
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 
 from ui.dialogs.invite import EXPOSED
 from ui.study_plans.run import Live, Person
-from ui.tool_window import fit_height, read_only_item, read_only_table
+from ui.widgets.tool_window import fit_height, read_only_item, read_only_table
 
 PEOPLE_COLUMNS = ["Person", "Name", "Browser", "Questions", "", "Link"]
 #: The columns of text (the other one holds Copy link).

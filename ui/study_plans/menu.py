@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QMenu
 
-from ui.job_window import JobMenu
+from ui.jobs.job_window import JobMenu
 from ui.study_plans.dialog import NewStudyPlanDialog
 from ui.study_plans.view import StudyPlansWindow
 from ui.window.host import WindowHost

@@ -29,7 +29,7 @@ from playground.study.lock import plan_status
 from playground.study.plan import Listen, PlanRunner, create_plan, other_engine
 from playground.study.seats import PlanSeatBook
 from playground.study.server import StudyServer, is_loopback
-from ui.loop_job import LoopJob
+from ui.jobs.loop_job import LoopJob
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QTableWidget
 
 from playground.study.lock import PlanStatus
 from ui.study_plans.run import CONDITION_LABELS
-from ui.tool_window import read_only_item as _item
+from ui.widgets.tool_window import read_only_item as _item
 
 PLAN_COLUMNS = ["Plan", "Created", "Group", "People", "Status", "Conversations", "Order"]
 STEP_COLUMNS = ["#", "Condition", "Agent", "Topic", "Session", "Status"]

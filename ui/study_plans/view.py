@@ -23,12 +23,12 @@ from playground import errors
 from playground.storage import study_rows
 from playground.study.lock import plan_status
 from playground.study.plan import Listen
-from ui.job_window import JobWindow
+from ui.jobs.job_window import JobWindow
 from ui.study_plans.dialog import NewStudyPlanDialog, remembered
 from ui.study_plans.live import LivePanel
 from ui.study_plans.run import PlanRun, create, engine_mismatch, plan_rows, plan_settings
 from ui.study_plans.tables import PLAN_COLUMNS, STEP_COLUMNS, fill_plans, fill_steps
-from ui.tool_window import fit_height, group_box, min_rows, read_only_table
+from ui.widgets.tool_window import fit_height, group_box, min_rows, read_only_table
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """A fixed (no mouse, no menu) pyqtgraph plot with its legend in a compact column to its right.
 
-The geometry view's two plots (:mod:`ui.widgets.trajectory`, :mod:`ui.widgets.geometry_series`)
+The geometry view's two plots (:mod:`ui.panes.geometry.trajectory`, :mod:`ui.panes.geometry.geometry_series`)
 share this layout: the legend costs no height in a short view, and sits at the top of its column.
 """
 

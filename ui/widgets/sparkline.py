@@ -41,7 +41,7 @@ def curve(
 
 
 class TurnChart(pg.GraphicsLayoutWidget):
-    """Lines over turns (this module's sparkline, :class:`ui.widgets.geometry_series.GeometrySeries`):
+    """Lines over turns (this module's sparkline, :class:`ui.panes.geometry.geometry_series.GeometrySeries`):
     the turns shown and, for tests, what each line shows.
 
     Args:

@@ -4,7 +4,7 @@ The helpers that add a feature to the main window (the Rating, Experiments and S
 history and geometry views, the ended-session offer, the undo of a deleted thought) take the
 window and use some of its members: its controller and bridge, its panes, its banner and status
 line, its menus. :class:`WindowHost` lists exactly those members, so a helper types against it
-instead of importing :class:`ui.main_window.MainWindow` (which imports every helper);
+instead of importing :class:`ui.window.main_window.MainWindow` (which imports every helper);
 ``MainWindow`` satisfies it structurally.
 """
 
@@ -21,15 +21,15 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QLabel, QMenu, QMenuBar, QSplitter, QStatusBar, QWidget
 
     from ui.bridge import EngineBridge
-    from ui.controller import SessionController
+    from ui.panes.conversation.conversation_pane import ConversationPane
+    from ui.panes.decisions.decision_strip import DecisionStrip
+    from ui.panes.memory.memory_pane import MemoryPane
+    from ui.panes.participants.participants_bar import ParticipantsBar
+    from ui.panes.thoughts.thoughts_pane import ThoughtsPane
     from ui.replay.controller import ReplayController
     from ui.selection import SelectedParticipant
-    from ui.shortcuts import WindowKeys
-    from ui.widgets.conversation_pane import ConversationPane
-    from ui.widgets.decision_strip import DecisionStrip
-    from ui.widgets.memory_pane import MemoryPane
-    from ui.widgets.participants_bar import ParticipantsBar
-    from ui.widgets.thoughts_pane import ThoughtsPane
+    from ui.session.controller import SessionController
+    from ui.window.shortcuts import WindowKeys
 
 
 class MenuOwner(Protocol):

@@ -25,35 +25,35 @@ from playground import errors
 from playground.history.recording import Recording
 from playground.room.loops import agent_streak
 from ui.bridge import EngineBridge
-from ui.controller import SessionController
 from ui.dialogs.new_session import NewSessionDialog
-from ui.ended_offer import EndedSessionOffer
 from ui.experiments.menu import ExperimentsMenu
-from ui.file_menu import FileMenu
-from ui.geometry_view import GeometryView
-from ui.history import HistoryView
+from ui.panes.conversation.conversation_pane import ConversationPane
+from ui.panes.decisions.decision_strip import DecisionStrip
+from ui.panes.memory.memory_pane import MemoryPane
+from ui.panes.participants.participants_bar import ParticipantsBar
+from ui.panes.thoughts.thoughts_pane import ThoughtsPane
 from ui.policies import PolicyMenu
 from ui.rating.menu import RatingMenu
 from ui.replay.fork_dialog import ForkDialog
 from ui.replay.leave_live import LeaveLiveQuestion, describe, live_room
 from ui.replay.panel import ReplayPanel
-from ui.run_state import LIVE
-from ui.run_state import describe as describe_run_state
 from ui.screen_fit import fit_window
 from ui.selection import SelectedParticipant
-from ui.shortcuts import WindowKeys
+from ui.session.controller import SessionController
+from ui.session.run_state import LIVE
+from ui.session.run_state import describe as describe_run_state
 from ui.storm.menu import StormMenu
-from ui.thought_undo import ThoughtUndo
 from ui.widgets.busy_overlay import BusyOverlay
-from ui.widgets.conversation_pane import ConversationPane
-from ui.widgets.decision_strip import DecisionStrip
-from ui.widgets.memory_pane import MemoryPane
-from ui.widgets.participants_bar import ParticipantsBar
 from ui.widgets.session_library import SessionLibraryDialog
-from ui.widgets.thoughts_pane import ThoughtsPane
+from ui.window.ended_offer import EndedSessionOffer
+from ui.window.file_menu import FileMenu
+from ui.window.geometry_view import GeometryView
+from ui.window.history import HistoryView
 from ui.window.messages import WindowMessages
 from ui.window.session_dialogs import SessionDialogs
-from ui.window_layout import ROOT_MARGINS, CompactWindow, ConversationFirst, fit_panes
+from ui.window.shortcuts import WindowKeys
+from ui.window.thought_undo import ThoughtUndo
+from ui.window.window_layout import ROOT_MARGINS, CompactWindow, ConversationFirst, fit_panes
 
 
 class MainWindow(QMainWindow):
@@ -257,7 +257,7 @@ class MainWindow(QMainWindow):
         self.messages.hide_error()
 
     def _set_running(self, _running: object = None) -> None:
-        """Follow the run state (:mod:`ui.run_state`; the argument is not trusted): Run and
+        """Follow the run state (:mod:`ui.session.run_state`; the argument is not trusted): Run and
         Step only while paused (never during a step or a set-up), Pause only while running."""
         state = self.controller.run_state()
         has_room = state in LIVE

@@ -14,8 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QSizePolicy, QWidget
 
 from playground import domain, events
-from ui.widgets.elided_label import ElidedLabel
-from ui.widgets.thought_bubble import (
+from ui.panes.thoughts.thought_bubble import (
     BASELINE_PLACEHOLDER,
     EMPTY_PLACEHOLDER,
     HUMAN_PLACEHOLDER,
@@ -24,7 +23,8 @@ from ui.widgets.thought_bubble import (
     SORT_SCORE,
     SORT_SCORE_HELP,
 )
-from ui.widgets.thought_page import AgentPage
+from ui.panes.thoughts.thought_page import AgentPage
+from ui.widgets.elided_label import ElidedLabel
 
 
 class ThoughtsHeader:

@@ -17,8 +17,8 @@ from playground.room import loops
 from playground.room.room import Room
 from playground.room.run_control import RunControl
 from playground.settings import PRESETS
-from ui.room_commands import RoomCommands
-from ui.run_state import state_of
+from ui.session.room_commands import RoomCommands
+from ui.session.run_state import state_of
 from ui.session.study import StudyHost
 from ui.storm.commands import SimulatedSeat, SimulatedUserCommands
 
@@ -81,7 +81,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
         return self._setup is not None
 
     def run_state(self) -> str:
-        """What the session on screen is doing (see :mod:`ui.run_state`)."""
+        """What the session on screen is doing (see :mod:`ui.session.run_state`)."""
         return state_of(self)
 
     async def _setting_up(self, work: Awaitable[T]) -> T:
@@ -275,7 +275,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
 
     def pause(self) -> None:
         """Pause: a step in flight finishes (its message is posted), then the run state is
-        ``paused`` (``pausing`` until then; see :mod:`ui.run_state`)."""
+        ``paused`` (``pausing`` until then; see :mod:`ui.session.run_state`)."""
         self.control.pause()
         self.running_changed.emit(False)
 

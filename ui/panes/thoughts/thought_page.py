@@ -1,4 +1,4 @@
-"""One participant's page of thought bubbles in the thoughts pane (:mod:`ui.widgets.thoughts_pane`).
+"""One participant's page of thought bubbles in the thoughts pane (:mod:`ui.panes.thoughts.thoughts_pane`).
 
 A page keeps at most :data:`MAX_BUBBLES` bubbles in a scroll area, in the pane's sort order.
 Bubbles are widgets, so they are reused rather than made: a replay jump rebinds them
@@ -21,8 +21,8 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QVBoxLayout, QWidget
 
 from playground import domain
 from playground.history.ledger import ThoughtLedger
+from ui.panes.thoughts.thought_bubble import EMPTY_PLACEHOLDER, SortKey, ThoughtBubble
 from ui.widgets.placeholder import placeholder_label
-from ui.widgets.thought_bubble import EMPTY_PLACEHOLDER, SortKey, ThoughtBubble
 
 #: A bubble as wide as any gets in a long session: a four-digit id, said and
 #: scored at a three-digit step (what :func:`width_needed` measures).

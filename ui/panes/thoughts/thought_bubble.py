@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from playground import domain
 from ui import theme
-from ui.widgets.evaluation_popup import EvaluationPopup, breakable
+from ui.panes.decisions.evaluation_popup import EvaluationPopup, breakable
 from ui.widgets.fitted_label import FittedLabel
 
 SORT_NEWEST = "Newest first"

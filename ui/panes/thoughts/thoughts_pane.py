@@ -22,16 +22,16 @@ from playground import domain, events
 from playground.domain.refs import ref_id
 from playground.history.ledger import ThoughtLedger
 from ui.bridge import EngineBridge
-from ui.deferred import Deferred
+from ui.panes.decisions.evaluation_popup import EvaluationPopup
+from ui.panes.hidden_state.hidden_state_pane import HiddenStatePane
+from ui.panes.participants.participant_pane import ParticipantPane
+from ui.panes.thoughts.thought_bubble import NONE_PLACEHOLDER, STYLE, ThoughtBubble
+from ui.panes.thoughts.thought_page import AgentPage, width_needed
+from ui.panes.thoughts.thought_stimuli import ThoughtStimuli
+from ui.panes.thoughts.thoughts_header import ThoughtsHeader
 from ui.selection import SelectedParticipant
-from ui.widgets.evaluation_popup import EvaluationPopup
-from ui.widgets.hidden_state_pane import HiddenStatePane
-from ui.widgets.participant_pane import ParticipantPane
+from ui.widgets.deferred import Deferred
 from ui.widgets.placeholder import placeholder_label
-from ui.widgets.thought_bubble import NONE_PLACEHOLDER, STYLE, ThoughtBubble
-from ui.widgets.thought_page import AgentPage, width_needed
-from ui.widgets.thought_stimuli import ThoughtStimuli
-from ui.widgets.thoughts_header import ThoughtsHeader
 
 
 class ThoughtsPane(ParticipantPane):
@@ -112,7 +112,7 @@ class ThoughtsPane(ParticipantPane):
 
     def minimumSizeHint(self) -> QSize:
         """At least as wide as a bubble with its ✕ and "scored at step N" beside the scroll bar
-        (:func:`~ui.widgets.thought_page.width_needed`): narrower, a page would clip them."""
+        (:func:`~ui.panes.thoughts.thought_page.width_needed`): narrower, a page would clip them."""
         hint = super().minimumSizeHint()
         if self._needed is None:
             m = self.layout().contentsMargins()  # type: ignore[union-attr]
@@ -179,7 +179,7 @@ class ThoughtsPane(ParticipantPane):
 
     def end_rebuild(self) -> None:
         """Show the rebuilt state: on the page in view, the bubbles that can be seen at once
-        now and the others a moment later (:data:`ui.deferred.FILL_DELAY_MS`); hidden pages
+        now and the others a moment later (:data:`ui.widgets.deferred.FILL_DELAY_MS`); hidden pages
         entirely then."""
         self._rebuilding = False
         self.hidden.end_rebuild()

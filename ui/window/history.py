@@ -26,11 +26,11 @@ from playground.history import snapshot as history
 from playground.history.recording import Recording
 from playground.history.snapshot import SessionHistory, Snapshot
 from ui.bridge import EngineBridge
+from ui.panes.decisions.decision_strip import PAST_STYLE
+from ui.panes.memory.memory_pane import MemoryPane
+from ui.panes.thoughts.thoughts_pane import ThoughtsPane
 from ui.replay.controller import attached_states
-from ui.run_state import state_of
-from ui.widgets.decision_strip import PAST_STYLE
-from ui.widgets.memory_pane import MemoryPane
-from ui.widgets.thoughts_pane import ThoughtsPane
+from ui.session.run_state import state_of
 from ui.window.host import WindowHost
 
 #: Bubbles the history's thoughts pane makes ahead of need, per participant looked at (in idle

@@ -14,9 +14,9 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTableWidget, QVBoxLayout
 
 from playground import errors
-from ui.loop_job import LoopJob
+from ui.jobs.loop_job import LoopJob
 from ui.theme import show_status, show_warning
-from ui.tool_window import SessionsWindow, selected_data, show_single
+from ui.widgets.tool_window import SessionsWindow, selected_data, show_single
 from ui.window.host import WindowHost
 
 

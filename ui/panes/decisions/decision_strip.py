@@ -3,7 +3,7 @@ Inner Thoughts agent its best score against its thresholds (and the chosen thoug
 System-1 reply was drawn below the best), for a next-speaker agent the
 predictor's probability, and above the table the next-speaker prediction itself.
 
-The strip can also show an earlier trigger (the window's history view, :mod:`ui.history`):
+The strip can also show an earlier trigger (the window's history view, :mod:`ui.window.history`):
 ◀ / ▶ (or ← / → while the strip has the focus) ask for the previous or next trigger, and the
 title says plainly which trigger is shown, with a "Back to live" button. Live triggers that
 arrive meanwhile are kept and shown again on the way back.

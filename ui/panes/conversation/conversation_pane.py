@@ -1,7 +1,7 @@
 """The conversation: messages with speaker colour, time, turn and markers; the human's composer,
 private notes (reasons / reactions) and one-click in-the-moment questions.
 
-The rows of messages are its base's (:class:`ui.widgets.message_rows.MessageRows`); this pane
+The rows of messages are its base's (:class:`ui.panes.conversation.message_rows.MessageRows`); this pane
 adds what a person does below them, and says who is thinking and when the agents wait for them.
 """
 
@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
 from playground import domain
 from playground.domain.refs import ref_id
 from ui.bridge import EngineBridge
+from ui.panes.conversation.message_rows import MessageRows
+from ui.panes.conversation.message_widget import Composer
 from ui.selection import SelectedParticipant
 from ui.widgets.flow_layout import FlowLayout
-from ui.widgets.message_rows import MessageRows
-from ui.widgets.message_widget import Composer
 
 QUESTION = domain.MOMENT_QUESTION
 ANSWERS = list(domain.MOMENT_ANSWERS)

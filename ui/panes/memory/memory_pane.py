@@ -5,7 +5,7 @@ are tinted pale yellow, carry their saliency (a random pull: "random" and its ra
 first; the rest follow by id. A stimulus focused elsewhere in the UI ("memory:N") is highlighted
 more strongly and scrolled into view. The pane never changes memory itself: it emits
 ``add_requested`` / ``edit_requested`` / ``delete_requested`` for whoever owns the engine.
-The rows themselves are :class:`ui.widgets.memory_table.MemoryTable`'s.
+The rows themselves are :class:`ui.panes.memory.memory_table.MemoryTable`'s.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from PySide6.QtWidgets import (
 from playground import domain
 from playground.domain.refs import ref_id
 from ui.bridge import EngineBridge
+from ui.panes.memory.memory_edit import MemoryEditDialog
+from ui.panes.memory.memory_table import Hit, MemoryTable
+from ui.panes.memory.profile_view import ProfileView
+from ui.panes.participants.participant_pane import ParticipantPane
 from ui.selection import SelectedParticipant
-from ui.storm.profile_view import ProfileView
 from ui.widgets.elided_label import ElidedLabel
-from ui.widgets.memory_edit import MemoryEditDialog
-from ui.widgets.memory_table import Hit, MemoryTable
-from ui.widgets.participant_pane import ParticipantPane
 from ui.widgets.placeholder import placeholder_label
 
 HUMAN_PLACEHOLDER = "Humans have no memory in the engine."

@@ -4,7 +4,7 @@ making new ones, and binds those out of view a moment later. New messages scroll
 latest unless it is held still for a person writing (:meth:`MessageRows.holding`). The private
 notes on messages, and the message in focus, are shown on their rows.
 
-:class:`MessageRows` is the base of :class:`ui.widgets.conversation_pane.ConversationPane`, which
+:class:`MessageRows` is the base of :class:`ui.panes.conversation.conversation_pane.ConversationPane`, which
 adds what a person does (the composer, the questions) below the rows.
 """
 
@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (
 )
 
 from playground import domain
-from ui.deferred import Deferred
-from ui.widgets.message_widget import MessageList, MessageWidget, fitted_size
-from ui.widgets.row_placement import JUMP_MESSAGES, in_place, slide
+from ui.panes.conversation.message_widget import MessageList, MessageWidget, fitted_size
+from ui.panes.conversation.row_placement import JUMP_MESSAGES, in_place, slide
+from ui.widgets.deferred import Deferred
 
 #: What the empty window suggests first.
 EMPTY_HINT = "Start a new session (Ctrl+N) or open a saved one (File ▸ Open session…, Ctrl+O)."

@@ -44,7 +44,7 @@ LIVE: frozenset[str] = frozenset({"paused", "running", "stepping", "pausing", "r
 
 
 class RunFacts(Protocol):
-    """The facts the run state is derived from (:class:`ui.controller.SessionController` has
+    """The facts the run state is derived from (:class:`ui.session.controller.SessionController` has
     them all)."""
 
     @property

@@ -31,8 +31,8 @@ from playground.history.recording import Recording
 from playground.storage import library
 from ui import theme
 from ui.dialogs.common import keep, kept
-from ui.widgets.geometry_series import GeometrySeries
-from ui.widgets.trajectory import TrajectoryPlot
+from ui.panes.geometry.geometry_series import GeometrySeries
+from ui.panes.geometry.trajectory import TrajectoryPlot
 from ui.window.host import WindowHost
 
 log = logging.getLogger(__name__)

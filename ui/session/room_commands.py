@@ -1,6 +1,6 @@
 """The commands that change the live room's participants and the agents' minds.
 
-A part of :class:`ui.controller.SessionController` (it inherits them), kept apart because the
+A part of :class:`ui.session.controller.SessionController` (it inherits them), kept apart because the
 controller's own concern is the session's life: set-up, run control, the human participant and
 shutdown. Both are a :class:`ui.session.core.SessionCore`, which owns the session's state. Each
 command goes through the core's ``guarded`` boundary, so a failure becomes one clear message and

@@ -1,0 +1,1 @@
+"""What the job windows (Experiments, Study plans) share: the window and its loop job."""

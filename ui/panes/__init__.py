@@ -1,0 +1,1 @@
+"""The window's panes, one package each, as the window shows them."""

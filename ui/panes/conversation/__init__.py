@@ -1,0 +1,1 @@
+"""The conversation pane: the transcript's rows and how they are placed."""

@@ -1,0 +1,1 @@
+"""The decision strip under the conversation and the evaluation pop-up."""

@@ -1,0 +1,1 @@
+"""The geometry view's plots: series and trajectories."""

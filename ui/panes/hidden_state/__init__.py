@@ -1,0 +1,1 @@
+"""The hidden-state pane: an agent's inner state over the session."""

@@ -1,0 +1,1 @@
+"""The memory pane: a participant's long-term memory, its table and editor."""

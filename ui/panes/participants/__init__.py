@@ -1,0 +1,1 @@
+"""The participants bar and the participant header of the side panes."""

@@ -1,0 +1,1 @@
+"""The thoughts pane: a participant's thought bubbles, page by page."""

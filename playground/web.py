@@ -11,6 +11,9 @@ import contextlib
 import ipaddress
 import socket
 import ssl
+import time
+from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -90,3 +93,63 @@ async def security_headers(request: web.Request, handler: Any) -> web.StreamResp
     if not response.prepared:
         response.headers.update(HEADERS)
     return response
+
+
+@dataclass
+class Listening:
+    """Where a server listens, as its links show it."""
+
+    host: str
+    port: int
+    scheme: str
+
+    @property
+    def origin(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+
+def application() -> web.Application:
+    """An application with the safe defaults: the frame size limit and the security headers."""
+    return web.Application(client_max_size=MAX_FRAME, middlewares=[security_headers])
+
+
+async def listen(
+    app: web.Application, host: str, port: int, tls: ssl.SSLContext | None
+) -> tuple[web.AppRunner, Listening]:
+    """Serve ``app`` on ``host``:``port`` (0: any free port); its runner and where it listens
+    (a wildcard host is shown as this machine's address on the local network).
+
+    Raises:
+        SettingsError: the address cannot be listened on (nothing is left running).
+    """
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, ssl_context=tls)
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        raise errors.SettingsError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+        ) from exc
+    shown = lan_address() if host in ("0.0.0.0", "::", "") else host
+    bound = int(runner.addresses[0][1])
+    return runner, Listening(shown, bound, "https" if tls else "http")
+
+
+class RateLimit:
+    """At most ``n`` uses in a sliding window of ``seconds``."""
+
+    def __init__(self, n: int, seconds: float) -> None:
+        self.n, self.seconds = n, seconds
+        self.times: deque[float] = deque()
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        while self.times and now - self.times[0] > self.seconds:
+            self.times.popleft()
+        if len(self.times) >= self.n:
+            return False
+        self.times.append(now)
+        return True

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import assert_never
@@ -31,6 +30,7 @@ from playground.study import names, protocol
 from playground.study.protocol import CloseCode
 from playground.study.review import MAX_TEXT, PlanStep, Review, StudyError
 from playground.study.seats import Seat, SeatBook
+from playground.web import RateLimit
 
 log = logging.getLogger(__name__)
 
@@ -81,22 +81,6 @@ class Connection:
                     self.queue.get_nowait()
 
 
-class _Rate:
-    """At most ``n`` uses in a sliding window of ``seconds``."""
-
-    def __init__(self, n: int, seconds: float) -> None:
-        self.n, self.seconds = n, seconds
-        self.times: deque[float] = deque()
-
-    def allow(self) -> bool:
-        now = time.monotonic()
-        while self.times and now - self.times[0] > self.seconds:
-            self.times.popleft()
-        if len(self.times) >= self.n:
-            return False
-        self.times.append(now)
-        return True
-
 
 def public_message(m: domain.Message) -> protocol.PublicMessage:
     return protocol.PublicMessage(id=m.id, speaker=m.speaker, text=m.text, at=m.at, kind=m.kind)
@@ -132,7 +116,7 @@ class StudyHub:
         self.closed_reason: str | None = None
         #: The close code of pages that open once it is closed (what they do next).
         self.closed_code = CloseCode.FOR_GOOD
-        self._rates: dict[int, tuple[_Rate, _Rate]] = {}
+        self._rates: dict[int, tuple[RateLimit, RateLimit]] = {}
         #: Who the browsers are told is typing, and when each person's typing was last passed on.
         self._typists: set[str] = set()
         self._typing_at: dict[str, float] = {}
@@ -382,7 +366,7 @@ class StudyHub:
         frame = parse(data)
         seat = conn.seat
         messages, actions = self._rates.setdefault(
-            seat.number, (_Rate(MESSAGES_PER_MINUTE, 60), _Rate(ACTIONS_PER_10_SECONDS, 10))
+            seat.number, (RateLimit(MESSAGES_PER_MINUTE, 60), RateLimit(ACTIONS_PER_10_SECONDS, 10))
         )
         if not actions.allow():
             raise StudyError("Too many actions at once: please wait a few seconds.")

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import json
 import logging
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -33,7 +32,7 @@ from playground.study.hub import Connection, StudyHub
 from playground.study.protocol import CloseCode
 from playground.study.review import StudyError
 from playground.study.seats import Seat
-from playground.web import MAX_FRAME, is_loopback, lan_address
+from playground.web import MAX_FRAME, Listening, is_loopback, lan_address
 
 log = logging.getLogger(__name__)
 
@@ -61,17 +60,6 @@ STATIC = {"style.css": "text/css"} | {name: "text/javascript" for name in PAGE_M
 def _static(name: str) -> bytes:
     return (resources.files("playground.study") / "static" / name).read_bytes()
 
-
-@dataclass
-class Listening:
-    host: str
-    port: int
-    scheme: str
-
-    @property
-    def origin(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.scheme}://{host}:{self.port}"
 
 
 class StudyServer:
@@ -105,23 +93,11 @@ class StudyServer:
             PlaygroundError: the address cannot be listened on, or the certificate cannot be read.
         """
         tls = web_safety.tls_context(self.certificate, self.key)
-        app = web.Application(client_max_size=MAX_FRAME, middlewares=[web_safety.security_headers])
+        app = web_safety.application()
         app.router.add_get("/join/{token}", self._page)
         app.router.add_get("/join/{token}/ws", self._socket)
         app.router.add_get("/static/{name}", self._file)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=tls)
-        try:
-            await site.start()
-        except OSError as exc:
-            await self._runner.cleanup()
-            raise errors.SettingsError(
-                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}"
-            ) from exc
-        port = int(self._runner.addresses[0][1])
-        shown = lan_address() if self.host in ("0.0.0.0", "::", "") else self.host
-        self.listening = Listening(shown, port, "https" if tls else "http")
+        self._runner, self.listening = await web_safety.listen(app, self.host, self.port, tls)
         return self.listening
 
     def switch(self, hub: StudyHub) -> None:

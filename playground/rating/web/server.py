@@ -21,16 +21,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections import deque
-from dataclasses import dataclass
 from importlib import resources
 
 import pydantic
 import sqlite_utils
 from aiohttp import WSMsgType, web
 
-from playground import errors
 from playground import web as web_safety
 from playground.rating import links as rater_links
 from playground.rating.store import RatingStore
@@ -60,33 +56,6 @@ def _static(name: str) -> bytes:
     return (resources.files("playground.rating.web") / "static" / name).read_bytes()
 
 
-@dataclass
-class Listening:
-    host: str
-    port: int
-    scheme: str
-
-    @property
-    def origin(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.scheme}://{host}:{self.port}"
-
-
-class _Rate:
-    """At most ``n`` uses in a sliding window of ``seconds``."""
-
-    def __init__(self, n: int, seconds: float) -> None:
-        self.n, self.seconds = n, seconds
-        self.times: deque[float] = deque()
-
-    def allow(self) -> bool:
-        now = time.monotonic()
-        while self.times and now - self.times[0] > self.seconds:
-            self.times.popleft()
-        if len(self.times) >= self.n:
-            return False
-        self.times.append(now)
-        return True
 
 
 class RaterServer:
@@ -121,39 +90,24 @@ class RaterServer:
         self._runner: web.AppRunner | None = None
         self._pages: dict[str, web.WebSocketResponse] = {}  # rater → their open page
         self._sockets: set[web.WebSocketResponse] = set()
-        self.listening: Listening | None = None
+        self.listening: web_safety.Listening | None = None
         self.page = _static("index.html")
 
     # -- life cycle --------------------------------------------------------------------------------
 
-    async def start(self) -> Listening:
+    async def start(self) -> web_safety.Listening:
         """Listen; the address and port the links use.
 
         Raises:
             SettingsError: the address cannot be listened on, or the certificate cannot be used.
         """
         tls = web_safety.tls_context(self.certificate, self.key)
-        app = web.Application(
-            client_max_size=web_safety.MAX_FRAME, middlewares=[web_safety.security_headers]
-        )
+        app = web_safety.application()
         app.router.add_get("/rate/{token}", self._page)
         app.router.add_get("/rate/{token}/ws", self._socket)
         app.router.add_get("/open/{token}", self._open)
         app.router.add_get("/static/{name}", self._file)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=tls)
-        try:
-            await site.start()
-        except OSError as exc:
-            await self._runner.cleanup()
-            self._runner = None
-            raise errors.SettingsError(
-                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}"
-            ) from exc
-        port = int(self._runner.addresses[0][1])
-        shown = web_safety.lan_address() if self.host in ("0.0.0.0", "::", "") else self.host
-        self.listening = Listening(shown, port, "https" if tls else "http")
+        self._runner, self.listening = await web_safety.listen(app, self.host, self.port, tls)
         return self.listening
 
     def rater_links(self) -> list[tuple[str, str]]:
@@ -239,7 +193,7 @@ class RaterServer:
             await old.close(code=protocol.CloseCode.REPLACED, message=b"opened elsewhere")
         self.links.opened(self.plan.id, rater)
         desk = RaterDesk(self.store, self.plan.id, rater, cps=self.cps)
-        rate = _Rate(FRAMES_PER_10_SECONDS, 10)
+        rate = web_safety.RateLimit(FRAMES_PER_10_SECONDS, 10)
         try:
             await self._send(ws, [desk.welcome(), desk.current()])
             async for msg in ws:

@@ -99,7 +99,8 @@ def test_deleting_the_latest_scored_thought_moves_the_latest_step_back_and_undo_
     assert set(ledger.deleted["Ana"]) == {1, 3}
     ledger.apply([events.ThoughtRestored(agent="Ana", thought=ledger.deleted["Ana"][1][0])])
     assert ledger.latest_scored_step("Ana") == 3
-    assert ledger.scored_at("Ana", 1) == 3 and ledger.is_retained("Ana", 1)
+    assert ledger.scored_at("Ana", 1) == 3
+    assert ledger.is_retained("Ana", 1)
     ledger.apply([_evaluated(2, 5, 1.0)])
     assert ledger.latest_scored_step("Ana") == 5  # a later evaluation moves it on
     assert [t for t in sorted(ledger.thoughts["Ana"], key=lambda t: ledger.rank("Ana", t))] == [
@@ -162,9 +163,9 @@ async def test_folding_live_event_by_event_answers_as_the_replays_ledger(embedde
         assert live.states() == replayed.states(), f"after event {e.seq} ({e.kind})"
         for name in names:
             assert live.latest_scored_step(name) == replayed.latest_scored_step(name)
-            ranked = sorted(live.thoughts.get(name, {}), key=lambda t: live.rank(name, t))  # noqa: B023
+            ranked = sorted(live.thoughts.get(name, {}), key=lambda t: live.rank(name, t))
             assert ranked == sorted(
                 replayed.thoughts.get(name, {}),
-                key=lambda t: replayed.rank(name, t),  # noqa: B023
+                key=lambda t: replayed.rank(name, t),
             )
     assert live.deleted[agent.name].keys() == {gone[1]}

@@ -1,10 +1,14 @@
-"""The window folds no thought events itself: the engine's ThoughtLedger is the one fold.
+"""The window folds no engine events itself: the panes render the engine's Qt-free ledgers.
 
 The thoughts pane applies each thought event to a :class:`playground.history.ledger.ThoughtLedger`
 and renders what the ledger answers (tests/ui/test_one_fold.py checks that live, replay and
-``show --json`` agree). These checks read ``ui/`` with ``ast`` and fail when window code starts
-folding thoughts again: a handler of a thought signal that keeps state of its own, code that
-writes into a ledger, or code that works out a thought's current score or scoring step.
+``show --json`` agree); the memory and hidden-state panes do the same with a
+:class:`~playground.history.memory_ledger.MemoryLedger` and a
+:class:`~playground.history.hidden_state_ledger.HiddenStateLedger`. These checks read ``ui/``
+with ``ast`` and fail when window code starts folding events again: a handler of a thought
+signal that keeps state of its own, code that writes into a ledger or works out a thought's
+current score or scoring step, a pane's handler of memory or hidden-state events that does not
+go to its ledger, or a pane that keeps engine records per participant.
 """
 
 from __future__ import annotations
@@ -67,8 +71,10 @@ def _writes(body: ast.AST) -> Iterator[tuple[int, list[str]]]:
                 yield node.lineno, _chain(t)
 
 
-def _handlers(tree: ast.Module) -> Iterator[tuple[ast.ClassDef, str, ast.Call]]:
-    """(class, signal, connect call) for each ``<x>.<thought signal>.connect(...)`` in a class."""
+def _handlers(
+    tree: ast.Module, signals: frozenset[str] = THOUGHT_KINDS
+) -> Iterator[tuple[ast.ClassDef, str, ast.Call]]:
+    """(class, signal, connect call) for each ``<x>.<signal>.connect(...)`` in a class."""
     for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
         for node in ast.walk(cls):
             if (
@@ -76,7 +82,7 @@ def _handlers(tree: ast.Module) -> Iterator[tuple[ast.ClassDef, str, ast.Call]]:
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "connect"
                 and isinstance(node.func.value, ast.Attribute)
-                and node.func.value.attr in THOUGHT_KINDS
+                and node.func.value.attr in signals
             ):
                 yield cls, node.func.value.attr, node
 
@@ -205,3 +211,44 @@ def test_the_checks_name_a_pane_that_folds_thoughts_itself(tmp_path: Path) -> No
     writes = ledger_write_problems(tmp_path)
     assert any("writes into a ledger: self.ledger.evaluations" in p for p in writes)
     assert any("works out a latest score" in p for p in writes)
+
+
+#: Pane modules → the signals whose handlers must go to the pane's ledger.
+LEDGER_PANES = {
+    "ui/panes/memory/memory_pane.py": frozenset({"memory_changed", "memories_retrieved"}),
+    "ui/panes/hidden_state/hidden_state_pane.py": frozenset({"hidden_state_recorded"}),
+}
+
+
+def pane_fold_problems(root: Path = REPO) -> list[str]:
+    """Panes whose handlers of memory or hidden-state events do not go to the pane's ledger, and
+    pane attributes that keep engine records per participant (``dict[str, ...]`` of ``domain``
+    or ``events`` records): that is a fold, and folds live in ``playground/history``."""
+    problems: list[str] = []
+    for rel, signals in LEDGER_PANES.items():
+        tree = ast.parse((root / rel).read_text(), rel)
+        found = set()
+        for cls, signal, call in _handlers(tree, signals):
+            found.add(signal)
+            target = call.args[0] if call.args else None
+            handler = _methods(cls).get(target.attr) if isinstance(target, ast.Attribute) else None
+            calls = [] if handler is None else [_chain(n) for n in ast.walk(handler)]
+            if not any(c[:2] == ["self", "ledger"] for c in calls):
+                problems.append(f"{rel}:{call.lineno}: {signal} is not folded by self.ledger")
+        problems += [f"{rel}: no handler of {s}" for s in sorted(signals - found)]
+    for path in sorted((root / "ui" / "panes").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not (isinstance(node, ast.AnnAssign) and _chain(node.target)[:1] == ["self"]):
+                continue
+            shown = ast.unparse(node.annotation)
+            if shown.startswith("dict[str,") and ("domain." in shown or "events." in shown):
+                problems.append(
+                    f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node.target)}: {shown}"
+                    " keeps engine records per participant (fold them in playground/history)"
+                )
+    return problems
+
+
+def test_memory_and_hidden_state_panes_render_their_ledgers() -> None:
+    problems = pane_fold_problems()
+    assert not problems, "\n".join(problems)

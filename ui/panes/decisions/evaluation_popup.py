@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter
@@ -154,7 +155,7 @@ class EvaluationPopup(QDialog):
     def __init__(
         self,
         thought: domain.Thought,
-        evaluations: list[domain.Evaluation],
+        evaluations: Sequence[domain.Evaluation],
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)

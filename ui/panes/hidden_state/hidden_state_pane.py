@@ -19,6 +19,7 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from playground import domain, events
+from playground.history.hidden_state_ledger import HiddenStateLedger
 from ui.bridge import EngineBridge
 from ui.widgets.sparkline import CLARITY_COLOR, SATISFACTION_COLOR, StateSparkline
 
@@ -150,7 +151,8 @@ class HiddenStateCard(QFrame):
 class HiddenStatePane(QWidget):
     """The hidden states of the selected simulated user (see the module docstring).
 
-    It keeps every simulated user's states and shows one at a time (:meth:`show_participant`).
+    It applies the events to a :class:`HiddenStateLedger` (:attr:`ledger`), the engine's fold of
+    every simulated user's states, and shows one user's at a time (:meth:`show_participant`).
     Like the other panes it has :meth:`reset` (a new session) and :meth:`begin_rebuild` /
     :meth:`end_rebuild` (a replay or the history view showing another moment).
 
@@ -162,8 +164,7 @@ class HiddenStatePane(QWidget):
     def __init__(self, bridge: EngineBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setStyleSheet(CARD_STYLE)
-        self._simulated: set[str] = set()
-        self._states: dict[str, dict[int, events.HiddenStateRecorded]] = {}
+        self.ledger = HiddenStateLedger()
         self._messages: dict[int, domain.Message] = {}
         self._name = ""
         self._rebuilding = False
@@ -206,11 +207,11 @@ class HiddenStatePane(QWidget):
 
     def is_simulated(self, name: str) -> bool:
         """True when ``name`` joined as a simulated user."""
-        return name in self._simulated
+        return name in self.ledger.simulated
 
     def turns(self, name: str) -> int:
         """How many hidden states ``name`` has recorded so far."""
-        return len(self._states.get(name, {}))
+        return self.ledger.turns(name)
 
     def cards(self) -> list[HiddenStateCard]:
         """The bubbles on screen, newest turn first."""
@@ -223,15 +224,13 @@ class HiddenStatePane(QWidget):
 
     def reset(self) -> None:
         """Forget everything (a new session)."""
-        self._simulated.clear()
-        self._states.clear()
+        self.ledger = HiddenStateLedger()
         self._messages.clear()
         self._refresh()
 
     def begin_rebuild(self) -> None:
         """Forget the data; the events that follow describe another moment."""
-        self._simulated = set()
-        self._states = {}
+        self.ledger = HiddenStateLedger()
         self._messages = {}
         self._rebuilding = True
 
@@ -246,10 +245,7 @@ class HiddenStatePane(QWidget):
     # -- events ----------------------------------------------------------------------------------
 
     def _on_joined(self, e: events.ParticipantJoined) -> None:
-        if e.participant_kind == "simulated":
-            self._simulated.add(e.name)
-        else:
-            self._simulated.discard(e.name)
+        self.ledger.apply([e])
 
     def _on_message(self, message: domain.Message) -> None:
         self._messages[message.id] = message
@@ -259,15 +255,14 @@ class HiddenStatePane(QWidget):
                     card.bind(card.recorded, message)
 
     def _on_state(self, e: events.HiddenStateRecorded) -> None:
-        self._simulated.add(e.participant)
-        self._states.setdefault(e.participant, {})[e.message_id] = e
+        self.ledger.apply([e])
         if not self._rebuilding and e.participant == self._name:
             self._refresh()
 
     # -- showing ---------------------------------------------------------------------------------
 
     def _refresh(self) -> None:
-        states = sorted(self._states.get(self._name, {}).values(), key=lambda e: (e.turn, e.seq))
+        states = self.ledger.history(self._name)
         self.sparkline.set_points(
             [e.turn for e in states],
             [e.state.rated_satisfaction for e in states],  # a turn not rated is a gap, not 0.5

@@ -5,7 +5,9 @@ are tinted pale yellow, carry their saliency (a random pull: "random" and its ra
 first; the rest follow by id. A stimulus focused elsewhere in the UI ("memory:N") is highlighted
 more strongly and scrolled into view. The pane never changes memory itself: it emits
 ``add_requested`` / ``edit_requested`` / ``delete_requested`` for whoever owns the engine.
-The rows themselves are :class:`ui.panes.memory.memory_table.MemoryTable`'s.
+The rows themselves are :class:`ui.panes.memory.memory_table.MemoryTable`'s. What the pane
+shows comes from a :class:`playground.history.memory_ledger.MemoryLedger`, the engine's fold of
+the memory events, which the pane applies each event to; the pane works out nothing itself.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from playground import domain
+from playground import domain, events
 from playground.domain.refs import ref_id
+from playground.history.memory_ledger import MemoryChangeKind, MemoryLedger
 from ui.bridge import EngineBridge
 from ui.panes.memory.memory_edit import MemoryEditDialog
-from ui.panes.memory.memory_table import Hit, MemoryTable
+from ui.panes.memory.memory_table import MemoryTable
 from ui.panes.memory.profile_view import ProfileView
 from ui.panes.participants.participant_pane import ParticipantPane
 from ui.selection import SelectedParticipant
@@ -43,13 +46,8 @@ class MemoryPane(ParticipantPane):
     delete_requested = Signal(str, int)  # agent, memory id
 
     def _setup(self, bridge: EngineBridge, selection: SelectedParticipant) -> None:
-        self._memories: dict[str, dict[int, domain.MemoryItem]] = {}
-        # agent -> memory id -> its hit at that agent's latest retrieval
-        self._retrieved: dict[str, dict[int, Hit]] = {}
-        self._retrieved_step: dict[str, int] = {}
-        self._humans: set[str] = set()
-        #: Simulated users' private profiles (shown instead of a memory), by name.
-        self._profiles: dict[str, object] = {}
+        #: Every participant's memories and latest retrieval, as the engine folds them.
+        self.ledger = MemoryLedger()
         self._dialog: MemoryEditDialog | None = None
         #: Memories can be changed (False in a replay or an ended session: see set_live).
         self._live = True
@@ -71,7 +69,7 @@ class MemoryPane(ParticipantPane):
         self.count_label.setStyleSheet("color: #666666;")
         self.count_label.setWordWrap(True)
 
-        self.table = MemoryTable(lambda: self._retrieved.get(self._agent, {}))
+        self.table = MemoryTable(lambda: self.ledger.hits(self._agent))
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.itemDoubleClicked.connect(lambda _item: self.open_edit_dialog())
 
@@ -111,11 +109,7 @@ class MemoryPane(ParticipantPane):
 
     def reset(self) -> None:
         """Forget every participant's memories (a new session); the selection is kept."""
-        self._memories.clear()
-        self._retrieved.clear()
-        self._retrieved_step.clear()
-        self._humans.clear()
-        self._profiles.clear()
+        self.ledger = MemoryLedger()
         self.table.focus_id = None
         self._close_dialog()
         self._repopulate()
@@ -123,11 +117,7 @@ class MemoryPane(ParticipantPane):
     def begin_rebuild(self) -> None:
         """A replay jumps: forget the data but leave the table until :meth:`end_rebuild`, which
         fills it once instead of row by row."""
-        self._memories.clear()
-        self._retrieved.clear()
-        self._retrieved_step.clear()
-        self._humans.clear()
-        self._profiles.clear()
+        self.ledger = MemoryLedger()
         self._close_dialog()
         self._rebuilding = True
 
@@ -137,8 +127,8 @@ class MemoryPane(ParticipantPane):
 
     def rows(self) -> list[dict]:
         """The shown rows in display order."""
-        items = self._memories.get(self._agent, {})
-        retrieved = self._retrieved.get(self._agent, {})
+        items = self.ledger.memories.get(self._agent, {})
+        retrieved = self.ledger.hits(self._agent)
         out = []
         for mid in self.table.order:
             item = items[mid]
@@ -149,7 +139,7 @@ class MemoryPane(ParticipantPane):
                     "kind": item.kind,
                     "text": item.text,
                     "weight": item.weight,
-                    "saliency": hit[0] if hit else None,
+                    "saliency": hit.saliency if hit else None,
                     "highlighted": hit is not None,
                 }
             )
@@ -169,7 +159,7 @@ class MemoryPane(ParticipantPane):
         if self.table.rowCount() != len(order) or not 0 <= row < len(order):
             return None  # mid-update: the table and its ``order`` are out of step
         mid = order[row]
-        return mid if mid in self._memories.get(self._agent, {}) else None
+        return mid if mid in self.ledger.memories.get(self._agent, {}) else None
 
     def open_add_dialog(self) -> MemoryEditDialog:
         agent = self._agent
@@ -185,7 +175,7 @@ class MemoryPane(ParticipantPane):
         if mid is None or not self._editable() or not self._live:  # double-click: not here
             return None
         agent = self._agent
-        memory = self._memories[agent][mid]
+        memory = self.ledger.memories[agent][mid]
         dialog = self._new_dialog(
             MemoryEditDialog(f"Edit memory {mid} — {agent}", memory=memory, parent=self)
         )
@@ -199,30 +189,17 @@ class MemoryPane(ParticipantPane):
 
     # ------------------------------------------------------------------------------ bridge slots
 
-    def _on_participant_joined(self, event: object) -> None:
-        name = getattr(event, "name", "")
-        if getattr(event, "participant_kind", "") == "human":
-            self._humans.add(name)
-        else:
-            self._humans.discard(name)
-        if getattr(event, "participant_kind", "") == "simulated":
-            self._profiles[name] = getattr(event, "profile", None)
-        else:
-            self._profiles.pop(name, None)
-        if name == self._agent and not self._rebuilding:
+    def _on_participant_joined(self, event: events.ParticipantJoined) -> None:
+        self.ledger.joined(event)
+        if event.name == self._agent and not self._rebuilding:
             self._repopulate()
 
-    def _on_memory_changed(self, agent: str, change: str, memory: domain.MemoryItem) -> None:
-        shown = agent == self._agent and agent not in self._humans
+    def _on_memory_changed(
+        self, agent: str, change: MemoryChangeKind, memory: domain.MemoryItem
+    ) -> None:
+        shown = agent == self._agent and agent not in self.ledger.humans
         was_selected = shown and change == "deleted" and self.selected_id() == memory.id
-        items = self._memories.setdefault(agent, {})
-        if change == "deleted":
-            items.pop(memory.id, None)
-            retrieved = self._retrieved.get(agent)
-            if retrieved:
-                retrieved.pop(memory.id, None)
-        else:
-            items[memory.id] = memory
+        self.ledger.changed(agent, change, memory)
         if not shown or self._rebuilding:
             return
         self.setUpdatesEnabled(False)
@@ -243,26 +220,14 @@ class MemoryPane(ParticipantPane):
         self._update_labels()
         self._update_buttons()
 
-    def _on_memories_retrieved(self, agent: str, stimuli: list, step: int) -> None:
-        previous = self._retrieved.get(agent, {})
-        current: dict[int, Hit] = {}
-        for s in stimuli:
-            mid = ref_id(getattr(s, "ref", ""), "memory")
-            if mid is None:
-                continue
-            if mid in current and current[mid][0] >= s.saliency:
-                continue
-            current[mid] = (
-                float(s.saliency),
-                bool(getattr(s, "random", False)),
-                getattr(s, "cosine", None),
-            )
-        self._retrieved[agent] = current
-        self._retrieved_step[agent] = step
-        if agent != self._agent or agent in self._humans or self._rebuilding:
+    def _on_memories_retrieved(self, agent: str, stimuli: list[domain.Stimulus], step: int) -> None:
+        previous = self.ledger.hits(agent)  # the retrieval replaces it, leaving it as it was
+        self.ledger.retrieve(agent, stimuli, step)
+        current = self.ledger.hits(agent)
+        if agent != self._agent or agent in self.ledger.humans or self._rebuilding:
             return
         # Only rows whose highlight changed move; the rest stay where they are.
-        items = self._memories.get(agent, {})
+        items = self.ledger.memories.get(agent, {})
         selected = self.selected_id()
         self.setUpdatesEnabled(False)
         try:
@@ -290,7 +255,9 @@ class MemoryPane(ParticipantPane):
     # ----------------------------------------------------------------------------------- rows
 
     def _editable(self) -> bool:
-        return bool(self._agent) and self._agent not in self._humans | set(self._profiles)
+        return bool(self._agent) and self._agent not in self.ledger.humans | set(
+            self.ledger.profiles
+        )
 
     def set_live(self, live: bool) -> None:
         """A live session (True), or one nothing can change any more (an ended session, a
@@ -302,7 +269,7 @@ class MemoryPane(ParticipantPane):
     def _repopulate(self) -> None:
         """Rebuild the table for the selected participant (selection change, reset)."""
         selected = self.selected_id() if self.table.order else None
-        items = self._memories.get(self._agent, {}) if self._editable() else {}
+        items = self.ledger.memories.get(self._agent, {}) if self._editable() else {}
         if self.table.focus_id not in items:
             self.table.focus_id = None
         self.setUpdatesEnabled(False)
@@ -313,11 +280,11 @@ class MemoryPane(ParticipantPane):
         if not self._agent:
             self.placeholder.setText(NONE_PLACEHOLDER)
             self.stack.setCurrentWidget(self.placeholder)
-        elif self._agent in self._humans:
+        elif self._agent in self.ledger.humans:
             self.placeholder.setText(HUMAN_PLACEHOLDER)
             self.stack.setCurrentWidget(self.placeholder)
-        elif self._agent in self._profiles:
-            self.profile_view.show_profile(self._profiles[self._agent])  # type: ignore[arg-type]
+        elif self._agent in self.ledger.profiles:
+            self.profile_view.show_profile(self.ledger.profiles[self._agent])
             self.stack.setCurrentWidget(self.profile_view)
         else:
             self.stack.setCurrentWidget(self.table)
@@ -331,27 +298,26 @@ class MemoryPane(ParticipantPane):
             self.title_label.setText("Long-term memory")
             self.count_label.setText("")
             return
-        if self._agent in self._profiles:
+        if self._agent in self.ledger.profiles:
             self.title_label.setText(f"Private profile — {self._agent} (simulated user)")
             self.count_label.setText("")
             return
         self.title_label.setText(f"Long-term memory — {self._agent}")
-        if self._agent in self._humans:
+        if self._agent in self.ledger.humans:
             self.count_label.setText("")
             return
         n = len(self.table.order)
         text = f"{n} memor{'y' if n == 1 else 'ies'}"
-        retrieved = self._retrieved.get(self._agent)
-        if retrieved is not None and self._agent in self._retrieved_step:
-            shown = sum(1 for mid in retrieved if mid in self._memories.get(self._agent, {}))
-            text += f" · {shown} retrieved at step {self._retrieved_step[self._agent]}"
+        retrieved = self.ledger.retrieved_count(self._agent)
+        if retrieved is not None:
+            text += f" · {retrieved[0]} retrieved at step {retrieved[1]}"
         self.count_label.setText(text)
 
     def _update_buttons(self) -> None:
         editable = self._editable() and self._live
         has_row = editable and self.selected_id() is not None
         # A simulated user has a profile (with its own Edit…), not a memory.
-        self.buttons_row.setHidden(self._agent in self._profiles)
+        self.buttons_row.setHidden(self._agent in self.ledger.profiles)
         self.add_button.setEnabled(editable)
         self.edit_button.setEnabled(has_row)
         self.delete_button.setEnabled(has_row)

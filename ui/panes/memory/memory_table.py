@@ -17,6 +17,7 @@ from PySide6.QtGui import QBrush, QColor, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from playground import domain
+from playground.history.memory_ledger import Hit
 from ui import theme
 
 RETRIEVED_BG = "#fff3c4"
@@ -34,9 +35,6 @@ _ALIGN = {
     COL_TEXT: _TOP | Qt.AlignmentFlag.AlignLeft,
 }
 
-#: A memory at a retrieval: its saliency, whether it was pulled in at random, and a random pull's
-#: raw cosine to the latest utterance.
-Hit = tuple[float, bool, float | None]
 SortKey = tuple[int, float, int]
 #: Narrowest the memory text column may get before the Weight column is hidden (px).
 MIN_TEXT_WIDTH = 120
@@ -150,7 +148,7 @@ class MemoryTable(QTableWidget):
 
     def sort_key(self, mid: int) -> SortKey:
         hit = self._hits().get(mid)
-        return (0, -hit[0], mid) if hit else (1, 0.0, mid)
+        return (0, -hit.saliency, mid) if hit else (1, 0.0, mid)
 
     def show_all(self, memories: Iterable[domain.MemoryItem], selected: int | None) -> None:
         """Fill the table with ``memories`` in display order, at once; ``selected`` stays
@@ -194,17 +192,21 @@ class MemoryTable(QTableWidget):
         hit = self._hits().get(memory.id)
         if hit is None:
             saliency = ""
-        elif hit[1]:  # not salient: pulled in at random; its saliency would read as a score
-            saliency = "random" if hit[2] is None else f"random\ncos {_cos(hit[2])}"
+        elif hit.random:  # not salient: pulled in at random; its saliency would read as a score
+            saliency = "random" if hit.cosine is None else f"random\ncos {_cos(hit.cosine)}"
         else:
-            saliency = f"{hit[0]:.2f}"
+            saliency = f"{hit.saliency:.2f}"
         tip = f"{memory.ref} · {memory.kind} · weight {memory.weight:.2f}"
         if hit is not None:
             tip += (
                 " · pulled in at random, not by saliency"
-                + ("" if hit[2] is None else f" (cosine to the latest utterance {_cos(hit[2])})")
-                if hit[1]
-                else f" · saliency {hit[0]:.2f}"
+                + (
+                    ""
+                    if hit.cosine is None
+                    else f" (cosine to the latest utterance {_cos(hit.cosine)})"
+                )
+                if hit.random
+                else f" · saliency {hit.saliency:.2f}"
             )
         tip += (
             f"\ncreated at step {memory.created_step}, last accessed at step {memory.last_access}"

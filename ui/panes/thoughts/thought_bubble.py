@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 import shiboken6
 from PySide6.QtCore import QSize, Qt, Signal
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground import domain
+from playground.history import ledger
 from ui import theme
 from ui.panes.decisions.evaluation_popup import EvaluationPopup, breakable
 from ui.widgets.fitted_label import FittedLabel
@@ -150,8 +152,8 @@ class ThoughtBubble(QFrame):
 
     Args:
         thought: The thought to show.
-        evaluations: Its evaluations so far, oldest first (the list object is kept and read
-            again when the evaluation popup opens).
+        evaluations: Its evaluations so far, oldest first, as the pane's ledger holds them (read
+            again when the evaluation popup opens; :meth:`set_evaluation` gives newer ones).
         retained: Whether the latest evaluation re-scored an older, retained thought.
         popup_parent: The widget evaluation popups are parented to (the pane).
         parent: Optional parent widget.
@@ -170,7 +172,7 @@ class ThoughtBubble(QFrame):
     def __init__(
         self,
         thought: domain.Thought,
-        evaluations: list[domain.Evaluation],
+        evaluations: Sequence[domain.Evaluation],
         *,
         retained: bool = False,
         popup_parent: QWidget | None = None,
@@ -249,7 +251,7 @@ class ThoughtBubble(QFrame):
         outer.addLayout(bottom)
 
         self.set_thought(thought)
-        self.set_evaluation(retained)
+        self.set_evaluation(evaluations, retained)
 
     def sizeHint(self) -> QSize:
         """The layout's size hint, without Qt's extra measuring of the texts at the hint's width
@@ -293,19 +295,21 @@ class ThoughtBubble(QFrame):
         self._apply_expressed()
         self._apply_score()
 
-    def set_evaluation(self, retained: bool) -> None:
-        """Refresh the score badge and the retained tag after an evaluation."""
-        self._retained_tag.setVisible(retained and bool(self._evaluations))
+    def set_evaluation(self, evaluations: Sequence[domain.Evaluation], retained: bool) -> None:
+        """Show the thought's evaluations as they stand now (the ledger's, after one more):
+        the score badge, the step it was given at and the retained tag."""
+        self._evaluations = evaluations
+        self._retained_tag.setVisible(retained and bool(evaluations))
         self._apply_score()
 
     def rebind(
-        self, thought: domain.Thought, evaluations: list[domain.Evaluation], retained: bool
+        self, thought: domain.Thought, evaluations: Sequence[domain.Evaluation], retained: bool
     ) -> None:
         """Show another thought, or another state of the same one (a replay moved in time)."""
         self._evaluations = evaluations
         self.thought_id = thought.id
         self.set_thought(thought)
-        self.set_evaluation(retained)
+        self.set_evaluation(evaluations, retained)
 
     def set_deletable(self, on: bool) -> None:
         """Offer ✕ or not (not in a replay or an ended session: nothing can be deleted there).
@@ -328,18 +332,16 @@ class ThoughtBubble(QFrame):
         return self.thought.expressed_in is not None
 
     def score(self) -> float | None:
-        """The latest evaluation's score, else the thought's own score (None before either)."""
-        if self._evaluations:
-            return self._evaluations[-1].score
-        return self.thought.score
+        """The score shown (:func:`playground.history.ledger.current_score`)."""
+        return ledger.current_score(self.thought, self._evaluations)
 
     def text(self) -> str:
         """The thought text."""
         return self.thought.text
 
     def scored_step(self) -> int | None:
-        """The step of the latest evaluation (None before any)."""
-        return self._evaluations[-1].step if self._evaluations else None
+        """The step the score shown was given at (None before any evaluation)."""
+        return ledger.scored_at(self._evaluations)
 
     def scored_text(self) -> str:
         """What the bubble says about its score's age: e.g. ``"scored at step 7"``, or ``""``."""

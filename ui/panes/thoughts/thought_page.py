@@ -5,8 +5,9 @@ Bubbles are widgets, so they are reused rather than made: a replay jump rebinds 
 (:meth:`AgentPage.place`), bubbles that leave the page wait hidden in a pool, and a replay that
 opens makes them ahead of need in idle time (:meth:`AgentPage.reserve`).
 
-The page reads the thoughts from the pane's :class:`ThoughtLedger` and reports what the user does
-to a bubble through its own signals, which the pane connects.
+The page reads the thoughts from the pane's :class:`ThoughtLedger`, the engine's one fold of
+thoughts, including their order by score (:meth:`ThoughtLedger.rank`), and reports what the user
+does to a bubble through its own signals, which the pane connects.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import heapq
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QVBoxLayout, QWidget
@@ -68,8 +69,6 @@ class AgentPage(QScrollArea):
         agent: The participant whose thoughts the page shows.
         ledger: The thoughts to show, as the pane holds them now (a replay jump gives the pane
             another ledger).
-        scored_step: The latest step at which a participant scored any thought (None before
-            any): what sorting by score puts first.
         popup_parent: The widget the bubbles' evaluation popups are parented to (the pane).
         deletable: Whether bubbles offer ✕ (see :meth:`set_deletable`).
     """
@@ -84,7 +83,6 @@ class AgentPage(QScrollArea):
         self,
         agent: str,
         ledger: Callable[[], ThoughtLedger],
-        scored_step: Callable[[str], int | None],
         *,
         popup_parent: QWidget,
         deletable: bool,
@@ -92,7 +90,6 @@ class AgentPage(QScrollArea):
         super().__init__()
         self.agent = agent
         self._ledger = ledger
-        self._scored_step = scored_step
         self._popup_parent = popup_parent
         self.deletable = deletable
         self.bubbles: dict[int, ThoughtBubble] = {}
@@ -206,21 +203,14 @@ class AgentPage(QScrollArea):
             self.list.setEnabled(True)
 
     def sort_key(self, tid: int) -> SortKey:
-        if self.by_score:
-            bubble = self.bubbles[tid]
-            return score_key(
-                bubble.score(), bubble.scored_step(), self._scored_step(self.agent), tid
-            )
-        return (-tid,)
+        """A thought's place in the page's current sort."""
+        return self.data_key(tid, self.by_score)
 
     def data_key(self, tid: int, by_score: bool) -> SortKey:
-        """A thought's place in the sort, from the ledger alone (as :meth:`sort_key`)."""
+        """A thought's place in a sort: by score, the ledger's :meth:`ThoughtLedger.rank`;
+        newest first otherwise."""
         if by_score:
-            evs = self._ledger().evaluations.get(self.agent, {}).get(tid)
-            thought = self._thoughts().get(tid)
-            score = evs[-1].score if evs else (thought.score if thought else None)
-            step = evs[-1].step if evs else None
-            return score_key(score, step, self._scored_step(self.agent), tid)
+            return self._ledger().rank(self.agent, tid)
         return (-tid,)
 
     def top(self) -> list[int]:
@@ -234,13 +224,20 @@ class AgentPage(QScrollArea):
     def _thoughts(self) -> dict[int, domain.Thought]:
         return self._ledger().thoughts.get(self.agent, {})
 
-    def _evaluations(self, tid: int) -> list[domain.Evaluation]:
-        """The thought's evaluations: the ledger's own list, which later evaluations extend (a
-        bubble keeps it)."""
-        return self._ledger().evaluations.setdefault(self.agent, {}).setdefault(tid, [])
+    def _evaluations(self, tid: int) -> Sequence[domain.Evaluation]:
+        return self._ledger().evaluations_of(self.agent, tid)
 
     def _retained(self, tid: int) -> bool:
-        return self._ledger().retained.get(self.agent, {}).get(tid, False)
+        return self._ledger().is_retained(self.agent, tid)
+
+    def refresh(self, tid: int) -> None:
+        """Bring the thought's bubble, if shown, up to the ledger (a new saliency, an evaluation,
+        the message that said it)."""
+        bubble = self.bubbles.get(tid)
+        thought = self._thoughts().get(tid)
+        if bubble is not None and thought is not None:
+            bubble.set_thought(thought)
+            bubble.set_evaluation(self._evaluations(tid), self._retained(tid))
 
     def reorder(self) -> None:
         """Sort again after every key changed at once (the participant was scored at a new
@@ -288,7 +285,7 @@ class AgentPage(QScrollArea):
         return bubble
 
     def _new_bubble(
-        self, thought: domain.Thought, evaluations: list[domain.Evaluation], retained: bool
+        self, thought: domain.Thought, evaluations: Sequence[domain.Evaluation], retained: bool
     ) -> ThoughtBubble:
         bubble = ThoughtBubble(
             thought,
@@ -418,15 +415,6 @@ class _Content(QWidget):
     def sizeHint(self) -> QSize:
         lay = self.layout()
         return lay.sizeHint() if lay is not None else super().sizeHint()
-
-
-def score_key(score: float | None, step: int | None, latest: int | None, tid: int) -> SortKey:
-    """A thought's place when sorted by score: first the thoughts scored at the participant's
-    latest evaluation step (``latest``), highest score first; then those last scored at an
-    earlier step, by score; then those never scored, newest first."""
-    if score is None:
-        return (2.0, 0.0, -tid)
-    return (0.0 if step is not None and step == latest else 1.0, -score, -tid)
 
 
 def _arrange(

@@ -37,10 +37,12 @@ from ui.widgets.placeholder import placeholder_label
 class ThoughtsPane(ParticipantPane):
     """The right-hand pane: the selected participant's inner thoughts, live.
 
-    The pane keeps, per participant, every thought, its evaluations (oldest first), whether the
-    latest evaluation re-scored a retained thought, and which message expressed it: the fold of
-    the thought events, a :class:`ThoughtLedger` (:attr:`ledger`). It shows the selected
-    participant only. Call :meth:`reset` when a new session starts.
+    The pane keeps no state of its own about thoughts: it applies each thought event to a
+    :class:`ThoughtLedger` (:attr:`ledger`), the engine's one fold of thoughts (a replay hands it
+    one folded from the log, :meth:`load_thoughts`), and renders what the ledger answers: every
+    thought, its evaluations, whether it was retained, its score and the step it was scored at,
+    which message said it, and the order by score. It shows the selected participant only. Call
+    :meth:`reset` when a new session starts.
 
     Args:
         bridge: Source of engine events.
@@ -61,7 +63,6 @@ class ThoughtsPane(ParticipantPane):
         # Everything the pane knows, per agent.
         self.ledger = ThoughtLedger()
         self.stimuli = ThoughtStimuli(selection, self)
-        self._scored_steps: dict[str, int | None] = {}  # agent -> latest step it scored at
         self._released: list[tuple[object, ...]] = []  # see _forget
         # What is on screen (and, from the base, whose: ``_agent``).
         self._pages: dict[str, AgentPage] = {}
@@ -163,13 +164,11 @@ class ThoughtsPane(ParticipantPane):
         del self._released[:-4]  # a long scrub, with no fill in between
         self.ledger = ThoughtLedger()
         self.header.forget()
-        self._scored_steps = {}
 
     def load_thoughts(self, ledger: ThoughtLedger) -> None:
         """During a rebuild, take every participant's thoughts at the new moment in one go (the
         pane keeps the ledger and folds the thought events into it from then on)."""
         self.ledger = ledger
-        self._scored_steps = {}
 
     def load_messages(self, messages: list[domain.Message]) -> None:
         """During a rebuild, take the messages up to the new moment in one go (the texts that
@@ -269,62 +268,44 @@ class ThoughtsPane(ParticipantPane):
             if agent == self._agent and ref_id(self.stimuli.focus_ref, "thought") == thought.id:
                 page.highlight(thought.id, scroll=False)
         else:
-            bubble.set_thought(thought)
+            page.refresh(thought.id)
             page.reposition(thought.id)
         if agent == self._agent:
             self._update_header()
 
     def _on_thought_evaluated(self, e: events.ThoughtEvaluated) -> None:
-        agent, ev = e.agent, e.evaluation
-        before = self.ledger.thoughts.get(agent, {}).get(ev.thought_id)
+        agent, tid = e.agent, e.evaluation.thought_id
+        latest = self.ledger.latest_scored_step(agent)
         self.ledger.apply([e])
-        thought = self.ledger.thoughts.get(agent, {}).get(ev.thought_id)
-        if thought is not before and thought is not None:
-            # A re-scored thought has a new saliency: keep its badge current.
-            self.settle()
-            page = self._pages.get(agent)
-            shown = page.bubbles.get(ev.thought_id) if page is not None else None
-            if shown is not None:
-                shown.set_thought(thought)
-        latest = self.scored_step(agent)
-        new_step = latest is None or ev.step > latest
-        if new_step:
-            self._scored_steps[agent] = ev.step
         if self._rebuilding:
             return
         self.settle()
         page = self._pages.get(agent)
-        bubble = page.bubbles.get(ev.thought_id) if page is not None else None
-        if page is not None and bubble is not None:
-            bubble.set_evaluation(e.retained)
-            if new_step and page.by_score:
+        if page is not None and tid in page.bubbles:
+            page.refresh(tid)  # a re-scored thought also has a new saliency
+            if page.by_score and self.ledger.latest_scored_step(agent) != latest:
                 page.reorder()  # the scores of earlier steps are no longer current
             else:
-                page.reposition(ev.thought_id)
+                page.reposition(tid)
 
     def _on_thought_expressed(self, e: events.ThoughtExpressed) -> None:
-        agent, tid = e.agent, e.thought_id
-        if tid not in self.ledger.thoughts.get(agent, {}):
-            return
         self.ledger.apply([e])
-        thought = self.ledger.thoughts[agent][tid]
         self.settle()
-        page = self._pages.get(agent)
-        bubble = page.bubbles.get(tid) if page is not None else None
-        if bubble is not None:
-            bubble.set_thought(thought)
-        if agent == self._agent:
+        page = self._pages.get(e.agent)
+        if page is not None:
+            page.refresh(e.thought_id)
+        if e.agent == self._agent:
             self._update_header()
 
     def _on_thought_deleted(self, e: events.ThoughtDeleted) -> None:
         agent, tid = e.agent, e.thought_id
+        latest = self.ledger.latest_scored_step(agent)
         self.ledger.apply([e])  # the ledger keeps what it had aside, for an undo
-        latest = self._scored_steps.pop(agent, None)  # worked out again from what is left
         self.settle()
         page = self._pages.get(agent)
         if page is not None:
             page.remove(tid)
-            if page.by_score and self.scored_step(agent) != latest:
+            if page.by_score and self.ledger.latest_scored_step(agent) != latest:
                 page.reorder()
         if agent == self._agent:
             self._update_header()
@@ -332,15 +313,7 @@ class ThoughtsPane(ParticipantPane):
     def _on_thought_restored(self, e: events.ThoughtRestored) -> None:
         """An undone deletion: the bubble is back, with the evaluations it had."""
         self.ledger.apply([e])
-        self._scored_steps.pop(e.agent, None)  # worked out again, its evaluations back
         self._show_thought(e.thought)
-
-    def scored_step(self, agent: str) -> int | None:
-        """The latest step at which ``agent`` scored any thought (None before any)."""
-        if agent not in self._scored_steps:
-            steps = [evs[-1].step for evs in self.ledger.evaluations.get(agent, {}).values() if evs]
-            self._scored_steps[agent] = max(steps, default=None)
-        return self._scored_steps[agent]
 
     # -- selection -----------------------------------------------------------------------------
 
@@ -373,7 +346,6 @@ class ThoughtsPane(ParticipantPane):
         page = AgentPage(
             name,
             lambda: self.ledger,
-            self.scored_step,
             popup_parent=self,
             deletable=self.deletable,
         )

@@ -206,8 +206,8 @@ async def main(messages: int) -> None:
     # The window loads the embedding model from start-up, in its worker thread; it is loaded here
     # before timing, so that its task (and the torch import holding the interpreter lock) is not
     # in flight while the replay is timed, nor re-entered by the processEvents calls below.
-    controller.start_loading_embedder()
-    await controller.embedder()
+    controller.embedding.start()
+    await controller.embedding.get()
     await asyncio.sleep(0.2)
     t = time.perf_counter()
     await win.open_replay(str(tmp), sid)

@@ -90,7 +90,7 @@ async def main() -> None:
     # session is set up while it still loads (the set-up waits for it, the window must not).
     meter = StallMeter()
     meter.start()
-    controller.start_loading_embedder()
+    controller.embedding.start()
     people = controller.library()[:4]
     controller.settings.engine.seed = 7
     await controller.new_session(people, icebreaker="What did you do last weekend?")

@@ -85,8 +85,8 @@ async def invite_shot() -> None:
     tmp = tempfile.mkdtemp()
     win, controller = build(db_path=f"{tmp}/invite.db", environ={})
     win.show()
-    controller.start_loading_embedder()
-    await controller.embedder()
+    controller.embedding.start()
+    await controller.embedding.get()
     people = [p for p in controller.library() if p.name in ("Ben", "Chloe")]
     await controller.new_session(people, icebreaker="What did you do last weekend?")
     room = controller.room
@@ -119,8 +119,8 @@ async def shots() -> None:
     tmp = tempfile.mkdtemp()
     win, controller = build(db_path=f"{tmp}/shots.db", environ={})
     win.show()  # fitted to the screen by itself (ui.screen_fit)
-    controller.start_loading_embedder()
-    await controller.embedder()
+    controller.embedding.start()
+    await controller.embedding.get()
     people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe", "Dev")]
 
     dlg = win.dialogs.open_new_session()

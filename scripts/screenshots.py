@@ -40,8 +40,8 @@ async def four_friends(size: tuple[int, int] = (1440, 900)) -> tuple[Any, Any]:
     win, controller = build(db_path=f"{tmp}/shots.db", environ={})
     win.resize(*size)
     win.show()
-    controller.start_loading_embedder()
-    await controller.embedder()
+    controller.embedding.start()
+    await controller.embedding.get()
     people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe", "Dev")]
     controller.settings.engine.seed = 7
     await controller.new_session(people, icebreaker="What did you do last weekend?")
@@ -145,8 +145,8 @@ async def experiments() -> None:
     tmp = tempfile.mkdtemp()
     win, controller = build(db_path=f"{tmp}/experiments.db", environ={})
     win.show()
-    controller.start_loading_embedder()
-    await controller.embedder()
+    controller.embedding.start()
+    await controller.embedding.get()
     view = win.experiments.open_view()
     view.resize(1440, 900)
 
@@ -210,8 +210,8 @@ async def mixed() -> None:
     win, controller = build(db_path=f"{tmp}/shots.db", environ={})
     win.resize(1440, 900)
     win.show()
-    controller.start_loading_embedder()
-    await controller.embedder()
+    controller.embedding.start()
+    await controller.embedding.get()
     people = [p for p in controller.library() if p.name in ("Ana", "Ben", "Chloe", "Dev")]
     dlg = win.dialogs.open_new_session()
     assert dlg is not None
@@ -288,8 +288,8 @@ async def study_report() -> None:
 
     path = Path(tempfile.mkdtemp()) / "study.db"
     win, controller = build(db_path=str(path), environ={})
-    controller.start_loading_embedder()
-    await build_study_database(path, await controller.embedder())
+    controller.embedding.start()
+    await build_study_database(path, await controller.embedding.get())
     db = open_database(path)
     study_rows.finish_plan(db, "p1")
     db.close()

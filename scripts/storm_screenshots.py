@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QApplication
 
 from playground.storm import profiles
 from ui.app import build
-from ui.storm.commands import SimulatedSeat
+from ui.session.simulated import SimulatedSeat
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -36,11 +36,11 @@ async def _settle(seconds: float = 0.3) -> None:
 
 async def hidden_state(tmp: str) -> None:
     win, controller = build(db_path=f"{tmp}/room.db", environ={})
-    controller.users_dir = Path(tmp) / "users"
+    controller.simulated.users_dir = Path(tmp) / "users"
     win.resize(1440, 900)
     win.show()
-    controller.start_loading_embedder()
-    await controller.embedder()
+    controller.embedding.start()
+    await controller.embedding.get()
     controller.settings.engine.seed = 11
     agent = next(p for p in controller.library() if p.name == "Chloe")
     one = profiles.generate_profile(21, task="Buy a smartphone", difficulty=3, uncertainty=40)

@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -20,7 +20,9 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication
 
 from playground import errors
+from playground.embedding.cache import CachingEmbedder
 from playground.storage import library, open_database
+from playground.storage.database import DEFAULT_DB
 from ui.bridge import EngineBridge
 from ui.collector import MainThreadCollector
 from ui.screen_fit import keep_geometry
@@ -42,12 +44,24 @@ def use_app_font(app: QApplication) -> None:
 
 
 def build(
-    *, db_path: str | None = None, environ: dict[str, str] | None = None
+    *,
+    db_path: str | None = None,
+    environ: dict[str, str] | None = None,
+    embedder: CachingEmbedder | None = None,
 ) -> tuple[MainWindow, SessionController]:
-    """Create the bridge, controller and window (a QApplication must exist)."""
+    """Create the bridge, controller and window (a QApplication must exist).
+
+    Args:
+        db_path: The session database (default: ``sessions/playground.db``).
+        environ: The environment settings are read from (default: the process's).
+        embedder: An embedding model ready to use (already loaded), shared with whoever made it:
+            the window loads none. None: :func:`start` loads the packaged MiniLM in the
+            background.
+    """
     bridge = EngineBridge()
-    kwargs: dict[str, Any] = {"db_path": db_path} if db_path else {}
-    controller = SessionController(bridge, environ=environ, **kwargs)
+    controller = SessionController(
+        bridge, db_path=db_path or DEFAULT_DB, environ=environ, embedder=embedder
+    )
     window = MainWindow(controller, bridge)
     bridge.setParent(window)
     controller.setParent(window)
@@ -79,7 +93,7 @@ def start(window: MainWindow, controller: SessionController) -> SessionLibraryDi
     to wait says so over the conversation pane."""
     window.show()
     dialog = open_library_at_start(window)
-    controller.start_loading_embedder()
+    controller.embedding.start()
     return dialog
 
 

@@ -93,4 +93,6 @@ class PolicyMenu(QObject):
             self.window.show_error("Select an AI participant of the live session first.")
             return
         if act.data() != agent.policy:
-            self.window.spawn(self.window.controller.set_policy(agent.name, act.data()))
+            self.window.spawn(
+                self.window.controller.room_commands.set_policy(agent.name, act.data())
+            )

@@ -223,9 +223,6 @@ UI_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("ui.window.history", "ui.replay.controller"): "looking back reads the replay's position",
     ("ui.window.geometry_view", "ui.dialogs.common"): "keeps the Geometry toggle like a dialog",
     ("ui.panes.memory.memory_edit", "ui.dialogs.common"): "the memory editor is a small dialog",
-    ("ui.session.controller", "ui.storm.commands"): (
-        "the STORM commands are still a mixin of the one controller (issue 34, a later step)"
-    ),
 }
 
 

@@ -198,8 +198,7 @@ def app_window(qtbot, db_path, minilm, size: tuple[int, int] | None = (1440, 900
     from playground.embedding.cache import CachingEmbedder
     from ui.app import build
 
-    win, controller = build(db_path=str(db_path), environ={})
-    controller._embedder = CachingEmbedder(minilm)
+    win, controller = build(db_path=str(db_path), environ={}, embedder=CachingEmbedder(minilm))
     qtbot.addWidget(win)
     if size is not None:
         win.resize(*size)

@@ -132,8 +132,7 @@ async def test_six_messages_show_in_replay_with_geometry_at_1024_by_700(
 ) -> None:
     db_path = tmp_path / "short.db"
     sid = _write_session(db_path)
-    win, controller = build(db_path=str(db_path), environ={})
-    controller._embedder = CachingEmbedder(minilm)
+    win, controller = build(db_path=str(db_path), environ={}, embedder=CachingEmbedder(minilm))
     qtbot.addWidget(win)
     win.resize(SMALL)
     win.show()

@@ -4,7 +4,6 @@ an experiment over the loopback OpenAI-compatible server through the real ``open
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sqlite3
 from pathlib import Path
@@ -25,8 +24,9 @@ pytestmark = pytest.mark.asyncio
 
 
 def _window(qtbot: Any, db: Path, minilm: Any, environ: dict[str, str] | None = None) -> Any:
-    win, controller = build(db_path=str(db), environ=environ or {})
-    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    win, controller = build(
+        db_path=str(db), environ=environ or {}, embedder=CachingEmbedder(minilm)
+    )
     qtbot.addWidget(win)
     win.show()
     return win, controller
@@ -63,9 +63,6 @@ def _fill(
 
 
 def _launch(view: ExperimentsWindow, **kw: Any) -> Any:
-    c = view.controller
-    if c._embedder_task is None:  # the model is loaded already (on the test's running loop)
-        c._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     dlg = view.open_new_dialog()
     assert dlg is not None
     _fill(dlg, **kw)

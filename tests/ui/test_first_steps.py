@@ -4,7 +4,6 @@ launched (kept in QSettings, which the tests keep in a folder of their own)."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,6 @@ async def test_the_empty_window_says_how_to_begin(qtbot, tmp_path, minilm):
     hint = hints[0]
     assert "open a saved one" in hint.text()
     assert hint.geometry() == win.conversation.list.viewport().rect()  # over the empty list
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:2], icebreaker="Hi all")
     assert room is not None
     assert not hint.isVisible(), "the hint goes with the first message"

@@ -24,7 +24,7 @@ def window(qtbot, tmp_path, minilm):
 
 def _ready(controller) -> None:
     """The embedder counts as loaded (made on the test's own loop)."""
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
+    assert not controller.embedding.loading  # app_window hands the loaded model in
 
 
 async def _session(controller, people: int, icebreaker: str):
@@ -52,7 +52,7 @@ def _drawn(win, n: int) -> bool:
 
 async def _expected(controller, messages) -> dict[str, list[float | None]]:
     """The series computed independently from the messages' MiniLM vectors."""
-    vecs = await controller._embedder.embed([m.text for m in messages])
+    vecs = await (await controller.embedding.get()).embed([m.text for m in messages])
     return features.turn_series(vecs, [m.speaker for m in messages])
 
 
@@ -100,7 +100,9 @@ async def test_live_session_adds_one_point_per_message_and_the_series_grow(windo
     assert _close(volatility, want["volatility"])
     assert volatility[0] is None
     assert all(v is not None for v in volatility[1:])
-    xy = features.trajectory_2d(await controller._embedder.embed([m.text for m in messages]))
+    xy = features.trajectory_2d(
+        await (await controller.embedding.get()).embed([m.text for m in messages])
+    )
     assert np.allclose([traj.point_position(i) for i in range(len(messages))], xy, atol=1e-5)
     # Hidden, it stops following; shown again, it catches up.
     g.action.trigger()

@@ -19,8 +19,9 @@ pytestmark = pytest.mark.asyncio
 
 @pytest.fixture
 def window(qtbot, tmp_path, minilm):
-    win, controller = build(db_path=str(tmp_path / "history.db"), environ={})
-    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    win, controller = build(
+        db_path=str(tmp_path / "history.db"), environ={}, embedder=CachingEmbedder(minilm)
+    )
     qtbot.addWidget(win)
     win.resize(1440, 900)
     win.show()
@@ -66,7 +67,6 @@ async def _steps(win, room, n: int) -> None:
 
 
 async def _start(win, controller, n: int = 3):
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(
         controller.library()[:n], icebreaker="What did you do last weekend?"
     )

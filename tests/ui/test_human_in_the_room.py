@@ -30,7 +30,6 @@ class _Painted(QObject):
 
 
 async def _session(controller, n: int = 3):
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:n], icebreaker="Weekend plans?")
     assert room is not None
     return room

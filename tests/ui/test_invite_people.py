@@ -7,8 +7,6 @@ for every browser.
 
 from __future__ import annotations
 
-import asyncio
-
 import aiohttp
 import pytest
 
@@ -21,7 +19,6 @@ pytestmark = pytest.mark.asyncio
 
 
 async def _session(controller):
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:2], icebreaker="Hello there")
     assert room is not None
     return room

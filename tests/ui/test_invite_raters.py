@@ -24,8 +24,7 @@ async def test_invite_raters_serves_a_plan_from_the_window_and_stops(qtbot, tmp_
     path = tmp_path / "w.db"
     ids = await asyncio.to_thread(simulated_sessions, path, 2)  # it runs its own loop
     plan_id = make_plan(path, "conversation", ["R-ANN", "R-BEN"], 1, ids)
-    win, controller = build(db_path=str(path), environ={})
-    controller._embedder = CachingEmbedder(minilm)
+    win, _controller = build(db_path=str(path), environ={}, embedder=CachingEmbedder(minilm))
     qtbot.addWidget(win)
     win.show()
     win.rating.act_invite.trigger()

@@ -270,9 +270,9 @@ async def test_the_question_card_does_not_resize_the_panes(win) -> None:
 async def test_a_real_session_at_1024_is_usable(qtbot, tmp_path, minilm) -> None:
     from playground.embedding.cache import CachingEmbedder
 
-    window, controller = build(db_path=str(tmp_path / "real.db"), environ={})
-    controller._embedder = CachingEmbedder(minilm)
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
+    window, controller = build(
+        db_path=str(tmp_path / "real.db"), environ={}, embedder=CachingEmbedder(minilm)
+    )
     qtbot.addWidget(window)
     window.resize(1024, 700)
     window.show()

@@ -16,7 +16,7 @@ from playground.storage import SessionReader
 from playground.storm import profiles
 from tests.ui.conftest import app_window, run_experiment, step_session, until
 from ui.replay.leave_live import END_AND_OPEN
-from ui.storm.commands import SimulatedSeat
+from ui.session.simulated import SimulatedSeat
 
 pytestmark = pytest.mark.asyncio
 
@@ -26,7 +26,7 @@ REASON = "a saved session was opened for replay"
 @pytest.fixture
 def window(qtbot, tmp_path, minilm):
     win, controller = app_window(qtbot, tmp_path / "leave.db", minilm)
-    controller.users_dir = tmp_path / "users"
+    controller.simulated.users_dir = tmp_path / "users"
     yield win, controller
     view = win.experiments.view
     if view is not None and view.job is not None:
@@ -34,8 +34,6 @@ def window(qtbot, tmp_path, minilm):
 
 
 async def _session(win: Any, controller: Any, icebreaker: str, steps: int, **kw: Any) -> Any:
-    if controller._embedder_task is None:  # the model is loaded (on the test's loop)
-        controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:3], icebreaker=icebreaker, **kw)
     assert room is not None
     await step_session(win, room, steps)
@@ -164,7 +162,6 @@ async def test_no_live_session_no_question(window, monkeypatch):
 
 async def test_open_in_replay_from_experiments_brings_the_main_window_to_the_front(window):
     win, controller = window
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     view, sid = await run_experiment(win, "next-speaker", 3)
     # The main window minimised, the Experiments window in front.
     win.showMinimized()

@@ -72,7 +72,6 @@ def window(qtbot, tmp_path, minilm):
 
 async def test_live_replay_and_show_json_give_the_same_bubbles(window):
     win, controller = window
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))  # the model is loaded
     room = await controller.new_session(
         controller.library()[:3], icebreaker="What did you do last weekend?"
     )

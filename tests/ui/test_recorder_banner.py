@@ -6,7 +6,6 @@ connection waits only 0.05 s for it (instead of the default busy timeout).
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from contextlib import closing
 
@@ -24,9 +23,7 @@ async def test_a_failed_write_stops_the_run_with_a_banner_and_the_window_stays_u
     qtbot, tmp_path, minilm
 ):
     path = tmp_path / "ui.db"
-    win, controller = build(db_path=str(path), environ={})
-    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
+    win, controller = build(db_path=str(path), environ={}, embedder=CachingEmbedder(minilm))
     controller.db = open_database(path, busy_timeout=0.05)
     qtbot.addWidget(win)
     win.show()

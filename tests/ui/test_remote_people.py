@@ -32,7 +32,6 @@ def _markup_shown_as_html(win) -> list[str]:
 
 async def test_a_remote_person_is_a_chip_that_follows_their_connection(qtbot, tmp_path, minilm):
     win, controller = app_window(qtbot, tmp_path / "r.db", minilm)
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:2], icebreaker="Hello there")
     assert room is not None
     book = SeatBook(controller.database(), room.session_id)

@@ -18,8 +18,9 @@ pytestmark = pytest.mark.asyncio
 
 @pytest.fixture
 def window(qtbot, tmp_path, minilm):
-    win, controller = build(db_path=str(tmp_path / "replay.db"), environ={})
-    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    win, controller = build(
+        db_path=str(tmp_path / "replay.db"), environ={}, embedder=CachingEmbedder(minilm)
+    )
     qtbot.addWidget(win)
     win.resize(1440, 900)
     win.show()
@@ -60,7 +61,6 @@ def _idle(room) -> bool:
 
 
 async def _live_run(win, controller, steps: int) -> tuple[str, list[tuple[int, dict]]]:
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     people = controller.library()[:3]
     room = await controller.new_session(people, icebreaker="What did you do last weekend?")
     assert room is not None
@@ -397,7 +397,6 @@ async def test_a_fork_of_a_session_in_another_database_is_saved_there(window, tm
     parent_room, _ = await _session_with_everything(embedder, db)
     db.close()
     sid = parent_room.session_id
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     await win.open_replay(str(other), sid)
     rec = win.replay.recording
     assert rec is not None

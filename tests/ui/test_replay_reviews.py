@@ -3,8 +3,6 @@ exactly as the database holds it, beside the agents' interpretation of their own
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from playground.storage import study_rows
@@ -21,7 +19,6 @@ HOSTILE = "<b>bold</b> & <img src=x>"
 
 async def test_the_replay_offers_the_reviews_and_shows_them_as_saved(qtbot, tmp_path, minilm):
     win, controller = app_window(qtbot, tmp_path / "r.db", minilm)
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:1], icebreaker="Hello there")
     assert room is not None
     book = SeatBook(controller.database(), room.session_id)
@@ -85,7 +82,6 @@ async def test_the_replay_offers_the_reviews_and_shows_them_as_saved(qtbot, tmp_
 
 async def test_a_session_without_reviews_offers_none(qtbot, tmp_path, minilm):
     win, controller = app_window(qtbot, tmp_path / "r.db", minilm)
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:2], icebreaker="Hello there")
     assert room is not None
     await until(lambda: len(room.messages) >= 1, what="a message")

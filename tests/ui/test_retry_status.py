@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from playground.embedding.cache import CachingEmbedder
@@ -16,12 +14,12 @@ pytestmark = pytest.mark.asyncio
 async def test_retries_after_429_show_in_the_status_bar(qtbot, tmp_path, minilm):
     with FakeLLMServer() as srv:
         env = {"OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "test-key"}
-        win, controller = build(db_path=str(tmp_path / "r.db"), environ=env)
+        win, controller = build(
+            db_path=str(tmp_path / "r.db"), environ=env, embedder=CachingEmbedder(minilm)
+        )
         qtbot.addWidget(win)
         win.show()
         controller.configure({"model": "fake-model", "retry_base_delay": 0.01})
-        controller._embedder = CachingEmbedder(minilm)
-        controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
         room = await controller.new_session(
             controller.library()[:2], icebreaker="What did you do last weekend?"
         )

@@ -19,15 +19,15 @@ ICEBREAKER = "What did you do last weekend?"
 
 @pytest.fixture
 def window(qtbot, tmp_path, minilm):
-    win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
-    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    win, controller = build(
+        db_path=str(tmp_path / "ui.db"), environ={}, embedder=CachingEmbedder(minilm)
+    )
     qtbot.addWidget(win)
     win.show()
     return win, controller
 
 
 async def _session(controller, n: int = 3, *, typing: bool = False):
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))  # the model is loaded
     if typing:  # each message takes as long as typing it: a step in flight lasts a while
         controller.settings.room.pace = "typing"
         controller.settings.room.typing_cps = 40.0
@@ -101,7 +101,6 @@ async def test_run_the_instant_it_is_enabled_runs_the_whole_set_up_session(windo
             win.act_run.trigger()
 
     win.act_run.changed.connect(press_when_enabled)
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     dlg = win.dialogs.open_new_session()
     assert dlg is not None
     dlg.accept()
@@ -162,15 +161,13 @@ async def test_the_model_loads_from_start_up_and_a_set_up_waiting_for_it_says_so
     qtbot.addWidget(win)
     busy: list[str] = []
     controller.busy_changed.connect(busy.append)
-    controller._embedder = CachingEmbedder(MiniLMEmbedder())  # not loaded yet
-    start(win, controller)
-    assert controller._embedder_task is not None, "loading starts with the app"
-    loading = controller._embedder_task
+    start(win, controller)  # no embedder handed in: the packaged MiniLM, not loaded yet
+    assert controller.embedding.started, "loading starts with the app"
     dlg = win.dialogs.open_new_session()
     assert dlg is not None
     dlg.accept()
     await until(lambda: busy, what="a busy state")
-    if not loading.done():  # the usual case here: the model is still loading
+    if controller.embedding.loading:  # the usual case here: the model is still loading
         assert busy[0] == "Loading the embedding model (all-MiniLM-L6-v2)…"
         assert win.busy.isVisible()
         assert win.busy.text() == busy[0]

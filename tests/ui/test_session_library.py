@@ -348,8 +348,7 @@ def test_start_up_opens_the_library_only_when_there_are_sessions(qtbot, tmp_path
 
 @pytest.mark.asyncio
 async def test_open_from_the_library_replays_the_session(qtbot, db_path, saved, minilm):
-    win, controller = build(db_path=str(db_path), environ={})
-    controller._embedder = CachingEmbedder(minilm)
+    win, controller = build(db_path=str(db_path), environ={}, embedder=CachingEmbedder(minilm))
     qtbot.addWidget(win)
     win.show()
     sid = saved[1]["short"]

@@ -28,7 +28,7 @@ from ui.experiments.tables import RUN_COLUMNS
 from ui.panes.decisions.decision_strip import AGENT, WHY
 from ui.panes.memory.memory_table import COL_KIND, COL_TEXT
 from ui.panes.thoughts.thought_page import MAX_BUBBLES
-from ui.storm.commands import SimulatedSeat
+from ui.session.simulated import SimulatedSeat
 
 pytestmark = pytest.mark.asyncio
 
@@ -41,7 +41,7 @@ HEADER = re.compile(
 @pytest.fixture
 def window(qtbot, tmp_path, minilm):
     win, controller = app_window(qtbot, tmp_path / "switch.db", minilm)
-    controller.users_dir = tmp_path / "users"
+    controller.simulated.users_dir = tmp_path / "users"
     yield win, controller
     view = win.experiments.view
     if view is not None and view.job is not None:
@@ -54,7 +54,7 @@ def window(qtbot, tmp_path, minilm):
 def _ready(win: Any, controller: Any) -> None:
     """On the test's loop: the model counts as loaded; the geometry view is shown (it follows
     live sessions too)."""
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
+    assert not controller.embedding.loading  # app_window hands the loaded model in
     win.geometry_view.action.setChecked(True)
 
 

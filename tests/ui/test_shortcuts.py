@@ -22,8 +22,9 @@ pytestmark = pytest.mark.asyncio
 
 @pytest.fixture
 def window(qtbot, tmp_path, minilm):
-    win, controller = build(db_path=str(tmp_path / "keys.db"), environ={})
-    controller._embedder = CachingEmbedder(minilm)
+    win, controller = build(
+        db_path=str(tmp_path / "keys.db"), environ={}, embedder=CachingEmbedder(minilm)
+    )
     qtbot.addWidget(win)
     win.resize(1024, 700)
     win.show()
@@ -37,7 +38,6 @@ async def _active(win) -> None:
 
 
 async def _session(controller, n: int = 3):
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:n], icebreaker="Weekend plans?")
     assert room is not None
     return room

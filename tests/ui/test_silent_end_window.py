@@ -21,8 +21,9 @@ QUIET = PRESETS["simulation"].model_copy(
 
 @pytest.fixture
 def window(qtbot, tmp_path, minilm):
-    win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
-    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    win, controller = build(
+        db_path=str(tmp_path / "ui.db"), environ={}, embedder=CachingEmbedder(minilm)
+    )
     qtbot.addWidget(win)
     win.resize(1024, 700)
     win.show()
@@ -32,7 +33,6 @@ def window(qtbot, tmp_path, minilm):
 async def quiet_session_ended(win, controller):
     """A session of three agents nobody's motivation carries over imThreshold 5, run to its end."""
     controller.configure({"engine": "offline", "max_silent_steps": 2})
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:3], icebreaker="Hey!")
     assert room is not None
     for a in room.agents:

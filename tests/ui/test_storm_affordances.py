@@ -18,9 +18,11 @@ from ui.storm.view import StormWindow
 
 def _controller(tmp_path: Path, profiles: int) -> SessionController:
     c = SessionController(EngineBridge(), db_path=tmp_path / "s.db", environ={})
-    c.users_dir = tmp_path / "users"
+    c.simulated.users_dir = tmp_path / "users"
     for seed in range(profiles):
-        c.save_profile(c.generate_profile(100 + seed, task=None, difficulty=None, uncertainty=40))
+        c.simulated.save_profile(
+            c.simulated.generate_profile(100 + seed, task=None, difficulty=None, uncertainty=40)
+        )
     return c
 
 

@@ -22,9 +22,10 @@ pytestmark = pytest.mark.asyncio
 
 @pytest.fixture
 def window(qtbot, tmp_path, minilm):
-    win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
-    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
-    controller.users_dir = tmp_path / "users"
+    win, controller = build(
+        db_path=str(tmp_path / "ui.db"), environ={}, embedder=CachingEmbedder(minilm)
+    )
+    controller.simulated.users_dir = tmp_path / "users"
     qtbot.addWidget(win)
     win.show()
     return win, controller
@@ -44,10 +45,11 @@ def _states(db_path: str, session_id: str, name: str) -> list[tuple[int, int]]:
 
 async def test_two_simulated_users_and_an_agent_show_hidden_state_only_for_the_users(window):
     win, controller = window
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     one = profiles.generate_profile(1, task="Buy a smartphone", difficulty=3, uncertainty=40)
     two = profiles.generate_profile(2, task="Refill my prescription", difficulty=2)
-    controller.save_profile(one)  # a saved profile is listed; the other is generated in the box
+    controller.simulated.save_profile(
+        one
+    )  # a saved profile is listed; the other is generated in the box
     dlg = win.dialogs.open_new_session()
     assert dlg is not None
     box = dlg.simulated
@@ -59,7 +61,7 @@ async def test_two_simulated_users_and_an_agent_show_hidden_state_only_for_the_u
     gen.difficulty.setCurrentIndex(gen.difficulty.findData(2))
     gen.try_generate()
     assert gen.profile == two
-    assert (controller.users_dir / f"{two.id}.toml").exists()
+    assert (controller.simulated.users_dir / f"{two.id}.toml").exists()
     box.speak.setValue(0.9)
     agent = controller.library()[0]
     for i in range(dlg.list.count()):
@@ -121,8 +123,7 @@ async def test_two_simulated_users_and_an_agent_show_hidden_state_only_for_the_u
 
 async def test_the_replay_shows_the_hidden_states_up_to_the_moment(window):
     win, controller = window
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
-    from ui.storm.commands import SimulatedSeat
+    from ui.session.simulated import SimulatedSeat
 
     user = profiles.generate_profile(5, task="Buy a smartphone", difficulty=3)
     room = await controller.new_session(

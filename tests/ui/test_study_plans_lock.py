@@ -4,7 +4,6 @@ with a message naming them, starting nothing. A real runner in a subprocess, a r
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from typing import Any
 
@@ -29,7 +28,6 @@ async def test_a_plan_run_from_the_command_line_is_shown_running_and_resume_is_r
     runner = Runner(db, plan_id)
     try:
         win, controller = app_window(qtbot, db, minilm)
-        controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
         view = win.experiments.plans.open_view()
         view.refresh()
         status = _col(view.plans, PLAN_COLUMNS.index("Status"))

@@ -7,7 +7,6 @@ sockets on 127.0.0.1, conversations of 3 seconds."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import sqlite3
 from pathlib import Path
@@ -38,7 +37,6 @@ def _free_port() -> int:
 
 def _window(qtbot: Any, db: Path, minilm: Any) -> tuple[Any, Any]:
     win, controller = app_window(qtbot, db, minilm)
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))  # the model is loaded
     return win, controller
 
 

@@ -180,4 +180,4 @@ async def test_the_rating_menu_opens_it(qtbot: Any, db_path: Path, minilm: MiniL
     assert view.isVisible()
     await _done(view)
     assert view.message.text().startswith("No study plans in this database yet.")
-    assert view.embedder == win.controller.embedder
+    assert view.embedder == win.controller.embedding.get

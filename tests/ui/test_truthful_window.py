@@ -27,8 +27,9 @@ ENDED = r"has ended \(interrupted at \d\d:\d\d:\d\d\); it can no longer change"
 
 @pytest.fixture
 def window(qtbot, tmp_path, minilm):
-    win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
-    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    win, controller = build(
+        db_path=str(tmp_path / "ui.db"), environ={}, embedder=CachingEmbedder(minilm)
+    )
     qtbot.addWidget(win)
     win.resize(1440, 900)
     win.show()
@@ -36,7 +37,6 @@ def window(qtbot, tmp_path, minilm):
 
 
 async def _started(win, controller):
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(
         controller.library()[:3], icebreaker="What did you do last weekend?"
     )

@@ -3,7 +3,6 @@ of a re-scored thought."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ pytestmark = pytest.mark.asyncio
 
 
 async def _session(controller, n: int, icebreaker: str | None):
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     room = await controller.new_session(controller.library()[:n], icebreaker=icebreaker)
     assert room is not None
     return room
@@ -30,11 +28,12 @@ async def test_an_interruption_is_marked_and_the_decision_strip_explains_both_si
     with FakeLLMServer(logprobs=False) as srv:
         srv.set_responder(scripted({"Ana": 1, "Ben": 2, "Chloe": 5}))
         env = {"OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "test-key"}
-        win, controller = build(db_path=str(tmp_path / "t.db"), environ=env)
+        win, controller = build(
+            db_path=str(tmp_path / "t.db"), environ=env, embedder=CachingEmbedder(minilm)
+        )
         qtbot.addWidget(win)
         win.show()
         controller.configure({"model": "fake-model", "retry_base_delay": 0})
-        controller._embedder = CachingEmbedder(minilm)
         room = await _session(controller, 3, None)  # Ana, Ben, Chloe
         room.add_human("Zoe")
         await room.post_human_message("Zoe", "Ben, what did you do last weekend?")
@@ -63,10 +62,11 @@ async def test_an_interruption_is_marked_and_the_decision_strip_explains_both_si
 async def test_the_saliency_badge_of_a_re_scored_thought_follows_its_new_saliency(
     qtbot, tmp_path, minilm
 ):
-    win, controller = build(db_path=str(tmp_path / "s.db"), environ={})
+    win, controller = build(
+        db_path=str(tmp_path / "s.db"), environ={}, embedder=CachingEmbedder(minilm)
+    )
     qtbot.addWidget(win)
     win.show()
-    controller._embedder = CachingEmbedder(minilm)
     room = await _session(controller, 3, "What did you do last weekend?")
     seen: list[Any] = []
     room.bus.subscribe(seen.append)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 
 import pytest
@@ -19,15 +18,15 @@ pytestmark = pytest.mark.asyncio
 def window(qtbot, tmp_path, minilm):
     from playground.embedding.cache import CachingEmbedder
 
-    win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
-    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    win, controller = build(
+        db_path=str(tmp_path / "ui.db"), environ={}, embedder=CachingEmbedder(minilm)
+    )
     qtbot.addWidget(win)
     win.show()
     return win, controller
 
 
 async def _stepped(win, controller, n: int = 3, preset: str | None = None):
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))  # the model is loaded
     room = await controller.new_session(
         controller.library()[:n], icebreaker="What did you do last weekend?", preset=preset
     )

@@ -19,11 +19,11 @@ pytestmark = pytest.mark.asyncio
 
 @pytest.fixture
 def window(qtbot, tmp_path, minilm):
-    win, controller = build(db_path=str(tmp_path / "ui.db"), environ={})
-    controller._embedder = None
     from playground.embedding.cache import CachingEmbedder
 
-    controller._embedder = CachingEmbedder(minilm)  # the shared, already-loaded model
+    win, controller = build(
+        db_path=str(tmp_path / "ui.db"), environ={}, embedder=CachingEmbedder(minilm)
+    )
     qtbot.addWidget(win)
     win.show()
     return win, controller
@@ -36,7 +36,6 @@ def _step_done(room) -> bool:
 async def _start(
     win, controller, n: int = 4, icebreaker: str | None = "What did you do last weekend?"
 ):
-    controller._embedder_task = asyncio.ensure_future(asyncio.sleep(0))
     people = controller.library()[:n]
     room = await controller.new_session(people, icebreaker=icebreaker)
     assert room is not None
@@ -151,11 +150,12 @@ async def test_human_joins_gets_a_reply_and_private_notes_never_reach_a_prompt(
     with FakeLLMServer() as srv:
         srv.set_responder(functools.partial(faithful_responder, rating=5))  # agents keen to answer
         env = {"OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "test-key"}
-        win, controller = build(db_path=str(tmp_path / "h.db"), environ=env)
+        win, controller = build(
+            db_path=str(tmp_path / "h.db"), environ=env, embedder=CachingEmbedder(minilm)
+        )
         qtbot.addWidget(win)
         win.show()
         controller.configure({"model": "fake-model", "pause_seconds": 30, "retry_base_delay": 0})
-        controller._embedder = CachingEmbedder(minilm)
         room = await _start(win, controller, n=2, icebreaker=None)
         await controller.join_as_human("Zoe")
         assert win.pace.currentData() == "typing"  # real time reads at typing speed
@@ -201,11 +201,12 @@ async def test_a_server_error_is_shown_and_the_session_is_kept(qtbot, tmp_path, 
 
     with FakeLLMServer() as srv:
         env = {"OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "test-key"}
-        win, controller = build(db_path=str(tmp_path / "e.db"), environ=env)
+        win, controller = build(
+            db_path=str(tmp_path / "e.db"), environ=env, embedder=CachingEmbedder(minilm)
+        )
         qtbot.addWidget(win)
         win.show()
         controller.configure({"model": "fake-model", "retry_base_delay": 0, "max_retries": 0})
-        controller._embedder = CachingEmbedder(minilm)
         room = await _start(win, controller, n=2)
         srv.fail_next(500, count=100)
         win.act_step.trigger()
@@ -256,7 +257,7 @@ async def test_participants_can_be_added_removed_and_retuned_mid_session(window)
     win, controller = window
     room = await _start(win, controller, n=2)
     newcomer = controller.library()[5]
-    await controller.add_participant(newcomer)
+    await controller.room_commands.add_participant(newcomer)
     await until(lambda: newcomer.name in win.participants.chips, what="the new chip")
     dlg = None
     win.selection.select(newcomer.name)
@@ -275,7 +276,7 @@ async def test_participants_can_be_added_removed_and_retuned_mid_session(window)
     await until(
         lambda: room.agent(newcomer.name).proactivity.im_threshold == 3.5, what="custom value"
     )
-    await controller.remove_participant(newcomer.name)
+    await controller.room_commands.remove_participant(newcomer.name)
     await until(lambda: newcomer.name not in win.participants.chips, what="the chip removed")
     await controller.shutdown()
 

@@ -226,7 +226,7 @@ async def open_everything() -> dict[str, Any]:
     add(win.experiments.plans.new_plan())
     add(win.storm.open_view())
     add(win.storm.open_add())
-    profile = controller.generate_profile(1, task=None, difficulty=None, uncertainty=0)
+    profile = controller.simulated.generate_profile(1, task=None, difficulty=None, uncertainty=0)
     add(win.storm.open_editor(profile))
     add(win.open_library())
     add(win.keys.show_shortcuts())

@@ -227,7 +227,7 @@ class ExperimentsWindow(JobWindow):
         if db is None:
             return None
         self.concurrency = plan.concurrency
-        job = ExperimentRun(db, plan, self.controller.embedder, parent=self)
+        job = ExperimentRun(db, plan, self.controller.embedding.get, parent=self)
         job.progress_changed.connect(self._progress)
         job.ended.connect(self._ended)
         self.job = job

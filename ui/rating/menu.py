@@ -167,7 +167,7 @@ class RatingMenu(QObject):
 
         if self._alive(self.study_report):
             self.study_report.refresh()  # type: ignore[union-attr]
-        embedder = self.controller.embedder
+        embedder = self.controller.embedding.get
         w = self._front(
             self.study_report, lambda db: StudyReportView(db, self._main, embedder=embedder)
         )

@@ -59,7 +59,7 @@ class StudyReportView(WorkerView):
     Args:
         db: the session database.
         parent: the main window, or None.
-        embedder: gives the window's shared embedder (the controller's ``embedder``); None
+        embedder: gives the window's shared embedder (the controller's ``embedding.get``); None
             leaves the similarities out.
     """
 

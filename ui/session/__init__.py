@@ -1,2 +1,3 @@
-"""The window's session: the state the session controller owns (:mod:`ui.session.core`), the base
-of :class:`ui.session.controller.SessionController` and of its command groups."""
+"""The window's session: :class:`ui.session.controller.SessionController` and the parts it holds
+(the embedding model, the room's commands, STORM simulated users, the study server, the run
+state)."""

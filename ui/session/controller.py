@@ -1,48 +1,290 @@
 """SessionController: the GUI's commands to the engine, and the boundary that turns failures into messages.
 
-The session's life is here: set-up (a new session, a fork), run control, the human participant and
-shutdown. The state and the failure boundary are :class:`ui.session.core.SessionCore`'s; the
-commands on participants and minds, and on STORM simulated users, are the bases it inherits.
+One class, composed of the parts it holds (each a plain class with an explicit constructor, not a
+base or a mixin):
+
+- :attr:`SessionController.embedding` (:class:`ui.session.embedding.EmbeddingModel`): the
+  embedding model, handed in ready or loaded in the background;
+- :attr:`SessionController.room_commands` (:class:`ui.session.room_commands.RoomCommands`): the
+  live room's participants and the agents' minds;
+- :attr:`SessionController.simulated` (:class:`ui.session.simulated.SimulatedUsers`): STORM
+  profiles and simulated users;
+- :attr:`SessionController.study` (:class:`ui.session.study.StudyHost`): invited people in
+  browsers;
+- the run state, derived from the controller's facts (:mod:`ui.session.run_state`).
+
+The parts see the controller as :class:`ui.session.live.LiveSession`: the session on screen and
+the failure boundary (:meth:`SessionController.guarded`). The controller itself owns the state
+(settings, engine, room, recorder, the running task), the resources (personas, databases) and the
+session's life: set-up (a new session, a fork), run control, the human participant, shutdown.
+Signals are the controller's: the window connects to one object.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import TYPE_CHECKING, TypeVar
+import logging
+import os
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from playground import domain, errors, events, factory
+from PySide6.QtCore import QObject, Signal
+
+from playground import domain, errors, events, factory, personas
 from playground.room import loops
 from playground.room.room import Room
 from playground.room.run_control import RunControl
-from playground.settings import PRESETS
+from playground.settings import PRESETS, Settings, load_settings
+from playground.storage import open_database
+from playground.storage.database import DEFAULT_DB
+from playground.urls import redact
+from ui.bridge import EngineBridge
+from ui.session.embedding import EmbeddingModel
 from ui.session.room_commands import RoomCommands
 from ui.session.run_state import state_of
+from ui.session.simulated import SimulatedSeat, SimulatedUsers
 from ui.session.study import StudyHost
-from ui.storm.commands import SimulatedSeat, SimulatedUserCommands
 
 if TYPE_CHECKING:
+    import sqlite_utils
+
+    from playground.embedding.cache import CachingEmbedder
     from playground.history.recording import Recording
     from playground.storage.recorder import SessionRecorder
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 
-class SessionController(RoomCommands, SimulatedUserCommands):
+class SessionController(QObject):
     """Owns the current session: settings, engine, room, recorder and the running task.
 
     Every command is an ``async`` method; failures become ``error`` signals with a message that
-    names what is wrong, and the session keeps everything it had. The state, the failure
-    boundary and the resources are :class:`ui.session.core.SessionCore`'s; this class adds the
-    session's life (set-up, run control, the human participant, shutdown) to the command groups
-    it inherits.
+    names what is wrong, and the session keeps everything it had.
+
+    Args:
+        bridge: Re-emits the session's engine events as Qt signals (attached to each new bus).
+        db_path: The session database (created on first use).
+        personas_dir: The persona library (default: the packaged personas).
+        environ: The environment settings are read from (default: the process's).
+        embedder: An embedding model ready to use (already loaded): nothing is loaded then.
+            None: the packaged MiniLM is loaded in the background (:meth:`EmbeddingModel.start`).
+        parent: The Qt parent (the window, once it is built).
     """
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    error = Signal(str)
+    notice = Signal(str)
+    session_changed = Signal(str)  # session id
+    running_changed = Signal(bool)
+    mode_changed = Signal(str)  # "simulation" | "realtime"
+    engine_changed = Signal(str)  # label for the status bar
+    embedder_ready = Signal()
+    pace_changed = Signal(str)  # "fast" | "typing"
+    about_to_start = Signal()  # a new session replaces the current one: views start afresh
+    busy_changed = Signal(str)  # what a session's set-up waits for ("" once it waits no more)
+    thought_deleted_by_user = Signal(str, int)  # agent, thought id: the window offers an undo
+    session_refused = Signal(str)  # a change to this ended session was refused (session id)
+
+    def __init__(
+        self,
+        bridge: EngineBridge,
+        *,
+        db_path: str | os.PathLike[str] = DEFAULT_DB,
+        personas_dir: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        embedder: CachingEmbedder | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.db_path = db_path
+        self.personas_dir = personas_dir or str(personas.DEFAULT_DIR)
+        self.environ = dict(os.environ if environ is None else environ)
+        self.settings: Settings = load_settings(self.environ)
+        self.api_key: str | None = None  # a key typed in the window: kept in memory only
+        self.db: sqlite_utils.Database | None = None
+        self.engine: factory.Engine | None = None
+        self.room: Room | None = None
+        self.recorder: SessionRecorder | None = None
+        self.control = RunControl()
+        self.task: asyncio.Task[Any] | None = None
+        self.mode = "simulation"
+        self.human: str | None = None
+        self.closed = False
+        self._other_dbs: dict[str, sqlite_utils.Database] = {}
+        #: Done when the set-up of a new session (or fork) in progress ends: Run and Step wait for it.
+        self._setup: asyncio.Future[None] | None = None
+        self.stepping = False  # a Step's trigger is in flight (see ui.session.run_state)
+        #: The engine and model of the session on screen (None: no session): what the status
+        #: bar names, whatever the Engine dialog has set for the next session since.
+        self.session_engine: str | None = None
+        #: The speed before a person joined (joining slows the agents to typing speed): the
+        #: next session gets it back instead of inheriting the human session's.
+        self._pace_before_join: str | None = None
+        # -- the parts -------------------------------------------------------------------------------
+        #: The embedding model every session shares.
+        self.embedding = EmbeddingModel(
+            ready=embedder, on_loaded=self.embedder_ready.emit, on_failed=self.error.emit
+        )
+        #: The live room's participants and the agents' minds (Participants, thoughts, memories).
+        self.room_commands = RoomCommands(
+            self, notify=self.notice.emit, thought_deleted=self.thought_deleted_by_user.emit
+        )
+        #: STORM profiles and simulated users.
+        self.simulated = SimulatedUsers(
+            self, personas_dir=self.personas_dir, notify=self.notice.emit
+        )
         #: Invited people in browsers (Session ▸ Invite people…): serves the live session.
         self.study = StudyHost(self, parent=self)
+
+    # -- boundary ----------------------------------------------------------------------------------
+
+    async def guarded(self, what: str, fn: Callable[[], Awaitable[T]]) -> T | None:
+        """Run a command; expected failures become one clear message (None is returned), never
+        a crash."""
+        try:
+            return await fn()
+        except errors.RecordingError as exc:
+            await self._stop_unsaved(exc)
+            self.error.emit(f"{what}: {exc}")
+        except errors.SessionEnded as exc:
+            self.error.emit(f"{what}: {exc}")
+            if self.room is not None:
+                self.session_refused.emit(self.room.session_id)  # the window offers a way on
+        except errors.PlaygroundError as exc:
+            self.error.emit(f"{what}: {exc}")
+        except Exception as exc:
+            # The GUI boundary: an unexpected bug is logged and shown, and the window stays usable.
+            log.exception("%s failed", what)
+            self.error.emit(f"{what} failed unexpectedly: {type(exc).__name__}: {exc}")
+        return None
+
+    async def _stop_unsaved(self, exc: errors.RecordingError) -> None:
+        """The database could not be written: the session ends failed (a run must not go on unsaved)."""
+        if self.room is not None and self.room.status == "running":
+            loops.fail_unrecorded(self.room, exc)
+        await self._cancel_task()
+
+    async def _cancel_task(self) -> None:
+        if self.task is not None and not self.task.done():
+            # Stop the loop as well as cancelling it: on 3.11 wait_for can swallow a cancellation.
+            # The session's status was settled by the caller.
+            if self.room is not None:
+                self.room.stop()
+            self.task.cancel()
+            # The task's own errors were already reported.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+        self.task = None
+        self.running_changed.emit(False)
+
+    def require_room(self) -> Room:
+        """The session on screen.
+
+        Raises:
+            PlaygroundError: there is none (the message says how to get one).
+        """
+        if self.room is None:
+            raise errors.PlaygroundError(
+                "there is no live session: start a new one, or fork a replay from its current moment"
+            )
+        return self.room
+
+    def require_live_room(self) -> Room:
+        """The session on screen, if it has not ended.
+
+        Raises:
+            PlaygroundError: there is no session.
+            SessionEnded: it has ended (the message says how and when).
+        """
+        room = self.require_room()
+        room.require_open()
+        return room
+
+    # -- resources -----------------------------------------------------------------------------------
+
+    def library(self) -> list[domain.Persona]:
+        return personas.load_personas(self.personas_dir)
+
+    def save_persona(self, persona: domain.Persona) -> None:
+        """Write an edited persona back to the library. Raises PersonaError naming what is wrong."""
+        personas.save_persona(persona, self.personas_dir)
+
+    def icebreakers(self) -> list[str]:
+        return personas.load_icebreakers(self.personas_dir)
+
+    def database(self) -> sqlite_utils.Database:
+        if self.db is None:
+            self.db = open_database(self.db_path)
+        return self.db
+
+    def database_at(self, path: str | os.PathLike[str]) -> sqlite_utils.Database:
+        """The database at ``path``: the session database itself, or another one the user opened
+        (kept open; never created). Raises PlaygroundError naming the file when it cannot be used."""
+        if Path(path).resolve() == Path(self.db_path).resolve():
+            return self.database()
+        key = str(Path(path).resolve())
+        if key not in self._other_dbs:
+            self._other_dbs[key] = open_database(path, create=False)
+        return self._other_dbs[key]
+
+    def _busy_loading_model(self) -> None:
+        """Say in the conversation pane what the set-up waits for, while it waits."""
+        if self.embedding.loading:
+            self.busy_changed.emit(f"Loading the embedding model ({self.embedding.name})…")
+
+    def status_engine_label(self) -> str:
+        """What the status bar names: the session on screen's engine, else the next session's."""
+        return self.session_engine or self.engine_label()
+
+    def engine_label(self) -> str:
+        """The engine and model the next new session will use (the Engine dialog's settings)."""
+        s = self.settings
+        if s.engine.engine == "offline":
+            return "offline engine (no language model)"
+        return (
+            f"{s.llm.model} @ {redact(s.llm.base_url or 'api.openai.com')}"
+            f" · {s.engine.evaluation_mode} ratings"
+        )
+
+    # -- settings ------------------------------------------------------------------------------------
+
+    def configure(self, overrides: dict[str, Any]) -> Settings:
+        """Apply settings from the window. Raises SettingsError naming the bad value."""
+        if overrides.get("api_key"):
+            self.api_key = str(overrides["api_key"])
+        merged = {k: v for k, v in overrides.items() if k != "api_key"}
+        merged["api_key"] = self.api_key
+        self.settings = load_settings(self.environ, merged)
+        self.engine_changed.emit(self.status_engine_label())  # a live session keeps its engine
+        return self.settings
+
+    async def test_connection(self, overrides: dict[str, Any]) -> str:
+        """Probe a server with the given settings; returns a one-line verdict. Raises LLMError/SettingsError."""
+        key = overrides.get("api_key") or self.api_key
+        settings = load_settings(self.environ, {**overrides, "api_key": key, "engine": "openai"})
+        client = factory.make_chat_client(settings)
+        try:
+            logprobs = await client.probe()
+        finally:
+            await client.close()
+        method = settings.engine.rating_method
+        if method == "auto":
+            method = "logprobs" if logprobs else "sampled"
+        how = {
+            "logprobs": "ratings from the rating token's logprobs",
+            "sampled": f"ratings sampled {settings.engine.rating_samples} times (no logprobs)",
+            "parsed": "the parsed rating alone",
+        }.get(method, method)
+        learned = "".join(f"\n• {why}" for why in client.profile.learned)
+        return (
+            f"Connected to {client.where} with model {settings.llm.model}: {how}."
+            f"\nServer: {client.profile.summary()}{learned}"
+        )
 
     # -- sessions ------------------------------------------------------------------------------------
 
@@ -120,14 +362,10 @@ class SessionController(RoomCommands, SimulatedUserCommands):
                 f"unknown turn-taking policy {unknown[0]!r}; choose one of {', '.join(domain.POLICIES)}"
             )
         settings = self.settings.model_copy(update={"preset": preset}) if preset else self.settings
-        self.notice.emit(
-            "Loading the embedding model…"
-            if self._embedder_task is None or not self._embedder_task.done()
-            else "Starting…"
-        )
-        self.start_loading_embedder()
+        self.notice.emit("Loading the embedding model…" if self.embedding.loading else "Starting…")
+        self.embedding.start()
         self._busy_loading_model()
-        embedder = await self.embedder()
+        embedder = await self.embedding.get()
         self.busy_changed.emit(f"Setting up the session: seating {len(people)} participants…")
         # Connect first: if the server cannot be used, the current session carries on untouched.
         engine = await factory.build_engine(settings, embedder=embedder)
@@ -146,7 +384,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
         )
         self._take_over(room, recorder)
         if simulated:
-            await self._seat_simulated(room, simulated)
+            await self.simulated.seat(room, simulated)
         if icebreaker:
             await room.post(self._initiator(), icebreaker, origin="icebreaker")
         return room
@@ -177,7 +415,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
             }
         )
         self._busy_loading_model()
-        embedder = await self.embedder()
+        embedder = await self.embedding.get()
         self.busy_changed.emit("Setting up the fork…")
         engine = await factory.build_engine(settings, embedder=embedder)
         await self._end_current("a replay was forked")
@@ -216,8 +454,6 @@ class SessionController(RoomCommands, SimulatedUserCommands):
         self.engine_changed.emit(self.session_engine)
 
     def _initiator(self) -> str:
-        import random
-
         assert self.room is not None
         return random.Random(f"{self.settings.engine.seed}:room").choice(
             [a.name for a in self.room.agents]
@@ -252,7 +488,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
             PlaygroundError: no live session, or a human has joined (it runs in real time).
         """
         await self._after_setup()
-        room = self._require_live_room()
+        room = self.require_live_room()
         if self.mode == "realtime":
             raise errors.PlaygroundError("a human has joined: the conversation runs in real time")
         return room
@@ -288,7 +524,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
         await self.guarded("Stop", self._stop)
 
     async def _stop(self) -> None:
-        room = self._require_room()
+        room = self.require_room()
         room.finish("interrupted", "stopped by the user")
         await self._cancel_task()
 
@@ -316,7 +552,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
         await self.guarded("Join", lambda: self._join(name))
 
     async def _join(self, name: str) -> None:
-        room = self._require_live_room()
+        room = self.require_live_room()
         if self.human:
             raise errors.PlaygroundError(f"you already joined as {self.human}")
         room.add_human(name.strip())
@@ -326,7 +562,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
     async def go_realtime(self) -> None:
         """People take part (at the window or from browsers): the simulation hands over to the
         real-time loop, and agents write no faster than they could type (for this session)."""
-        room = self._require_live_room()
+        room = self.require_live_room()
         if self.mode == "realtime" and self.task is not None and not self.task.done():
             self.mode_changed.emit(self.mode)  # already: someone else takes part now too
             return
@@ -351,7 +587,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
 
     async def send(self, text: str) -> domain.Message | None:
         async def go() -> domain.Message:
-            room = self._require_room()
+            room = self.require_room()
             if not self.human:
                 raise errors.PlaygroundError("join the conversation as a human first")
             return await room.post_human_message(self.human, text)
@@ -362,14 +598,14 @@ class SessionController(RoomCommands, SimulatedUserCommands):
         async def go() -> None:
             if not self.human:
                 raise errors.PlaygroundError("join the conversation as a human first")
-            self._require_room().annotate(self.human, message_id, text)
+            self.require_room().annotate(self.human, message_id, text)
 
         await self.guarded("Private note", go)
 
     async def label(self, message_id: int, question: str, answer: str) -> None:
         async def go() -> None:
             if self.human:
-                self._require_room().record_label(self.human, message_id, question, answer)
+                self.require_room().record_label(self.human, message_id, question, answer)
 
         await self.guarded("Answer", go)
 
@@ -378,12 +614,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
     async def shutdown(self) -> None:
         """Stop cleanly: the running session is marked interrupted; the database is closed."""
         await self._end_current("the window was closed")
-        if self._embedder_task is not None and not self._embedder_task.done():
-            with contextlib.suppress(TimeoutError, Exception):
-                await asyncio.wait_for(asyncio.shield(self._embedder_task), 30)
-        drain = getattr(self._embedder.inner, "drain", None) if self._embedder else None
-        if drain is not None:
-            await drain()  # no encode may call back into the loop after it closes
+        await self.embedding.close()  # no encode may call back into the loop after it closes
         if self.db is not None:
             self.db.close()
             self.db = None

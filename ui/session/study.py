@@ -23,7 +23,7 @@ from playground.study.server import StudyServer, is_loopback
 class StudyController(Protocol):
     """What the study server needs of the session controller."""
 
-    def _require_live_room(self) -> Room: ...
+    def require_live_room(self) -> Room: ...
 
     def database(self) -> Any: ...
 
@@ -83,7 +83,7 @@ class StudyHost(QObject):
         Raises:
             PlaygroundError: no live session, or the address cannot be listened on.
         """
-        room = self._controller._require_live_room()
+        room = self._controller.require_live_room()
         if self.server is None:
             book = SeatBook(self._controller.database(), room.session_id)
             hub = StudyHub(room, book)

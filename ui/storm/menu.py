@@ -55,7 +55,7 @@ class StormMenu(QObject):
         def seat() -> None:
             for seat in dlg.seats():
                 w.spawn(
-                    w.controller.add_simulated_user(
+                    w.controller.simulated.add_simulated_user(
                         seat.profile, speak_probability=seat.speak_probability
                     )
                 )
@@ -68,10 +68,10 @@ class StormMenu(QObject):
     def open_editor(self, profile: UserProfile) -> ProfileEditorDialog:
         """The profile editor for ``profile``; Save writes its file in ``<personas>/users``."""
         w = self.window
-        dlg = ProfileEditorDialog(profile, w.controller.save_profile, w.window())
+        dlg = ProfileEditorDialog(profile, w.controller.simulated.save_profile, w.window())
         dlg.saved.connect(
             lambda p: w.hint(
-                f"Saved profile {p.id} to {w.controller.users_dir}; it applies to new sessions."
+                f"Saved profile {p.id} to {w.controller.simulated.users_dir}; it applies to new sessions."
             )
         )
         self.editor = dlg

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -35,7 +35,10 @@ from playground import errors
 from playground.domain.simulated_user import UNCERTAINTIES, UserProfile
 from ui.dialogs.common import intro_label, ok_cancel
 from ui.screen_fit import fit_window, preferred_size
-from ui.storm.commands import DEFAULT_SPEAK_PROBABILITY, SimulatedSeat
+from ui.session.simulated import DEFAULT_SPEAK_PROBABILITY, SimulatedSeat
+
+if TYPE_CHECKING:
+    from ui.session.controller import SessionController
 
 SPEAK_HELP = (
     "Turn taking of simulated users: one answers whenever a message addresses it by name;"
@@ -76,7 +79,7 @@ class GenerateProfileDialog(QDialog):
 
     Args:
         generate: ``generate(seed, task=..., difficulty=..., uncertainty=...)`` (the
-            controller's ``generate_profile``).
+            controller's ``simulated.generate_profile``).
         save: writes the generated profile (None: it is not saved).
         seed: the first seed offered.
         parent: Optional parent widget.
@@ -160,11 +163,11 @@ class SimulatedUsersBox(QGroupBox):
     """New session ▸ Simulated users: tick saved profiles, or generate one; speak probability.
 
     Args:
-        controller: gives ``user_profiles()``, ``generate_profile(...)`` and ``save_profile``.
+        controller: the session controller: its simulated users' profiles and its settings.
         parent: Optional parent widget.
     """
 
-    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
         super().__init__("Simulated users (STORM profiles, optional)", parent)
         self.controller = controller
         self.profiles: dict[str, UserProfile] = {}
@@ -207,7 +210,7 @@ class SimulatedUsersBox(QGroupBox):
     def reload(self) -> None:
         """List the saved profiles again (a bad file is named; the rest stay listed)."""
         try:
-            found = self.controller.user_profiles()
+            found = self.controller.simulated.user_profiles()
         except errors.PlaygroundError as exc:
             found = []
             self.error.setText(f"Profiles: {exc}")
@@ -259,7 +262,10 @@ class SimulatedUsersBox(QGroupBox):
     def open_generate(self) -> GenerateProfileDialog:
         c = self.controller
         dlg = GenerateProfileDialog(
-            c.generate_profile, c.save_profile, seed=self.list.count(), parent=self
+            c.simulated.generate_profile,
+            c.simulated.save_profile,
+            seed=self.list.count(),
+            parent=self,
         )
         dlg.accepted.connect(lambda: self.add_profile(dlg.profile) if dlg.profile else None)
         self.dialog = dlg
@@ -267,7 +273,7 @@ class SimulatedUsersBox(QGroupBox):
         return dlg
 
 
-def attach_to_new_session(dialog: QDialog, controller: Any) -> SimulatedUsersBox:
+def attach_to_new_session(dialog: QDialog, controller: SessionController) -> SimulatedUsersBox:
     """Put a :class:`SimulatedUsersBox` into the New session dialog, above its buttons."""
     box = SimulatedUsersBox(controller, dialog)
     lay = getattr(dialog, "body", None) or dialog.layout()  # in its scrolling form, if any
@@ -289,7 +295,7 @@ class AddSimulatedUserDialog(QDialog):
         parent: Optional parent widget.
     """
 
-    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Add a simulated user")
         self.users = SimulatedUsersBox(controller, self)

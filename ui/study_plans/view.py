@@ -220,7 +220,7 @@ class StudyPlansWindow(JobWindow):
             plan_id,
             settings,
             library,
-            c.embedder,
+            c.embedding.get,
             listen=listen,
             review_minutes=review_minutes,
             parent=self,

@@ -311,7 +311,7 @@ class GeometryView(QObject):
         missing = [m for m in messages if m.id not in known]
         if missing:
             self.panel.status.setText(f"embedding {len(missing)} message(s)…")
-            embedder = await self.window.controller.embedder()
+            embedder = await self.window.controller.embedding.get()
             vecs = await embedder.embed([m.text for m in missing])
             for m, v in zip(missing, vecs, strict=True):
                 known[m.id] = self._vectors[(sid, m.id)] = np.asarray(v, dtype=np.float32)
@@ -358,7 +358,7 @@ class GeometryView(QObject):
         speakers = {i: speaker for i, speaker, _text in library.message_lines(rec.db, sid)}
         if not speakers:
             return GeometryData.empty()
-        embedder = await self.window.controller.embedder()
+        embedder = await self.window.controller.embedding.get()
         ids, vectors = await message_vectors(rec.db, sid, embedder)
         ids = [int(i) for i in ids]
         return await asyncio.to_thread(

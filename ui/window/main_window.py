@@ -193,7 +193,7 @@ class MainWindow(QMainWindow):
         self.act_engine.triggered.connect(self.dialogs.open_engine_settings)
         self.act_settings.triggered.connect(self.dialogs.open_participant_settings)
         self.act_remove.triggered.connect(
-            lambda: self.spawn(c.remove_participant(self.selection.name))
+            lambda: self.spawn(c.room_commands.remove_participant(self.selection.name))
         )
         self.participants_menu.aboutToShow.connect(self.dialogs.fill_add_menu)
         self.pace.currentIndexChanged.connect(lambda: c.set_pace(self.pace.currentData()))
@@ -222,20 +222,24 @@ class MainWindow(QMainWindow):
         )
         self.conversation.label_requested.connect(lambda mid, q, a: self.spawn(c.label(mid, q, a)))
         self.thoughts.force_express_requested.connect(
-            lambda agent, tid: self.spawn(c.force_express(agent, tid))
+            lambda agent, tid: self.spawn(c.room_commands.force_express(agent, tid))
         )
         self.thoughts.delete_requested.connect(
-            lambda agent, tid: self.spawn(c.delete_thought(agent, tid))
+            lambda agent, tid: self.spawn(c.room_commands.delete_thought(agent, tid))
         )
         self.thoughts.message_focus_requested.connect(self.conversation.focus_message)
         self.memory.add_requested.connect(
-            lambda agent, kind, text, w: self.spawn(c.add_memory(agent, kind, text, w))
+            lambda agent, kind, text, w: self.spawn(
+                c.room_commands.add_memory(agent, kind, text, w)
+            )
         )
         self.memory.edit_requested.connect(
-            lambda agent, mid, kind, text, w: self.spawn(c.edit_memory(agent, mid, kind, text, w))
+            lambda agent, mid, kind, text, w: self.spawn(
+                c.room_commands.edit_memory(agent, mid, kind, text, w)
+            )
         )
         self.memory.delete_requested.connect(
-            lambda agent, mid: self.spawn(c.delete_memory(agent, mid))
+            lambda agent, mid: self.spawn(c.room_commands.delete_memory(agent, mid))
         )
 
     # -- helpers -----------------------------------------------------------------------------------

@@ -112,7 +112,7 @@ class SessionDialogs(QObject):
                 act.setToolTip(POLICY_HELP[policy])
                 act.triggered.connect(
                     lambda _=False, persona=p, pol=policy: w.spawn(
-                        w.controller.add_participant(persona, policy=pol)
+                        w.controller.room_commands.add_participant(persona, policy=pol)
                     )
                 )
 
@@ -127,9 +127,9 @@ class SessionDialogs(QObject):
         dlg = ParticipantSettingsDialog(name, agent.proactivity, w.window(), policy=agent.policy)
 
         def apply() -> None:
-            w.spawn(w.controller.set_proactivity(name, dlg.value()))
+            w.spawn(w.controller.room_commands.set_proactivity(name, dlg.value()))
             if dlg.policy_value() != agent.policy:
-                w.spawn(w.controller.set_policy(name, dlg.policy_value()))
+                w.spawn(w.controller.room_commands.set_policy(name, dlg.policy_value()))
 
         dlg.accepted.connect(apply)
         dlg.open()

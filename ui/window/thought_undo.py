@@ -77,7 +77,7 @@ class ThoughtUndo(QObject):
             self.button.hide()
 
         async def go() -> None:
-            if await self._window.controller.restore_thought(agent, thought_id):
+            if await self._window.controller.room_commands.restore_thought(agent, thought_id):
                 self._window.hint(f"Restored {agent}'s thought {thought_id}.")
 
         self._window.spawn(go())

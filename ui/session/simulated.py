@@ -1,22 +1,22 @@
 """The controller's commands for STORM simulated users: their profiles and seating them.
 
-A part of :class:`ui.session.controller.SessionController` (it inherits them), as
-:class:`ui.session.room_commands.RoomCommands` is; both are a :class:`ui.session.core.SessionCore`. Profiles live as TOML files in ``<personas>/users``
-(``playground.storm.profiles``); a simulated user joins the live room through
+A part of :class:`ui.session.controller.SessionController`, as
+:class:`ui.session.room_commands.RoomCommands` is. Profiles live as TOML files in
+``<personas>/users`` (``playground.storm.profiles``); a simulated user joins the live room through
 ``Room.add_simulated_user`` with the simulator the session's engine provides
 (``playground.storm.user.simulator_for``). Every command goes through the controller's
-``guarded`` boundary.
+``guarded`` boundary (:class:`ui.session.live.LiveSession`).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ui.session.core import SessionCore
+from ui.session.live import LiveSession
 
 if TYPE_CHECKING:
     from playground.domain.simulated_user import UserProfile
@@ -40,15 +40,28 @@ class SimulatedSeat:
     speak_probability: float | None = None
 
 
-class SimulatedUserCommands(SessionCore):
-    """Profiles (list, generate, save) and simulated users (seat at start, add mid-session)."""
+class SimulatedUsers:
+    """Profiles (list, generate, save) and simulated users (seat at start, add mid-session).
 
-    _users_dir: Path | None = None
+    Args:
+        session: The controller: the room on screen, its settings and engine, the failure
+            boundary.
+        personas_dir: The persona library; profiles are saved in its ``users`` folder.
+        notify: Shows a one-line notice in the window.
+    """
+
+    def __init__(
+        self, session: LiveSession, *, personas_dir: str | Path, notify: Callable[[str], None]
+    ) -> None:
+        self._session = session
+        self._personas_dir = Path(personas_dir)
+        self._notify = notify
+        self._users_dir: Path | None = None
 
     @property
     def users_dir(self) -> Path:
         """Where simulated users' profiles are saved: ``<personas>/users`` unless set."""
-        return self._users_dir or Path(self.personas_dir) / "users"
+        return self._users_dir or self._personas_dir / "users"
 
     @users_dir.setter
     def users_dir(self, path: str | Path) -> None:
@@ -97,13 +110,13 @@ class SimulatedUserCommands(SessionCore):
         """Seat a simulated user in the live session (Participants ▸ Add simulated user…)."""
 
         async def go() -> None:
-            room = self._require_live_room()
-            names = await self._seat_simulated(room, [SimulatedSeat(profile, speak_probability)])
-            self.notice.emit(f"{names[0]} joined as a simulated user.")
+            room = self._session.require_live_room()
+            names = await self.seat(room, [SimulatedSeat(profile, speak_probability)])
+            self._notify(f"{names[0]} joined as a simulated user.")
 
-        await self.guarded("Add simulated user", go)
+        await self._session.guarded("Add simulated user", go)
 
-    async def _seat_simulated(self, room: Room, seats: Sequence[SimulatedSeat]) -> list[str]:
+    async def seat(self, room: Room, seats: Sequence[SimulatedSeat]) -> list[str]:
         """Seat each of ``seats`` in ``room`` under a name nobody there has; their names.
 
         Raises:
@@ -112,13 +125,14 @@ class SimulatedUserCommands(SessionCore):
         from playground.storm.user import simulator_for
 
         seated: list[str] = []
+        engine, settings = self._session.engine, self._session.settings
         for seat in seats:
             name = _free_name(seat.profile.name, set(room.participants))
-            assert self.engine is not None  # the room's: the two are set and cleared together
+            assert engine is not None  # the room's: the two are set and cleared together
             simulator = simulator_for(
-                self.engine,
-                seed=self.settings.engine.seed,
-                short_messages=self.settings.room.simulated_short_messages,
+                engine,
+                seed=settings.engine.seed,
+                short_messages=settings.room.simulated_short_messages,
             )
             result: Any = room.add_simulated_user(
                 seat.profile,

@@ -32,6 +32,9 @@ FRAME_GUESS = QMargins(4, 32, 4, 4)
 #: After a window is shown, how long (ms) to wait for the window manager's frame before fitting
 #: the window again with it.
 FRAMED_CHECKS = (0, 250, 800)
+#: The widest side a window manager's frame is believed to have (px): a larger or negative
+#: margin is a frame the window system has not settled yet, never a real one.
+MAX_FRAME_SIDE = 200
 #: QSettings group of the kept geometries; one subgroup per window class.
 GROUP = "windows"
 
@@ -113,9 +116,9 @@ def save_geometry(widget: QWidget, size: QSize | None = None) -> None:
     if maximized:
         normal = widget.normalGeometry()
         kept = normal.size()
-        pos = widget.frameGeometry().topLeft() if not normal.isValid() else normal.topLeft()
+        pos = frame_geometry(widget).topLeft() if not normal.isValid() else normal.topLeft()
     else:
-        kept, pos = widget.size(), widget.frameGeometry().topLeft()
+        kept, pos = widget.size(), frame_geometry(widget).topLeft()
     size = size or kept
     s = _store()
     key = _settings_key(widget)
@@ -186,7 +189,7 @@ class _Fit(QObject):
         available = available_geometry(w)
         outer = QRect(QPoint(0, 0), w.size().grownBy(frame_margins()))
         parent = w.parentWidget()
-        around = parent.window().frameGeometry() if parent is not None else available
+        around = frame_geometry(parent.window()) if parent is not None else available
         outer.moveCenter(around.center())
         w.move(placed(outer, available))
 
@@ -209,10 +212,13 @@ class _Fit(QObject):
             if want != w.size():
                 w.resize(want)
                 self.given = w.size()
-        outer = QRect(w.frameGeometry().topLeft(), w.size().grownBy(frame))
+        outer = w.geometry().marginsAdded(frame)
         target = placed(outer, available)
         if target != outer.topLeft():
-            w.move(target)
+            # The window itself is placed, not its frame: QWidget.move() places the frame by the
+            # frame Qt last saw, which on a busy machine can be stale (a title bar left above
+            # the screen, moved again and again to the same place).
+            w.setGeometry(QRect(target + QPoint(frame.left(), frame.top()), w.size()))
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -253,14 +259,31 @@ def _frame_center(pos: QPoint, size: QSize | None) -> QPoint:
     return QRect(pos, size.grownBy(frame_margins())).center()
 
 
-def _frame_of(widget: QWidget) -> QMargins | None:
-    """The frame the window manager drew around ``widget`` (None: not framed yet)."""
-    g, f = widget.geometry(), widget.frameGeometry()
-    if g == f:
+def plausible_frame(margins: QMargins) -> QMargins | None:
+    """``margins`` if they can be a window manager's frame (None: no frame yet, or one the
+    window system has not settled: a negative side, or one wider than :data:`MAX_FRAME_SIDE`)."""
+    sides = (margins.left(), margins.top(), margins.right(), margins.bottom())
+    if margins.isNull() or min(sides) < 0 or max(sides) > MAX_FRAME_SIDE:
         return None
-    return QMargins(
-        g.left() - f.left(), g.top() - f.top(), f.right() - g.right(), f.bottom() - g.bottom()
-    )
+    return QMargins(margins)
+
+
+def _frame_of(widget: QWidget) -> QMargins | None:
+    """The frame the window manager drew around ``widget`` (None: not framed yet), as the window
+    system reports it (``QWindow.frameMargins``).
+
+    ``QWidget.frameGeometry()`` is not used: on a busy machine it was seen to keep a stale frame
+    of ``[0, 0, 1, 1]`` around a framed 1018×664 window, and the negative margins worked out
+    from it fitted the next windows larger than the screen.
+    """
+    handle = widget.windowHandle()
+    return None if handle is None else plausible_frame(handle.frameMargins())
+
+
+def frame_geometry(widget: QWidget) -> QRect:
+    """``widget``'s window with its frame, in screen coordinates (its geometry alone until the
+    window manager has framed it)."""
+    return widget.geometry().marginsAdded(_frame_of(widget) or QMargins())
 
 
 def framed(widget: QWidget) -> bool:

@@ -33,7 +33,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import PySide6  # noqa: E402,F401 - bind qasync to PySide6
 import qasync  # noqa: E402
-from PySide6.QtCore import QPoint, QRect, QTimer  # noqa: E402
+from PySide6.QtCore import QMargins, QPoint, QRect, QTimer  # noqa: E402
 from PySide6.QtWidgets import (  # noqa: E402
     QApplication,
     QDialog,
@@ -67,6 +67,13 @@ def global_rect(w: QWidget) -> QRect:
     return QRect(w.mapToGlobal(QPoint(0, 0)), w.size())
 
 
+def frame_rect(top: QWidget) -> QRect:
+    """``top`` with the frame the window system reports around it (``QWindow.frameMargins``;
+    ``QWidget.frameGeometry()`` can keep a stale frame on a busy machine)."""
+    handle = top.windowHandle()
+    return top.geometry().marginsAdded(handle.frameMargins() if handle else QMargins())
+
+
 def in_scroll_area(w: QWidget, top: QWidget) -> bool:
     p = w.parentWidget()
     while p is not None and p is not top:
@@ -94,7 +101,7 @@ def describe(top: QWidget, label: str) -> dict[str, Any]:
         "class": type(top).__name__,
         "title": top.windowTitle(),
         "visible": top.isVisible(),
-        "frame": rect(top.frameGeometry()),
+        "frame": rect(frame_rect(top)),
         "geometry": rect(top.geometry()),
         "buttons": buttons,
     }

@@ -135,7 +135,8 @@ def _counts(db_path: Path) -> dict[str, int]:
 
 def test_a_required_subscriber_failure_reaches_the_publisher_after_every_listener(caplog):
     bus = events.EventBus()
-    before, after = [], []
+    before: list[events.BaseEvent] = []
+    after: list[events.BaseEvent] = []
 
     def recorder(e):
         raise errors.RecordingError("x.db", "disk full", session_id="", saved_messages=0)

@@ -204,7 +204,10 @@ def _rendered() -> str:
     )
     stimuli = [domain.Stimulus(ref="memory:1", text="I bake bread.", saliency=0.5)]
     texts = []
-    cases: list[tuple[domain.TriggerKind, list[domain.Message]]] = [("new_message", [msg]), ("pause", [])]
+    cases: list[tuple[domain.TriggerKind, list[domain.Message]]] = [
+        ("new_message", [msg]),
+        ("pause", []),
+    ]
     for trigger, recent in cases:
         ctx = Context(
             agent="Ana",

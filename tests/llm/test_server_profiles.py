@@ -25,7 +25,10 @@ from testbed.llm_server import (
     server_bodies,
 )
 
-USER: ChatCompletionUserMessageParam = {"role": "user", "content": "Rate the idea of a rooftop garden on the library roof."}
+USER: ChatCompletionUserMessageParam = {
+    "role": "user",
+    "content": "Rate the idea of a rooftop garden on the library roof.",
+}
 SYSTEM_JSON = {"role": "system", "content": "You rate ideas. Answer in JSON."}
 RATING = {
     "type": "object",

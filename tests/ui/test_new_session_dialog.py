@@ -56,7 +56,11 @@ def test_the_wheel_scrolls_the_form_past_the_boxes_until_one_is_clicked(qtbot) -
     qtbot.waitUntil(lambda: dlg.scroll_area.verticalScrollBar().maximum() > 0)  # type: ignore[attr-defined]  # set by ui.screen_fit.scrolling_body
     bar = dlg.scroll_area.verticalScrollBar()  # type: ignore[attr-defined]  # set by ui.screen_fit.scrolling_body
     boxes: list[QComboBox | QSpinBox] = [
-        dlg.icebreaker, dlg.preset, dlg.seed, dlg.policy_all, *dlg.policy_combos.values()
+        dlg.icebreaker,
+        dlg.preset,
+        dlg.seed,
+        dlg.policy_all,
+        *dlg.policy_combos.values(),
     ]
     assert len(boxes) > 4
     before = [b.currentIndex() if isinstance(b, QComboBox) else b.value() for b in boxes]

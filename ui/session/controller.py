@@ -18,7 +18,7 @@ from playground.room.room import Room
 from playground.room.run_control import RunControl
 from playground.settings import PRESETS
 from ui.session.room_commands import RoomCommands
-from ui.session.run_state import state_of
+from ui.session.run_state import RunState, state_of
 from ui.session.study import StudyHost
 from ui.storm.commands import SimulatedSeat, SimulatedUserCommands
 
@@ -80,7 +80,7 @@ class SessionController(RoomCommands, SimulatedUserCommands):
         """True while a new session (or fork) is being set up."""
         return self._setup is not None
 
-    def run_state(self) -> str:
+    def run_state(self) -> RunState:
         """What the session on screen is doing (see :mod:`ui.session.run_state`)."""
         return state_of(self)
 

@@ -188,7 +188,8 @@ def main() -> None:
     )
     extra = ["--embed-batch", str(args.embed_batch)] if args.embed_batch else []
     took, err = run_command(db, *extra)
-    rate = n / float(re.search(r"embedding ([\d.]+) s", err).group(1)) if "embedding" in err else 0  # type: ignore[union-attr]
+    embedding = re.search(r"embedding ([\d.]+) s", err)
+    rate = n / float(embedding.group(1)) if embedding else 0
     print(f"first run (nothing cached): {took:.2f} s — {inner(err)}; {rate:.0f} texts/s embedded")
     took2, err2 = run_command(db, *extra)
     print(f"second run (all cached and stored): {took2:.2f} s — {inner(err2)}")

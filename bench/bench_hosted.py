@@ -101,14 +101,14 @@ def one_run(
     span = ats[-1] - ats[0]
     mean_call = statistics.fmean(r["end"] - r["start"] for r in rows) if rows else latency
     return {
-        "session": sid,  # type: ignore[dict-item]
+        "session": sid,  # type: ignore[dict-item]  # two labels among the figures
         "wall": wall,
         "posted": posted,
         "per_message": span / posted if posted else float("nan"),
         "calls": len(rows) / posted if posted else float("nan"),
         "in_flight": in_flight_while_busy(rows),
         "depth": (span / posted) / mean_call if posted else float("nan"),
-        "db": str(db),  # type: ignore[dict-item]
+        "db": str(db),  # type: ignore[dict-item]  # as above
     }
 
 
@@ -144,7 +144,8 @@ def person_to_reply(latency: float, agents: int, tries: int) -> list[float]:
 
     tmp = Path(tempfile.mkdtemp())
     proc, url = start_standin(latency, 0.0, tmp / "calls.jsonl")
-    embedder = CachingEmbedder(MiniLMEmbedder())
+    minilm = MiniLMEmbedder()
+    embedder = CachingEmbedder(minilm)
 
     async def once(seed: int) -> float:
         settings = load_settings(
@@ -187,7 +188,7 @@ def person_to_reply(latency: float, agents: int, tries: int) -> list[float]:
         return took
 
     async def all_tries() -> list[float]:
-        await embedder.inner.load()  # type: ignore[attr-defined]
+        await minilm.load()
         return [await once(seed) for seed in range(tries)]
 
     try:

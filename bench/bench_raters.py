@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import signal
 import statistics
 import subprocess
 import sys
@@ -69,7 +70,7 @@ def serving(db: Path, plan_id: int) -> Iterator[str]:
         assert proc.stdout is not None
         yield proc.stdout.readline().strip()
     finally:
-        proc.send_signal(subprocess.signal.SIGINT)  # type: ignore[attr-defined]
+        proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
 
 

@@ -547,8 +547,8 @@ def one_run(
         run.error = " | ".join(proc.stderr.strip().splitlines()[-3:])
     read_db(run, db)
     run.reuse = Reuse.of(run.calls)
-    with open(work / f"{tag}.calls.json", "w") as f:
-        json.dump([vars(c) for c in run.calls], f)
+    with open(work / f"{tag}.calls.json", "w") as out:
+        json.dump([vars(c) for c in run.calls], out)
     return run
 
 

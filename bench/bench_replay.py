@@ -45,7 +45,7 @@ def write_session(path: Path, messages: int) -> str:
     sid = "20260101-000000-bench"
     rng = random.Random(1)
 
-    def emit(e: events.BaseEvent, step: int) -> None:
+    def emit(e: events.Event, step: int) -> None:
         nonlocal seq
         seq += 1
         rec.handle(
@@ -200,6 +200,7 @@ async def main(messages: int) -> None:
     db.close()
 
     app = QApplication.instance()
+    assert app is not None
     win, controller = build(db_path=str(tmp), environ={})
     win.resize(1440, 900)
     win.show()
@@ -214,6 +215,7 @@ async def main(messages: int) -> None:
     app.processEvents()
     print(f"open → first frame in the window: {(time.perf_counter() - t) * 1000:.1f} ms")
     rec = win.replay.recording
+    assert rec is not None
     t = time.perf_counter()
     while win.replay._warm.isActive():  # idle work: the log parsed, the widgets made, ahead
         await asyncio.sleep(0.01)
@@ -244,9 +246,9 @@ async def main(messages: int) -> None:
         far.append(time.perf_counter() - t)
         settle()
     for _ in range(12):
-        target = rec.previous_moment(win.replay.position) or rec.moments[0]
+        moment = rec.previous_moment(win.replay.position) or rec.moments[0]
         t = time.perf_counter()
-        win.replay.seek(target.seq)
+        win.replay.seek(moment.seq)
         app.processEvents()
         near.append(time.perf_counter() - t)
         settle()

@@ -121,7 +121,11 @@ def main() -> None:
 
     for fmt in ("table", "csv", "json"):
         argv = ["report", "--db", str(path), "--format", fmt]
-        t = timed(lambda argv=argv: cli.main(argv, out=io.StringIO(), err=io.StringIO()))
+
+        def report_once(argv: list[str] = argv) -> int:
+            return cli.main(argv, out=io.StringIO(), err=io.StringIO())
+
+        t = timed(report_once)
         print(f"playground report --format {fmt}: {summary(t)}")
 
     argv = [sys.executable, "-m", "playground", "report", "--db", str(path)]

@@ -94,9 +94,9 @@ async def main() -> None:
     agent = Agent(
         persona,
         PRESETS["simulation"],
-        cognition=None,
+        cognition=None,  # type: ignore[arg-type]  # retrieval only: no thinking step runs
         embedder=embedder,
-        memory_ids=itertools.count(1),  # type: ignore[arg-type]
+        memory_ids=itertools.count(1),
         room_settings=RoomSettings(creativity_prob=0.0),
         seed=0,
         emit=lambda e: None,

@@ -202,7 +202,8 @@ async def reply_via_browser(base_url: str, rounds: int) -> tuple[list[float], li
         for question in QUESTIONS[:rounds]:
             seen = set(person.received)
             sent = time.perf_counter()
-            await person.ws.send_json({"type": "say", "text": question})  # type: ignore[union-attr]
+            assert person.ws is not None
+            await person.ws.send_json({"type": "say", "text": question})
             while True:
                 await asyncio.sleep(0.005)
                 new = [(t, m) for i, (t, m) in person.received.items() if i not in seen]

@@ -24,6 +24,7 @@ import tempfile
 import time
 
 from pathlib import Path
+from typing import Any
 
 from _common import REPO, llm_server, summary
 
@@ -100,11 +101,13 @@ async def run(
 
     candidates: dict[tuple[int, str], int] = {}  # (step, agent) → thoughts rated
 
-    def on(e: object) -> None:
+    def on(e: Any) -> None:
         kind = getattr(e, "kind", "")
-        c = engine.client.counts if engine.client else None
+        client = engine.client
+        assert client is not None, "the bench runs against a server"
+        c = client.counts
         if kind == "thought_evaluated":
-            key = (e.step, e.agent)  # type: ignore[attr-defined]
+            key = (e.step, e.agent)
             candidates[key] = candidates.get(key, 0) + 1
         if kind in ("trigger_fired", "session_finished") and steps and "end" not in steps[-1]:
             last = steps[-1]
@@ -120,7 +123,7 @@ async def run(
                     "new": float(e.trigger == "new_message"),
                     "spoke": 0.0,
                 }
-            )  # type: ignore[attr-defined]
+            )
         elif kind == "message_posted" and steps and "end" not in steps[-1]:
             steps[-1]["spoke"] = 1.0
             steps[-1]["turn"] = time.perf_counter() - steps[-1]["start"]
@@ -134,24 +137,25 @@ async def run(
     await loops.run_simulation(room, icebreaker="What did you do last weekend?")
     total = time.perf_counter() - t0
     await engine.close()
-    turns = [s["turn"] for s in steps if s["spoke"]]
+    turn_times = [s["turn"] for s in steps if s["spoke"]]
     replied = [s for s in steps if s["spoke"] and s["new"]]
     return {
-        "median_turn": statistics.median(turns),
+        "median_turn": statistics.median(turn_times),
         "turns": len(room.messages) - 1,
         "steps": room.step,
         "total": total,
         "per_message": total / max(1, len(room.messages) - 1),
         "calls": statistics.mean(s["calls"] for s in replied),
         "tokens": statistics.mean(s["tokens"] for s in replied),
-        "summary": summary(turns, "s", 1.0),
+        "summary": summary(turn_times, "s", 1.0),
         "candidates": statistics.mean(candidates.values()) if candidates else 0.0,
     }
 
 
 async def main() -> None:
-    embedder = CachingEmbedder(MiniLMEmbedder())
-    await embedder.inner.load()  # one-off model load, outside every figure but start-up's
+    minilm = MiniLMEmbedder()
+    embedder = CachingEmbedder(minilm)
+    await minilm.load()  # one-off model load, outside every figure but start-up's
     target = 1.3 * CRITICAL_PATH_CALLS * LATENCY
     with llm_server(LATENCY) as base_url:
         print(f"model load alone, fresh process: {model_load():.1f} s")

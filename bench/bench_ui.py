@@ -100,6 +100,7 @@ async def main() -> None:
         meter.stop(),
     )
     room = controller.room
+    assert room is not None
     meter.start()
     t0 = time.perf_counter()
     await controller.run()
@@ -118,12 +119,13 @@ async def main() -> None:
     controller.settings.engine.seed = 8
     await controller.new_session(people, icebreaker="What did you do last weekend?")
     room = controller.room
+    assert room is not None
     history = win.history
     shows: list[float] = []
     meter.start()
     t0 = time.perf_counter()
     await controller.run()
-    while len(room.messages) < 3 and not controller.task.done():
+    while len(room.messages) < 3 and controller.task is not None and not controller.task.done():
         await asyncio.sleep(0.01)
     t = time.perf_counter()
     history.show_message(2)
@@ -152,6 +154,7 @@ async def main() -> None:
 
 if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)  # instance() is typed as the core application
     app.setQuitOnLastWindowClosed(False)
     collector = MainThreadCollector(parent=app)  # as ui.app.run does: GC on the GUI thread
     qasync.run(main())

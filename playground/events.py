@@ -34,7 +34,7 @@ class SessionStarted(BaseEvent):
     engine: str
     model: str
     seed: int
-    condition: str
+    condition: domain.Condition
     settings: dict[str, Any]
     logprobs_supported: bool | None = None
     #: An experiment's conversation: its id, and the draw (conversation number) it shares with
@@ -193,7 +193,7 @@ class DecisionMade(BaseEvent):
 class ParticipantStateChanged(BaseEvent):
     kind: Literal["participant_state_changed"] = "participant_state_changed"
     name: str
-    state: Literal["idle", "thinking", "wants_to_speak", "speaking"]
+    state: domain.ParticipantState
 
 
 class PresenceChanged(BaseEvent):
@@ -347,7 +347,7 @@ class TriggerTimed(BaseEvent):
 
 class SessionFinished(BaseEvent):
     kind: Literal["session_finished"] = "session_finished"
-    status: Literal["finished", "interrupted", "failed"]
+    status: domain.EndStatus
     reason: str
 
 

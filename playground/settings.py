@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
@@ -13,18 +13,19 @@ from playground.urls import is_local, redact
 #: Structured-output tiers, strongest first. ``json_schema_loose`` drops numeric and length
 #: keywords; ``json_object_schema`` is JSON mode with the schema attached the way
 #: llama-cpp-python reads it; in the last two tiers the schema travels in the prompt only.
-STRUCTURED_TIERS = (
-    "json_schema",
-    "json_schema_loose",
-    "json_object_schema",
-    "json_object",
-    "text",
-)
-TOKEN_PARAMS = ("max_tokens", "max_completion_tokens", "none")
-#: Capabilities a user can pin, and the values each takes.
+StructuredTier = Literal[
+    "json_schema", "json_schema_loose", "json_object_schema", "json_object", "text"
+]
+STRUCTURED_TIERS: tuple[StructuredTier, ...] = get_args(StructuredTier)
+#: The request field that caps an answer's length (``none``: the server refuses both).
+TokenParam = Literal["max_tokens", "max_completion_tokens", "none"]
+TOKEN_PARAMS: tuple[TokenParam, ...] = get_args(TokenParam)
+#: How a rating's distribution is estimated (:attr:`EngineSettings.rating_method`).
+RatingMethod = Literal["auto", "logprobs", "sampled", "parsed"]
 #: Where a rating's distribution is read (:attr:`EngineSettings.rating_call`).
 RatingCall = Literal["auto", "final", "inline"]
 
+#: Capabilities a user can pin, and the values each takes.
 PIN_VALUES: Mapping[str, tuple[str, ...]] = {
     "structured": STRUCTURED_TIERS,
     "tokens": TOKEN_PARAMS,
@@ -213,7 +214,7 @@ class EngineSettings(BaseModel):
         ),
     )
     seed: int = 0
-    rating_method: Literal["auto", "logprobs", "sampled", "parsed"] = Field(
+    rating_method: RatingMethod = Field(
         "auto",
         description=(
             "How a rating's distribution is estimated: the rating token's logprobs, the"

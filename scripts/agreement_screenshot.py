@@ -75,7 +75,9 @@ def main() -> None:
             app.processEvents()
         view.refresh()
         app.processEvents()
-        view.agreement.parentWidget().adjustSize()
+        frame = view.agreement.parentWidget()
+        assert frame is not None
+        frame.adjustSize()
         app.processEvents()
         out.parent.mkdir(parents=True, exist_ok=True)
         view.grab().save(str(out))

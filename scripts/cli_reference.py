@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _fixed_width(parser: argparse.ArgumentParser) -> None:
     """Make ``parser`` format its help at WIDTH columns, not at the terminal's width."""
     formatter = parser.formatter_class
-    parser.formatter_class = functools.partial(formatter, width=WIDTH)  # type: ignore[assignment]
+    # Every argparse formatter takes width; typeshed's protocol for the class names only prog.
+    parser.formatter_class = functools.partial(formatter, width=WIDTH)  # type: ignore[call-arg]
 
 
 def _commands(

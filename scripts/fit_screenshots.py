@@ -174,6 +174,7 @@ def main() -> None:
     from ui.collector import MainThreadCollector
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)  # instance() is typed as the core application
     app.setQuitOnLastWindowClosed(False)
     use_app_font(app)
     MainThreadCollector(parent=app)

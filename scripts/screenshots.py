@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication
 
 from ui.app import build, use_app_font
 from ui.collector import MainThreadCollector
+from ui.rating.study_report_view import StudyReportView
 
 DOCS = ROOT / "docs"
 
@@ -162,7 +163,7 @@ async def experiments() -> None:
             "name": "pilot",
             "engine": "offline",
         }
-        return Options(**{**base, **kw})  # type: ignore[arg-type]
+        return Options(**{**base, **kw})  # type: ignore[arg-type]  # base holds each field's type
 
     def launch(opts: Options) -> Any:
         job = view.launch(plan_new(opts, controller.settings, controller.environ))
@@ -296,7 +297,7 @@ async def study_report() -> None:
     win.resize(1440, 900)
     win.show()
     view = win.rating.open_study_report()
-    assert view is not None
+    assert isinstance(view, StudyReportView)
     view.resize(1440, 900)
     view.set_plan("p1")
     while view.computing:
@@ -318,6 +319,7 @@ MODES = {
 
 if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)  # instance() is typed as the core application
     app.setQuitOnLastWindowClosed(False)
     use_app_font(app)  # as the app (ui.app.run)
     collector = MainThreadCollector(parent=app)

@@ -39,7 +39,7 @@ async def settle(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
-def evaluation():  # type: ignore[no-untyped-def]
+def evaluation():
     from playground import domain
 
     heuristics = {h: 0.3 + 0.08 * i for i, h in enumerate(domain.HEURISTICS)}
@@ -144,6 +144,7 @@ def main() -> None:
     from ui.collector import MainThreadCollector
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)  # instance() is typed as the core application
     app.setQuitOnLastWindowClosed(False)
     use_app_font(app)
     MainThreadCollector(parent=app)

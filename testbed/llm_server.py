@@ -602,7 +602,8 @@ class _SchemaFaker:
             count = 2 if depth < self.MAX_DEPTH else 0
         if isinstance(max_items, int):
             count = min(count, max_items)
-        prefix = schema.get("prefixItems") if isinstance(schema.get("prefixItems"), list) else []
+        given = schema.get("prefixItems")
+        prefix = given if isinstance(given, list) else []
         items = schema.get("items", {})
         if not isinstance(items, dict):
             items = {}
@@ -631,7 +632,8 @@ class _SchemaFaker:
         self.invalidated += 1
         if lo is not None and (hi is None or hi - lo >= 2):
             return math.ceil(lo) - 1
-        return math.floor(hi) + 1  # type: ignore[arg-type]
+        assert hi is not None  # both None returned above
+        return math.floor(hi) + 1
 
     def _integer(self, schema: dict[str, Any], path: str, name: str) -> int:
         if self.mode == "invalid":
@@ -650,11 +652,9 @@ class _SchemaFaker:
             hi = math.ceil(schema["exclusiveMaximum"]) - 1
         lo = math.ceil(lo) if isinstance(lo, (int, float)) else None
         hi = math.floor(hi) if isinstance(hi, (int, float)) else None
-        if lo is None and hi is None:
-            lo, hi = 1, 5
-        elif lo is None:
-            lo = hi - 4
-        elif hi is None:
+        if lo is None:
+            lo = 1 if hi is None else hi - 4
+        if hi is None:
             hi = lo + 4
         if "rating" in name.lower():
             r_lo, r_hi = max(lo, 1), min(hi, 5)
@@ -1163,7 +1163,7 @@ class FakeLLMServer:
         profile = self.profile
         if profile == "permissive":
             return None
-        fmt = body.get("response_format")
+        fmt: Any = body.get("response_format")
         fmt_type = fmt.get("type") if isinstance(fmt, dict) else None
         messages = body.get("messages")
         if profile == "gpt5":
@@ -1213,7 +1213,8 @@ class FakeLLMServer:
     # -- chat -------------------------------------------------------------
 
     def _content(self, body: dict[str, Any], choice: int = 0, mode: str = "") -> str:
-        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        given = body.get("messages")
+        messages = given if isinstance(given, list) else []
         prompt = _last_user_text(messages)
         responder = self._responder
         if responder is not None:
@@ -1222,7 +1223,7 @@ class FakeLLMServer:
                 return custom
         if body.get("max_tokens") == 1 or body.get("max_completion_tokens") == 1:
             return _PROBE_CONTENT
-        fmt = body.get("response_format")
+        fmt: Any = body.get("response_format")
         fmt_type = fmt.get("type") if isinstance(fmt, dict) else None
         faker = _SchemaFaker({}, prompt, self.seed, choice=choice, mode=mode)
         schema: dict[str, Any] | None = None
@@ -1365,7 +1366,8 @@ class FakeLLMServer:
                     "logprobs": self._logprobs_for(body, content),
                 }
             )
-        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        given = body.get("messages")
+        messages = given if isinstance(given, list) else []
         prompt_tokens = sum(
             len(_text_of(m.get("content")).split()) for m in messages if isinstance(m, dict)
         )

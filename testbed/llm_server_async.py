@@ -109,6 +109,7 @@ async def serve(
                 answer = _Answer(headers)
                 if method == "POST":
                     start = time.monotonic()
+                    # _Answer stands in for the http.server handler the fake server writes to.
                     fake._handle_post(answer, path, body)  # type: ignore[arg-type]
                     chat = path == "/v1/chat/completions"
                     tokens = _completion_tokens(answer) if chat else 0

@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import aiohttp
 
@@ -27,12 +27,21 @@ from playground.rating.store import CONVERSATION_METRICS, PlanKind, RatingStore
 from playground.rating.web.server import RaterServer
 from playground.storage import open_database
 
-#: Values a rater's page must never carry: each session's condition, engine, model and message
-#: origins are set to these (and the session ids are secret too).
 #: Seconds a scripted rater waits for any one reply.
 REPLY_WAIT = 10
 
-SECRETS = {
+
+class Secrets(TypedDict):
+    conditions: tuple[str, str]
+    engine: str
+    model: str
+    origin: str
+    experiment: str
+
+
+#: Values a rater's page must never carry: each session's condition, engine, model and message
+#: origins are set to these (and the session ids are secret too).
+SECRETS: Secrets = {
     "conditions": ("cond-alpha-QXZ", "cond-beta-QXZ"),
     "engine": "engine-marker-QXZ",
     "model": "model-marker-QXZ",

@@ -119,4 +119,4 @@ def llama_cpp_server(
             proc.kill()
             proc.wait()
         if log:
-            sink.close()  # type: ignore[union-attr]
+            sink.close()  # type: ignore[union-attr]  # a file when log is given

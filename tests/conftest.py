@@ -52,7 +52,7 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def db(db_path: Path):  # type: ignore[no-untyped-def]
+def db(db_path: Path):
     database = open_database(db_path)
     yield database
     database.close()
@@ -78,11 +78,11 @@ def llm_server() -> Iterator[FakeLLMServer]:
         yield srv
 
 
-def offline_settings(**overrides: object):  # type: ignore[no-untyped-def]
+def offline_settings(**overrides: object):
     return load_settings({}, {"engine": "offline", **overrides})
 
 
-def server_settings(srv: FakeLLMServer, **overrides: object):  # type: ignore[no-untyped-def]
+def server_settings(srv: FakeLLMServer, **overrides: object):
     base = {
         "engine": "openai",
         "base_url": srv.base_url,

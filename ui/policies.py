@@ -11,12 +11,6 @@ from PySide6.QtWidgets import QComboBox, QMenu
 
 from playground import domain
 
-#: Menu and combo-box labels.
-POLICY_LABELS: dict[str, str] = {
-    "inner-thoughts": "Inner Thoughts",
-    "next-speaker": "Next-speaker prediction",
-    "reactive": "Reactive (answers when addressed)",
-}
 #: The short tag on a participant chip and in the decision strip.
 POLICY_TAGS: dict[str, str] = {"inner-thoughts": "IT", "next-speaker": "NS", "reactive": "R"}
 #: One sentence each, for tooltips (docs/spec.md §1.9.1).
@@ -34,11 +28,20 @@ POLICY_HELP: dict[str, str] = {
 }
 
 
+def policy_label(policy: str) -> str:
+    """The menus' name of ``policy`` (:data:`playground.domain.POLICY_LABELS`); a value that is
+    no policy (``human``, ``simulated``, ``""``) as it is."""
+    for known in domain.POLICIES:
+        if known == policy:
+            return domain.POLICY_LABELS[known]
+    return policy
+
+
 def policy_combo(current: str = "inner-thoughts") -> QComboBox:
     """A combo box of the three policies (``currentData()`` is the policy) set to ``current``."""
     combo = QComboBox()
     for policy in domain.POLICIES:
-        combo.addItem(POLICY_LABELS[policy], policy)
+        combo.addItem(domain.POLICY_LABELS[policy], policy)
         combo.setItemData(combo.count() - 1, POLICY_HELP[policy], Qt.ItemDataRole.ToolTipRole)
     combo.setCurrentIndex(max(0, combo.findData(current)))
     return combo
@@ -62,7 +65,7 @@ class PolicyMenu(QObject):
         self.group.setExclusive(True)
         self.actions: dict[str, QAction] = {}
         for policy in domain.POLICIES:
-            act = self.menu.addAction(POLICY_LABELS[policy])
+            act = self.menu.addAction(domain.POLICY_LABELS[policy])
             act.setCheckable(True)
             act.setToolTip(POLICY_HELP[policy])
             act.setData(policy)

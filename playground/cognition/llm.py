@@ -22,7 +22,7 @@ from playground.cognition import prompts, scoring, utterance
 from playground.cognition.base import Articulation, Context, Rating, ThoughtDraft, without_name
 from playground.llm import rating
 from playground.llm.client import ChatClient, ChatResult
-from playground.settings import RatingCall
+from playground.settings import RatingCall, RatingMethod
 
 #: One call per thought (as the paper), or one call per agent for all its thoughts.
 EvaluationMode = Literal["per-thought", "batched"]
@@ -63,7 +63,7 @@ class LLMCognition:
         client: ChatClient,
         *,
         evaluation_mode: EvaluationMode = "per-thought",
-        rating_method: str = "auto",
+        rating_method: RatingMethod = "auto",
         rating_samples: int = 20,
         rating_call: RatingCall = "auto",
         rating_alternatives: int = 20,
@@ -86,7 +86,7 @@ class LLMCognition:
         evaluate a thought as soon as it is formed, before the agent's other thoughts are."""
         return self.mode == "per-thought"
 
-    def _inline(self, method: str) -> bool:
+    def _inline(self, method: rating.Method) -> bool:
         """Whether the rating's logprobs are read from the evaluation answer itself (one call)
         rather than a final call: asked (``inline``), or ``auto`` and the server is a hosted
         API, where logprobs cost nothing (the final call would add a dependent round trip)."""
@@ -96,7 +96,7 @@ class LLMCognition:
             return self.client.profile.logprobs_cost == "free"
         return self.rating_call == "inline"
 
-    def method(self) -> str:
+    def method(self) -> rating.Method:
         """The rating method for the next evaluation, as far as the server allows it."""
         return rating.resolve(self.client, self.rating_method)
 
@@ -105,7 +105,7 @@ class LLMCognition:
         label: str,
         messages: list[dict[str, str]],
         answer: str,
-        method: str,
+        method: rating.Method,
         subject: str = "your rating of how strongly you want to say it",
     ) -> tuple[dict[int, float], domain.ScoreMethod, int | None] | None:
         return await rating.final_distribution(
@@ -113,7 +113,7 @@ class LLMCognition:
             label,
             messages,
             answer,
-            method,  # type: ignore[arg-type]
+            method,
             samples=self.rating_samples,
             subject=subject,
             alternatives=self.rating_alternatives,

@@ -25,6 +25,12 @@ ScoreMethod = Literal["logprobs", "sampled", "parsed", "offline-heuristic"]
 #: chosen agent answers from its static persona) or ``reactive`` (answers only when addressed).
 Policy = Literal["inner-thoughts", "next-speaker", "reactive"]
 POLICIES: tuple[Policy, ...] = ("inner-thoughts", "next-speaker", "reactive")
+#: Each policy's name as the window's menus and forms show it.
+POLICY_LABELS: dict[Policy, str] = {
+    "inner-thoughts": "Inner Thoughts",
+    "next-speaker": "Next-speaker prediction",
+    "reactive": "Reactive (answers when addressed)",
+}
 #: Who made a decision: an AI participant's policy, or a simulated user (``simulated``: it
 #: answers when addressed, else speaks with a probability; see :mod:`playground.room.simulated`).
 DecisionPolicy = Literal["inner-thoughts", "next-speaker", "reactive", "simulated"]
@@ -34,6 +40,13 @@ SeatPolicy = Literal["inner-thoughts", "next-speaker", "reactive", "human", "sim
 #: A session's condition: the one policy its AI participants share, else ``mixed``.
 Condition = Literal["inner-thoughts", "next-speaker", "reactive", "mixed"]
 CONDITIONS: tuple[Condition, ...] = ("inner-thoughts", "next-speaker", "reactive", "mixed")
+#: A participant's live state in the room.
+ParticipantState = Literal["idle", "thinking", "wants_to_speak", "speaking"]
+#: How a session ended.
+EndStatus = Literal["finished", "interrupted", "failed"]
+#: A session's status, as its sessions row says it: ``running`` until it ends. An experiment's
+#: run rows use the same words for the run of one conversation.
+SessionStatus = Literal["running", "finished", "interrupted", "failed"]
 
 
 def condition_of(policies: Iterable[Policy]) -> Condition:

@@ -16,7 +16,7 @@ from typing import Any
 
 import sqlite_utils
 
-from playground import clock
+from playground import clock, domain
 from playground.experiments.protocol import Draw
 from playground.storage.database import alive
 from playground.storage.writes import immediate
@@ -79,7 +79,7 @@ def mark(
     experiment_id: str,
     draw: int,
     condition: str,
-    status: str,
+    status: domain.SessionStatus,
     session_id: str | None,
     error: str | None,
 ) -> None:

@@ -245,7 +245,9 @@ class Runner:
         if self.on_progress is not None:
             self.on_progress(self.progress)
 
-    def _mark(self, job: Job, status: str, session_id: str | None, error: str | None) -> None:
+    def _mark(
+        self, job: Job, status: domain.SessionStatus, session_id: str | None, error: str | None
+    ) -> None:
         run_rows.mark(self.db, self.id, job.draw.index, job.condition, status, session_id, error)
 
     def _max_turns(self) -> int:

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from playground import settings
+
 #: Schema keywords some servers refuse in a JSON schema.
 SCHEMA_KEYWORDS = (
     "minimum",
@@ -50,8 +52,8 @@ STOP_SILENCES = (
 class ServerProfile:
     """What a server and model accept (see the module docs)."""
 
-    structured: str = "json_schema"
-    tokens: str = "max_tokens"
+    structured: settings.StructuredTier = "json_schema"
+    tokens: settings.TokenParam = "max_tokens"
     temperature: bool = True
     #: None until a probe or an answer tells.
     logprobs: bool | None = None

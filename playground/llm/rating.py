@@ -16,15 +16,17 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, create_model
 
-from playground import errors
+from playground import errors, settings
 from playground.llm.client import ChatClient
 
+#: A rating method as resolved for one server (``auto`` becomes one of these).
 Method = Literal["logprobs", "sampled", "parsed"]
-METHODS = ("auto", "logprobs", "sampled", "parsed")
+METHODS: tuple[settings.RatingMethod, ...] = get_args(settings.RatingMethod)
+_RESOLVED: dict[str, Method] = {m: m for m in get_args(Method)}
 #: Room for ``{"rating": 4}`` and the whitespace some servers add.
 RATING_TOKENS = 16
 
@@ -37,9 +39,10 @@ def resolve(client: ChatClient, wanted: str) -> Method:
         return "logprobs" if logprobs is not False else "sampled"
     if wanted == "logprobs" and logprobs is False:
         return "sampled"
-    if wanted not in ("logprobs", "sampled", "parsed"):
+    method = _RESOLVED.get(wanted)
+    if method is None:
         raise errors.SettingsError(f"rating method: {wanted!r} is not one of {', '.join(METHODS)}")
-    return wanted  # type: ignore[return-value]
+    return method
 
 
 def distribution_from_alternatives(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from typing import Literal
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from playground.settings import Settings
 #: Messages an agent's context shows (and understanding an utterance reads before it).
 RECENT = 8
 #: The statuses of a session that has ended: nothing is posted or recorded after them.
-ENDED = ("finished", "interrupted", "failed")
+ENDED: tuple[domain.EndStatus, ...] = ("finished", "interrupted", "failed")
 #: Errors that stop the run; any other PlaygroundError only makes one participant sit a step out.
 FATAL = (
     errors.LLMUnreachable,
@@ -76,7 +77,7 @@ class RoomState:
         self.messages: list[domain.Message] = []
         self.step = 0
         self.generation = 0
-        self.status = "created"
+        self.status: Literal["created"] | domain.SessionStatus = "created"
         self._seq = itertools.count(1)
         self.memory_ids = itertools.count(1)
         self.thought_ids = itertools.count(1)
@@ -90,7 +91,7 @@ class RoomState:
         self.floor = Floor()
         #: Set when a message is posted or a stop is asked (what the real-time loop waits on).
         self.arrived = asyncio.Event()
-        self._states: dict[str, str] = {}
+        self._states: dict[str, domain.ParticipantState] = {}
         self._stopped = False
         self.stop_reason = "stopped"
         #: When the session ended (the SessionFinished event's time), or "" while it is open.
@@ -143,11 +144,11 @@ class RoomState:
         self.emit(events.UsageRecorded(usage=usage))
 
     @property
-    def states(self) -> dict[str, str]:
+    def states(self) -> dict[str, domain.ParticipantState]:
         """Each participant's live state (idle, thinking, wants_to_speak, speaking)."""
         return dict(self._states)
 
-    def set_state(self, name: str, state: str) -> None:
+    def set_state(self, name: str, state: domain.ParticipantState) -> None:
         if self._states.get(name) != state:
             self._states[name] = state
             self.emit(events.ParticipantStateChanged(name=name, state=state))
@@ -180,7 +181,7 @@ class RoomState:
             )
         )
 
-    def finish(self, status: str, reason: str) -> None:
+    def finish(self, status: domain.EndStatus, reason: str) -> None:
         """End the session (finished, interrupted or failed) once; a later end is ignored."""
         if self.status in ENDED:
             return

@@ -35,7 +35,7 @@ class SessionSummary:
 
     id: str
     created_at: str
-    status: str  # finished | interrupted | failed | running
+    status: domain.SessionStatus
     end_reason: str | None
     condition: str | None
     engine: str

@@ -11,7 +11,7 @@ _SUFFIX = ".standin.test"
 _real_getaddrinfo = socket.getaddrinfo
 
 
-def _getaddrinfo(host, *args, **kwargs):  # type: ignore[no-untyped-def]
+def _getaddrinfo(host, *args, **kwargs):
     if isinstance(host, (str, bytes)):
         name = host.decode() if isinstance(host, bytes) else host
         if name.lower().rstrip(".").endswith(_SUFFIX):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from playground.cli import flag_ranges
 from playground.cli import main as cli
 from tests.support.cli import run_cli, run_process
 
@@ -112,10 +113,16 @@ def _action(path: tuple[str, ...], flag: str) -> argparse.Action:
     return next(a for p, a in _numeric() if p == path and flag in a.option_strings)
 
 
+def _number(action: argparse.Action) -> flag_ranges.Number:
+    """The flag's range (its argparse ``type=``)."""
+    assert isinstance(action.type, flag_ranges.Number), action
+    return action.type
+
+
 def _below(action: argparse.Action) -> str:
     """A value just under the flag's range."""
-    lo = action.type.lo  # type: ignore[union-attr]
-    if action.type.above:  # type: ignore[union-attr]
+    lo = _number(action).lo
+    if _number(action).above:
         return str(lo)
     return str(int(lo) - 1)
 
@@ -140,15 +147,17 @@ def test_a_value_out_of_range_is_one_line_naming_the_flag_and_exit_2(tmp_path, p
 
 @pytest.mark.parametrize(("path", "flag"), FLAGS)
 def test_each_range_takes_its_bounds_and_its_default(path, flag):
-    kind = _action(path, flag).type
-    lo, hi = kind.lo, kind.hi  # type: ignore[union-attr]
-    if not kind.above:  # type: ignore[union-attr]
-        assert kind(str(lo)) == lo  # type: ignore[misc]
-    if not kind.below:  # type: ignore[union-attr]
-        assert kind(str(hi)) == hi  # type: ignore[misc]
+    kind = _number(_action(path, flag))
+    lo, hi = kind.lo, kind.hi
+    if not kind.above:
+        assert kind(str(lo)) == lo
+    if not kind.below:
+        assert kind(str(hi)) == hi
     default = _action(path, flag).default
     if default is not None:
-        assert kind.contains(kind(str(default)))  # type: ignore[union-attr,misc]
+        value = kind(str(default))
+        assert not isinstance(value, str), value  # a word (auto) is no default of a range
+        assert kind.contains(value)
 
 
 _cli = run_process

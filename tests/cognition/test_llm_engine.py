@@ -76,7 +76,7 @@ async def test_per_thought_mode_is_the_default_and_matches_the_papers_call_patte
     llm_server, embedder, db
 ):
     room, engine, seen = await _simulate(llm_server, embedder, db)  # no mode given
-    assert engine.cognition.mode == "per-thought"  # type: ignore[attr-defined]
+    assert engine.cognition.mode == "per-thought"
     counts = engine.client.counts.by_label
     evaluated = len(of(events.ThoughtEvaluated, seen))
     listeners = listener_count(seen)
@@ -229,7 +229,7 @@ async def test_an_unknown_evaluation_mode_is_refused_when_the_mind_is_made(llm_s
     client = factory.make_chat_client(server_settings(llm_server))
     try:
         with pytest.raises(errors.SettingsError, match="'per_thought' is not one of"):
-            LLMCognition(client, evaluation_mode="per_thought")  # type: ignore[arg-type]
+            LLMCognition(client, evaluation_mode="per_thought")  # type: ignore[arg-type]  # misspelt, on purpose
         assert LLMCognition(client, evaluation_mode="batched").mode == "batched"
     finally:
         await client.close()

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,10 +135,11 @@ class NameAlternativesServer(FakeLLMServer):
     """The loopback server, with chosen top alternatives for one answer token (the generic server
     gives alternatives only for digits)."""
 
-    def __init__(self, token: str, top: list[tuple[str, float]], **kw: object) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
+    def __init__(self, token: str, top: list[tuple[str, float]], **kw: Any) -> None:
+        super().__init__(**kw)
         self.token, self.top = token, top
 
+    # The base's is a static method; this one reads the chosen alternatives from the server.
     def _token_logprobs(self, content: str, top_n: int) -> list[dict]:  # type: ignore[override]
         entries = FakeLLMServer._token_logprobs(content, top_n)
         for entry in entries:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -41,20 +42,20 @@ def _msg(i: int, speaker: str, text: str, thought: int | None = None) -> domain.
     )
 
 
-def _ctx(messages: list[domain.Message], agent: str = "Ana", **kw: object) -> Context:
+def _ctx(messages: list[domain.Message], agent: str = "Ana", **kw: Any) -> Context:
     return Context(
         agent=agent,
         persona=ANA if agent == "Ana" else None,
         participants=PEOPLE,
         recent=messages[-8:],
         latest=messages[-1],
-        trigger=kw.pop("trigger", "new_message"),  # type: ignore[arg-type]
+        trigger=kw.pop("trigger", "new_message"),
         step=len(messages) + 1,
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 
-def _thought(i: int, text: str, system: int, stimuli: list[str], agent: str = "Ana"):  # type: ignore[no-untyped-def]
+def _thought(i: int, text: str, system: int, stimuli: list[str], agent: str = "Ana"):
     return domain.Thought(
         id=i, agent=agent, text=text, system=system, stimuli=stimuli, created_step=1, last_access=1
     )
@@ -81,7 +82,7 @@ async def test_content_free_messages_get_no_stop_word_topic(embedder: CachingEmb
 
 async def test_topics_are_keybert_phrases_on_the_loaded_model_cached_per_text(
     minilm, embedder: CachingEmbedder
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     from playground.cognition.offline.topics import Topics
 
     topics = Topics(embedder)
@@ -201,7 +202,7 @@ async def test_proactive_tone_restyles_the_wording_and_names_nobody_new(
     assert bold_seen  # some plain replies hedged, and their assertive form did not
 
 
-async def _rate(mind: OfflineCognition, ctx: Context, thoughts: list[domain.Thought]):  # type: ignore[no-untyped-def]
+async def _rate(mind: OfflineCognition, ctx: Context, thoughts: list[domain.Thought]):
     return [r.heuristics for r in await mind.evaluate(ctx, thoughts, []) if r is not None]
 
 
@@ -211,7 +212,7 @@ async def test_the_turn_allocation_is_not_scored_again(embedder: CachingEmbedder
     thought = _thought(1, "I could share that I cook a big fish stew every Sunday.", 2, [])
     rated = []
     for kind, to in (("open", None), ("allocated", "Ana"), ("allocated", "Chloe")):
-        turn = domain.TurnType(message_id=1, kind=kind, addressee=to)  # type: ignore[arg-type]
+        turn = domain.TurnType(message_id=1, kind=kind, addressee=to)
         rated.append(await _rate(mind, _ctx(msgs, turn_type=turn), [thought]))
     assert rated[0] == rated[1] == rated[2]
 

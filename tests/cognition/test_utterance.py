@@ -204,14 +204,18 @@ def _rendered() -> str:
     )
     stimuli = [domain.Stimulus(ref="memory:1", text="I bake bread.", saliency=0.5)]
     texts = []
-    for trigger, recent in (("new_message", [msg]), ("pause", [])):
+    cases: list[tuple[domain.TriggerKind, list[domain.Message]]] = [
+        ("new_message", [msg]),
+        ("pause", []),
+    ]
+    for trigger, recent in cases:
         ctx = Context(
             agent="Ana",
             persona=persona,
             participants=["Ana", "Ben"],
             recent=recent,
             latest=msg if recent else None,
-            trigger=trigger,  # type: ignore[arg-type]
+            trigger=trigger,
             step=1,
             interpretation="Ben asks the group.",
         )

@@ -4,6 +4,7 @@ honours ``stop`` as real servers do, or refuses it as OpenAI's reasoning models 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import openai
@@ -47,7 +48,7 @@ def _mind(srv: FakeLLMServer, **kw: object) -> LLMCognition:
 THOUGHT = minds.articulation("Tell Ben about the gym.")
 
 
-def _says(text: str):  # type: ignore[no-untyped-def]
+def _says(text: str):
     """A responder: ``text`` for the plain-text calls (utterances), the generic JSON otherwise."""
     return lambda body: text if "response_format" not in body else None
 
@@ -149,7 +150,8 @@ async def test_llama_server_s_own_unusable_answers_are_unusable_not_fatal(key: s
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    assert isinstance(site._server, asyncio.Server)
+    port = site._server.sockets[0].getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1"
     try:
         settings = LLMSettings(base_url=url, api_key="k", model="smollm2-135m", retry_base_delay=0)

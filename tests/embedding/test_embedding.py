@@ -21,6 +21,10 @@ class Counting:
         self.name = inner.name
         self.calls: list[list[str]] = []
 
+    @property
+    def dim(self) -> int:
+        return int(self.inner.dim)
+
     async def embed(self, texts):
         self.calls.append(list(texts))
         await asyncio.sleep(0.05)
@@ -73,6 +77,7 @@ async def test_the_local_models_dimension_comes_from_its_configuration_without_l
 async def test_a_failed_encode_reaches_every_waiter_and_the_next_call_tries_again():
     class Broken:
         name = "broken"
+        dim = 384
         calls = 0
 
         async def embed(self, texts):

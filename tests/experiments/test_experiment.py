@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from playground import domain, factory, personas
+from playground import domain, errors, factory, personas
 from playground.cli import main as cli
 from playground.experiments import protocol as experiment_design
 from playground.experiments import results as experiment_report
@@ -183,6 +183,7 @@ async def test_summary_per_condition(db, embedder):
     for r in summary.values():
         assert r.gini is not None
         assert 0 <= r.gini < 1
+        assert r.messages is not None
         assert r.turns_per_agent == pytest.approx(r.messages / 3)
         assert r.calls_per_message == 0  # the offline engine makes no LLM calls
     text = experiment_report.format_summary(list(summary.values()))
@@ -253,7 +254,7 @@ async def test_a_failed_conversation_is_recorded_and_the_batch_goes_on(db, embed
 
     def broken(self, draw):
         if draw.index == bad.index:
-            raise experiment.errors.PlaygroundError("the test broke this conversation")
+            raise errors.PlaygroundError("the test broke this conversation")
         return original(self, draw)
 
     monkeypatch.setattr(experiment.Runner, "_settings_for", broken)

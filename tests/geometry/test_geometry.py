@@ -262,7 +262,7 @@ def copy_sessions(
 
 
 @pytest.mark.asyncio
-async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:  # type: ignore[no-untyped-def]
+async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:
     db, ids = copy_sessions
     recorded = db.execute("SELECT COUNT(*) FROM message_embeddings").fetchone()[0]
     assert recorded > 0  # the recorder kept the vectors the room computed
@@ -353,7 +353,7 @@ async def test_cache_and_stored_rows(copy_sessions, minilm) -> None:  # type: ig
 
 
 @pytest.mark.asyncio
-async def test_storm_task_is_the_goal(copy_sessions, minilm) -> None:  # type: ignore[no-untyped-def]
+async def test_storm_task_is_the_goal(copy_sessions, minilm) -> None:
     db, ids = copy_sessions
     user = db.execute(
         "SELECT name FROM participants WHERE session_id = ? LIMIT 1", [ids[0]]
@@ -374,7 +374,7 @@ async def test_storm_task_is_the_goal(copy_sessions, minilm) -> None:  # type: i
     assert row.features["goal_adherence"] == pytest.approx(want, abs=1e-5)
 
 
-def test_cli_three_formats(copy_db) -> None:  # type: ignore[no-untyped-def]
+def test_cli_three_formats(copy_db) -> None:
     path, ids = copy_db
     code, out, err = run_cli("features", "--db", str(path), "--format", "table")
     assert code == 0, err
@@ -408,7 +408,7 @@ def test_cli_three_formats(copy_db) -> None:  # type: ignore[no-untyped-def]
     assert set(next(iter(first["per_speaker"].values()))) == set(F.SPEAKER_FEATURE_NAMES)
 
 
-def test_cli_experiment_filter(copy_db) -> None:  # type: ignore[no-untyped-def]
+def test_cli_experiment_filter(copy_db) -> None:
     path, ids = copy_db
     db = open_database(path)
     with db.conn:
@@ -422,7 +422,7 @@ def test_cli_experiment_filter(copy_db) -> None:  # type: ignore[no-untyped-def]
     assert [r["session_id"] for r in csv.DictReader(io.StringIO(out))] == [ids[1]]
 
 
-def test_cli_bad_input(tmp_path: Path, copy_db) -> None:  # type: ignore[no-untyped-def]
+def test_cli_bad_input(tmp_path: Path, copy_db) -> None:
     path, _ = copy_db
     assert "no database at" in cli_refusal("features", "--db", str(tmp_path / "none.db"), code=2)
     assert "no experiment 'zzz'" in cli_refusal(
@@ -439,7 +439,7 @@ def test_cli_bad_input(tmp_path: Path, copy_db) -> None:  # type: ignore[no-unty
 
 
 @pytest.mark.asyncio
-async def test_the_recorder_keeps_the_vectors_the_room_computed(copy_sessions, minilm) -> None:  # type: ignore[no-untyped-def]
+async def test_the_recorder_keeps_the_vectors_the_room_computed(copy_sessions, minilm) -> None:
     db, ids = copy_sessions
     kept = db.execute(
         "SELECT e.message_id, m.text, e.vector, e.model, e.text_hash FROM message_embeddings e"

@@ -33,7 +33,7 @@ INNER_VOICE = {"i", "could", "share", "that", "ask", "more", "others", "still", 
 INNER_VOICE |= {"honestly", "from", "should", "say", "something", "the", "a", "about", "what"}
 
 
-async def _room_with_thoughts(embedder, db=None):  # type: ignore[no-untyped-def]
+async def _room_with_thoughts(embedder, db=None):
     room, _, seen = await build(offline_settings(), embedder, library(3), db=db)
     for a in room.agents:
         a.proactivity = QUIET  # nobody speaks on their own: only what the user forces is said
@@ -44,7 +44,7 @@ async def _room_with_thoughts(embedder, db=None):  # type: ignore[no-untyped-def
     return room, seen
 
 
-def _unsaid(room):  # type: ignore[no-untyped-def]
+def _unsaid(room):
     return [
         (a.name, t)
         for a in room.agents

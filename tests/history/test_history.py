@@ -69,7 +69,7 @@ async def test_each_message_shows_the_trigger_that_produced_it(embedder, db):
         assert snap.retrieved == retrieved
         assert retrieved
         # The thoughts as they stood: the one said is marked as said in this message.
-        said = snap.state.thoughts.thoughts[m.speaker][m.thought_id]  # type: ignore[index]
+        said = snap.state.thoughts.thoughts[m.speaker][m.thought_id]
         assert said.expressed_in == m.id
         later = [x for x in room.messages if x.id > m.id]
         assert all(x.text not in {y.text for y in snap.state.messages} for x in later)
@@ -82,7 +82,7 @@ async def test_each_message_shows_the_trigger_that_produced_it(embedder, db):
     f = h.at_message(forced.id)
     assert f.trigger is None
     assert "forced by you" in f.describe()
-    assert f.state.thoughts.thoughts[forced.speaker][forced.thought_id].expressed_in == forced.id  # type: ignore[index]
+    assert f.state.thoughts.thoughts[forced.speaker][forced.thought_id].expressed_in == forced.id
     zoe = next(m for m in room.messages if m.speaker == "Zoe")
     assert "written by Zoe (a person)" in h.at_message(zoe.id).describe()
 
@@ -139,7 +139,7 @@ async def test_a_live_session_is_read_while_it_is_written(embedder, db_path):
     # A trigger in progress: what has been written of it so far.
     partial: list[int] = []
 
-    def snapshot_mid_trigger(e: events.BaseEvent) -> None:
+    def snapshot_mid_trigger(e: events.Event) -> None:
         if e.kind == "memories_retrieved" and not partial:
             h.refresh()
             partial.append(h.triggers[-1].seq_shown)

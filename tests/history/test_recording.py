@@ -59,7 +59,9 @@ async def test_moments_and_marks_cover_every_kind(embedder, db):
     second = rec.next_moment(rec.first, "message")
     assert second is not None
     assert second.message_id == 2
-    assert rec.previous_moment(second.seq, "message").seq == rec.first  # type: ignore[union-attr]
+    previous = rec.previous_moment(second.seq, "message")
+    assert previous is not None
+    assert previous.seq == rec.first
     assert rec.messages_shown(second.seq) == 2
 
 
@@ -150,8 +152,8 @@ async def test_a_fork_keeps_the_parents_times_and_says_where_it_begins(embedder,
     """Copied messages, thoughts, their latest evaluations keep the parent's times (not the fork's);
     the fork records how many messages it carried over, and replay and show mark where it
     begins."""
+    import argparse
     import io
-    from types import SimpleNamespace
 
     from playground.cli import sessions as cli
     from playground.history import fork
@@ -197,7 +199,7 @@ async def test_a_fork_keeps_the_parents_times_and_says_where_it_begins(embedder,
     assert "begins after #3" in mark.label
     out = io.StringIO()
     cli.show(
-        SimpleNamespace(db=str(db_file(db)), id=child.session_id, json=False, timings=False), out
+        argparse.Namespace(db=str(db_file(db)), id=child.session_id, json=False, timings=False), out
     )
     text = out.getvalue()
     assert f"Fork of {room.session_id} at its message #3" in text
@@ -211,6 +213,7 @@ def db_file(db):
 async def test_two_rooms_started_in_the_same_second_get_different_ids(embedder, db, monkeypatch):
     """Regression: a 4-hex suffix drawn twice in one second failed an experiment shard with
     "UNIQUE constraint failed: sessions.id" at its first write."""
+    import datetime as dt
     import secrets
 
     from playground import factory
@@ -218,14 +221,14 @@ async def test_two_rooms_started_in_the_same_second_get_different_ids(embedder, 
     draws = iter(["e420", "e420", "beef"])
     monkeypatch.setattr(secrets, "token_hex", lambda n=None: next(draws))
     monkeypatch.setattr(
-        factory.dt,
+        dt,
         "datetime",
         type(
             "Frozen",
-            (factory.dt.datetime,),
+            (dt.datetime,),
             {
                 "now": classmethod(
-                    lambda cls, tz=None: factory.dt.datetime(2026, 11, 25, 22, 32, 35, tzinfo=tz)
+                    lambda cls, tz=None: dt.datetime(2026, 11, 25, 22, 32, 35, tzinfo=tz)
                 )
             },
         ),

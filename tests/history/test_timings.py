@@ -45,9 +45,9 @@ def test_the_table_has_a_line_per_stage_in_the_order_they_started():
     assert rows[3].endswith(THOUGHT[:47] + "…")
     assert rows[4].split() == ["*", "floor", "1.43", "1.43", "0.00"]
     assert len({len(r) - len(r.lstrip()) for r in rows if r.startswith(" ")}) == 1
-    head = head_lines(STEP_1)
-    assert breakdown(STEP_1).splitlines()[len(head) : -1] == stage_table(STEP_1)
-    assert all(len(line) <= 100 for line in head)
+    heading = head_lines(STEP_1)
+    assert breakdown(STEP_1).splitlines()[len(heading) : -1] == stage_table(STEP_1)
+    assert all(len(line) <= 100 for line in heading)
 
 
 def test_replay_and_history_find_a_trigger_s_timing_as_recorded(timed_db):

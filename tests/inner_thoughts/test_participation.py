@@ -249,7 +249,7 @@ def _silent(agent: str, score: float, threshold: float, **kw: object) -> domain.
     fields: dict[str, object] = {"action": "silent", "reason": "below", **kw}
     return domain.Decision(
         agent=agent, step=1, trigger="pause", score=score, threshold=threshold, **fields
-    )  # type: ignore[arg-type]
+    )
 
 
 def test_a_silent_run_reports_the_score_closest_to_its_threshold():

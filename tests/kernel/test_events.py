@@ -1,5 +1,7 @@
 """Events round-trip through JSON; the bus delivers, filters, unsubscribes and isolates failures."""
 
+from typing import Any
+
 import pytest
 
 from playground import events
@@ -38,7 +40,8 @@ async def test_every_event_of_a_run_round_trips_through_json(embedder):
 
 def test_bus_filters_unsubscribes_and_survives_a_failing_handler(caplog):
     bus = events.EventBus()
-    got, only = [], []
+    got: list[Any] = []
+    only: list[Any] = []
 
     def broken(e):
         raise RuntimeError("boom")
@@ -57,7 +60,11 @@ def test_bus_filters_unsubscribes_and_survives_a_failing_handler(caplog):
 
 def test_strict_bus_reraises():
     bus = events.EventBus(strict=True)
-    bus.subscribe(lambda e: 1 / 0)
+
+    def broken(e: events.BaseEvent) -> None:
+        raise ZeroDivisionError("boom")
+
+    bus.subscribe(broken)
     with pytest.raises(ZeroDivisionError):
         bus.publish(events.ParticipantLeft(name="Ana"))
 

@@ -15,10 +15,7 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 
-try:  # run from the repo root (pythonpath "." in pyproject)
-    from testbed.llm_server import FakeLLMServer, tokenize
-except ImportError:  # run from elsewhere: pytest puts tests/ itself on sys.path
-    from support.llm_server import FakeLLMServer, tokenize
+from testbed.llm_server import FakeLLMServer, tokenize
 
 MODEL = "fake-model"
 PROMPT = "Please review the story about a brave little robot exploring the garden."
@@ -161,6 +158,7 @@ def test_fail_next_rate_limit_then_success(srv):
         with pytest.raises(openai.RateLimitError) as info:
             await chat(c)
         assert info.value.response.headers["retry-after"] == "0.5"
+        assert isinstance(info.value.body, dict)
         assert info.value.body["type"] == "rate_limit_exceeded"
         return await chat(c)
 

@@ -15,25 +15,20 @@ from typing import Any
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionUserMessageParam
 
-try:  # run from the repo root (pythonpath "." in pyproject)
-    from testbed.llm_server import (
-        PROFILES,
-        SCHEMA_KEYWORDS,
-        FakeLLMServer,
-        reference_body,
-        server_bodies,
-    )
-except ImportError:  # run from elsewhere: pytest puts tests/ itself on sys.path
-    from support.llm_server import (
-        PROFILES,
-        SCHEMA_KEYWORDS,
-        FakeLLMServer,
-        reference_body,
-        server_bodies,
-    )
+from testbed.llm_server import (
+    PROFILES,
+    SCHEMA_KEYWORDS,
+    FakeLLMServer,
+    reference_body,
+    server_bodies,
+)
 
-USER = {"role": "user", "content": "Rate the idea of a rooftop garden on the library roof."}
+USER: ChatCompletionUserMessageParam = {
+    "role": "user",
+    "content": "Rate the idea of a rooftop garden on the library roof.",
+}
 SYSTEM_JSON = {"role": "system", "content": "You rate ideas. Answer in JSON."}
 RATING = {
     "type": "object",
@@ -321,10 +316,10 @@ def test_no_schema_keywords_reproduces_the_captured_body(srv):
 @pytest.mark.parametrize("srv", ["no-schema-keywords"], indirect=True)
 @pytest.mark.parametrize("keyword", SCHEMA_KEYWORDS)
 def test_no_schema_keywords_names_each_keyword(srv, keyword):
-    value = {"type": "string"} if "Length" in keyword else {"type": "integer"}
+    value: dict[str, Any] = {"type": "string"} if "Length" in keyword else {"type": "integer"}
     if "Items" in keyword:
         value = {"type": "array", "items": {"type": "string"}}
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {"x": {**value, keyword: 2}},
         "required": ["x"],
@@ -343,7 +338,7 @@ def test_no_schema_keywords_names_each_keyword(srv, keyword):
 
 @pytest.mark.parametrize("srv", ["no-schema-keywords"], indirect=True)
 def test_no_schema_keywords_reports_the_path_through_defs(srv):
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {"p": {"$ref": "#/$defs/Point"}},
         "$defs": {"Point": {"type": "object", "properties": {"w": {"type": "integer"}}}},

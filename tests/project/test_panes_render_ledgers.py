@@ -68,7 +68,7 @@ def _writes(body: ast.AST) -> Iterator[tuple[int, list[str]]]:
             yield node.lineno, _chain(node.func.value)
         for t in targets:
             if isinstance(t, ast.Attribute | ast.Subscript):
-                yield node.lineno, _chain(t)
+                yield t.lineno, _chain(t)
 
 
 def _handlers(

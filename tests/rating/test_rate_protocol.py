@@ -8,6 +8,8 @@ import runpy
 from importlib import resources
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from playground.rating import links as rater_links
 from playground.rating.web import protocol
 
@@ -42,7 +44,8 @@ def test_docs_rater_protocol_md_is_current() -> None:
 
 
 def test_every_frame_model_forbids_extra_fields_and_sends_only_its_own() -> None:
-    for model in (*protocol.SERVER_FRAMES, *protocol.PAGE_FRAMES, protocol.Line):
+    models: list[type[BaseModel]] = [*protocol.SERVER_FRAMES, *protocol.PAGE_FRAMES, protocol.Line]
+    for model in models:
         assert model.model_config.get("extra") == "forbid", model
     line = protocol.Line.model_fields
     assert set(line) == {"n", "speaker", "text"}

@@ -43,7 +43,7 @@ pytestmark = pytest.mark.asyncio
 ALL = {m.key: 5 for m in CONVERSATION_METRICS}
 
 
-def _rows(path: Path, sql: str) -> list[tuple]:  # type: ignore[type-arg]
+def _rows(path: Path, sql: str) -> list[tuple]:
     db = open_database(path)
     try:
         return [tuple(r) for r in db.execute(sql).fetchall()]
@@ -112,8 +112,8 @@ async def test_a_rater_reads_marks_and_rates_into_the_windows_rows(rater_db, tmp
     assert _rows(path, shape) == _rows(window_copy, shape)
     marks = "SELECT session_id, message_id, rater, comment FROM turn_marks ORDER BY 1, 2, 3"
     assert _rows(path, marks) == _rows(window_copy, marks)
-    done = "SELECT id, completed_at IS NOT NULL FROM assignments ORDER BY id"
-    assert _rows(path, done) == _rows(window_copy, done)
+    completed = "SELECT id, completed_at IS NOT NULL FROM assignments ORDER BY id"
+    assert _rows(path, completed) == _rows(window_copy, completed)
     # The report: coherence per condition, by hand from what was sent.
     db = open_database(path)
     report = build_report(db)
@@ -219,8 +219,9 @@ async def test_no_condition_engine_model_origin_or_session_id_ever_goes_out(rate
             page, sock, (_w, task) = await open_page(http, server.rater_links()[0][1], tally)
             async with http.get(page) as r:
                 texts.append(await r.text())
+            assert server.listening is not None
             for name in STATIC:
-                async with http.get(f"{server.listening.origin}/static/{name}") as r:  # type: ignore[union-attr]
+                async with http.get(f"{server.listening.origin}/static/{name}") as r:
                     texts.append(await r.text())
             await sock.ask({"kind": "rate", "task": task["position"], "values": ALL})  # refused
             await sock.ask({"kind": "mark", "task": 99, "part": 0, "n": 1, "comment": ""})
@@ -249,7 +250,8 @@ async def test_links_refuse_alike_and_carry_the_safe_defaults(rater_db):
     other_token = rater_links.LinkStore(db).links(other, ["ben"])[0].token
     db.close()
     async with live_raters(path, plan_id) as server, aiohttp.ClientSession() as http:
-        origin = server.listening.origin  # type: ignore[union-attr]
+        assert server.listening is not None
+        origin = server.listening.origin
         link = server.rater_links()[0][1]
         for bad in ("/rate/nope", f"/rate/{other_token}", "/open/nope", f"/rate/{other_token}/ws"):
             async with http.get(origin + bad) as r:
@@ -293,7 +295,8 @@ async def test_a_second_page_of_a_link_replaces_the_first_and_floods_are_cut(rat
     plan_id = make_plan(path, "conversation", ["ann"], 1, ids)
     async with live_raters(path, plan_id) as server, aiohttp.ClientSession() as http:
         link = server.rater_links()[0][1]
-        origin = server.listening.origin  # type: ignore[union-attr]
+        assert server.listening is not None
+        origin = server.listening.origin
         first = await http.ws_connect(f"{link}/ws", headers={"Origin": origin})
         await first.receive()
         task = json.loads((await first.receive()).data)

@@ -43,7 +43,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]
 
 
 @pytest.fixture
-def fresh(template: tuple[Path, list[str]], tmp_path: Path):  # type: ignore[no-untyped-def]
+def fresh(template: tuple[Path, list[str]], tmp_path: Path):
     """A private copy of the template database: (store, session ids, path)."""
     path = tmp_path / "ratings.db"
     shutil.copy(template[0], path)

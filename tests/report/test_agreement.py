@@ -26,18 +26,18 @@ from testbed import agreement_data as data
 
 
 @pytest.fixture
-def adb(tmp_path: Path):  # type: ignore[no-untyped-def]
+def adb(tmp_path: Path):
     db = open_database(tmp_path / "agreement.db")
     yield db
     db.close()
 
 
-def _all(db) -> list[str]:  # type: ignore[no-untyped-def]
+def _all(db) -> list[str]:
     return [r[0] for r in db.execute("SELECT id FROM sessions")]
 
 
 # -- per metric: rho and alpha ------------------------------------------------------------------
-def test_rho_by_hand_ranks_and_alpha_against_the_krippendorff_package(adb) -> None:  # type: ignore[no-untyped-def]
+def test_rho_by_hand_ranks_and_alpha_against_the_krippendorff_package(adb) -> None:
     data.rho_data(adb)
     res = agreement.build_agreement(adb, _all(adb))
     assert res.judges == [data.JUDGE, data.FALLBACK_JUDGE] or res.judges == sorted(
@@ -74,7 +74,7 @@ def test_rho_by_hand_ranks_and_alpha_against_the_krippendorff_package(adb) -> No
     assert agreement.build_agreement(adb, _all(adb), min_sessions=2).metrics[1].n == 2
 
 
-def test_judge_scores_prefer_the_score_and_fall_back_to_ratings(adb) -> None:  # type: ignore[no-untyped-def]
+def test_judge_scores_prefer_the_score_and_fall_back_to_ratings(adb) -> None:
     data.rho_data(adb)
     scores = judge_scores(adb, ["r3"])
     assert scores[data.JUDGE]["coherence"] == {"r3": (5.1, 5)}
@@ -119,7 +119,7 @@ def test_wilson_interval_by_hand() -> None:
         agreement.wilson(3, 0)
 
 
-def test_majority_rule_drops_ties_and_ignores_judges(adb) -> None:  # type: ignore[no-untyped-def]
+def test_majority_rule_drops_ties_and_ignores_judges(adb) -> None:
     data.pair_data(adb)
     human, ties = human_majority(adb, _all(adb))
     assert len(human) == 22
@@ -128,7 +128,7 @@ def test_majority_rule_drops_ties_and_ignores_judges(adb) -> None:  # type: igno
     assert all(v == 1 for v in human.values())  # 2-1 splits still go to the higher index
 
 
-def test_pairwise_accuracy_geometry_judge_and_combined(adb) -> None:  # type: ignore[no-untyped-def]
+def test_pairwise_accuracy_geometry_judge_and_combined(adb) -> None:
     data.pair_data(adb)
     res = agreement.build_agreement(adb, _all(adb))
     acc = {p.predictor: p for p in res.pairwise}
@@ -152,7 +152,7 @@ def test_pairwise_accuracy_geometry_judge_and_combined(adb) -> None:  # type: ig
     assert imputed.methods[-1].startswith("missing features: impute (1 of ")
 
 
-def test_below_20_pairs_says_not_enough_pairs(adb) -> None:  # type: ignore[no-untyped-def]
+def test_below_20_pairs_says_not_enough_pairs(adb) -> None:
     data.pair_data(adb, data.PAIRS[:19], judge_wrong=False)
     res = agreement.build_agreement(adb, _all(adb))
     assert res.human_pairs == 19
@@ -165,7 +165,7 @@ def test_below_20_pairs_says_not_enough_pairs(adb) -> None:  # type: ignore[no-u
     assert [p.correct for p in lower.pairwise] == [19, 19, 19]
 
 
-def test_without_judge_or_features_it_says_what_to_run(adb) -> None:  # type: ignore[no-untyped-def]
+def test_without_judge_or_features_it_says_what_to_run(adb) -> None:
     data.pair_data(adb, judge_wrong=False)
     adb.execute("DELETE FROM session_features")
     adb.execute("DELETE FROM judge_scores")
@@ -185,7 +185,7 @@ def test_without_judge_or_features_it_says_what_to_run(adb) -> None:  # type: ig
         agreement.build_agreement(adb, _all(adb), missing="guess")
 
 
-def test_the_scope_limits_sessions_and_pairs(adb) -> None:  # type: ignore[no-untyped-def]
+def test_the_scope_limits_sessions_and_pairs(adb) -> None:
     data.rho_data(adb)
     data.pair_data(adb)
     adb.execute(
@@ -200,7 +200,7 @@ def test_the_scope_limits_sessions_and_pairs(adb) -> None:  # type: ignore[no-un
     assert build_report(adb, agreement_options={"skip": True}).agreement_with_humans is None
 
 
-def test_the_report_in_two_steps_equals_the_report_in_one(adb) -> None:  # type: ignore[no-untyped-def]
+def test_the_report_in_two_steps_equals_the_report_in_one(adb) -> None:
     """The report view shows the quick part first and adds the agreement after."""
     data.rho_data(adb)
     data.pair_data(adb)
@@ -208,7 +208,7 @@ def test_the_report_in_two_steps_equals_the_report_in_one(adb) -> None:  # type:
     assert with_agreement(adb, quick) == build_report(adb)
 
 
-def test_a_stop_ends_the_leave_one_out_folds_and_says_cancelled(adb) -> None:  # type: ignore[no-untyped-def]
+def test_a_stop_ends_the_leave_one_out_folds_and_says_cancelled(adb) -> None:
     data.pair_data(adb)
     stop = threading.Event()
     stop.set()

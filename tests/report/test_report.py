@@ -21,6 +21,7 @@ from scipy import stats
 
 from playground.cli import main as cli
 from playground.rating.store import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
+from playground.report import model as report_model
 from playground.report import plots
 from playground.report import stats as report
 from playground.storage import open_database
@@ -87,7 +88,7 @@ def add_fixed_ratings(store: RatingStore, ids: dict[str, str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def rated(unrated, tmp_path_factory) -> tuple[Path, dict[str, str], report.Report]:
+def rated(unrated, tmp_path_factory) -> tuple[Path, dict[str, str], report_model.Report]:
     path = tmp_path_factory.mktemp("report") / "rated.db"
     shutil.copy(unrated[0], path)
     db = open_database(path)
@@ -97,7 +98,7 @@ def rated(unrated, tmp_path_factory) -> tuple[Path, dict[str, str], report.Repor
     return path, unrated[1], rep
 
 
-def comparison(rep: report.Report, metric: str) -> report.Comparison:
+def comparison(rep: report_model.Report, metric: str) -> report_model.Comparison:
     (found,) = [c for c in rep.comparisons if c.metric == metric]
     return found
 
@@ -312,7 +313,7 @@ def test_table_csv_and_json_outputs(rated):
         and r["statistic"] == "alpha"
     ]
     assert alpha["value"] == ""
-    assert report.Report.model_validate_json(report.to_json(rep)) == rep
+    assert report_model.Report.model_validate_json(report.to_json(rep)) == rep
     assert json.loads(rep.model_dump_json())["preferences"][0]["n"] == 5
 
 

@@ -158,13 +158,13 @@ async def test_a_mixed_room(embedder, db):
         == "next-speaker"
     )
     with pytest.raises(Exception, match="unknown turn-taking policy"):
-        room.set_policy("Ana", "telepathy")  # type: ignore[arg-type]
+        room.set_policy("Ana", "telepathy")
 
 
 def _d(agent: str, policy: str, turn_type: str, score: float | None) -> domain.Decision:
     return domain.Decision(
-        agent=agent, step=1, trigger="new_message", action="speak", policy=policy,  # type: ignore[arg-type]
-        turn_type=turn_type, score=score, reason="",  # type: ignore[arg-type]
+        agent=agent, step=1, trigger="new_message", action="speak", policy=policy,
+        turn_type=turn_type, score=score, reason="",
     )  # fmt: skip
 
 

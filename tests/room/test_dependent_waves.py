@@ -51,7 +51,7 @@ async def test_a_message_is_four_dependent_waves_with_4_or_8_agents(
     log = io.StringIO()
     server = await serve(fake, LATENCY, log=log)
     port = server.sockets[0].getsockname()[1]
-    fake._httpd = type("Bound", (), {"server_address": ("127.0.0.1", port)})()  # type: ignore[assignment]
+    fake._httpd = type("Bound", (), {"server_address": ("127.0.0.1", port)})()
     try:
         settings = server_settings(fake, seed=4, llm_concurrency="64").model_copy(
             update={"proactivity": PRESETS["non-stop-chatter"]}

@@ -21,12 +21,12 @@ pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
-def server():  # type: ignore[no-untyped-def]
+def server():
     with FakeLLMServer(logprobs=False) as srv:
         yield srv
 
 
-async def _room(srv, embedder, db, ratings, humans=("Zoe",)):  # type: ignore[no-untyped-def]
+async def _room(srv, embedder, db, ratings, humans=("Zoe",)):
     srv.set_responder(scripted(ratings))
     settings = server_settings(srv, seed=3)
     room, engine, seen = await build(settings, embedder, library(3), db=db)  # Ana, Ben, Chloe
@@ -35,7 +35,7 @@ async def _room(srv, embedder, db, ratings, humans=("Zoe",)):  # type: ignore[no
     return room, engine, seen
 
 
-def _decisions(seen, step):  # type: ignore[no-untyped-def]
+def _decisions(seen, step):
     return {e.decision.agent: e.decision for e in of(events.DecisionMade, seen) if e.step == step}
 
 

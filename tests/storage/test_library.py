@@ -86,14 +86,14 @@ def copy_of(path: Path, to: Path) -> Path:
 
 
 @pytest.fixture
-def db(saved: tuple[Path, dict[str, str]]):  # type: ignore[no-untyped-def]
+def db(saved: tuple[Path, dict[str, str]]):
     database = open_database(saved[0], create=False)
     yield database
     database.close()
 
 
 @pytest.fixture
-def scratch(saved: tuple[Path, dict[str, str]], tmp_path: Path):  # type: ignore[no-untyped-def]
+def scratch(saved: tuple[Path, dict[str, str]], tmp_path: Path):
     database = open_database(copy_of(saved[0], tmp_path / "copy.db"), create=False)
     yield database
     database.close()

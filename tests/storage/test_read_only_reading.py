@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlite_utils
@@ -104,7 +105,7 @@ def _database(path: Path) -> Path:
     return path
 
 
-def _raw(path: Path, sql: str) -> list[tuple[object, ...]]:
+def _raw(path: Path, sql: str) -> list[tuple[Any, ...]]:
     """Rows read straight from the file, as it is (immutable: no lock, no -shm, nothing written)."""
     with closing(sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True)) as conn:
         return conn.execute(sql).fetchall()

@@ -135,7 +135,8 @@ def _counts(db_path: Path) -> dict[str, int]:
 
 def test_a_required_subscriber_failure_reaches_the_publisher_after_every_listener(caplog):
     bus = events.EventBus()
-    before, after = [], []
+    before: list[events.BaseEvent] = []
+    after: list[events.BaseEvent] = []
 
     def recorder(e):
         raise errors.RecordingError("x.db", "disk full", session_id="", saved_messages=0)
@@ -167,7 +168,7 @@ def test_after_a_failed_write_nothing_more_is_written_and_the_session_is_marked_
     stamp = {"session_id": SID, "at": AT}
     bus.publish(
         events.SessionStarted(
-            **stamp, seq=1, engine="e", model="m", seed=0, condition="c", settings={}
+            **stamp, seq=1, engine="e", model="m", seed=0, condition="inner-thoughts", settings={}
         )
     )
     bus.publish(events.ParticipantJoined(**stamp, seq=2, name="Ana", participant_kind="ai"))

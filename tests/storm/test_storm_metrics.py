@@ -55,7 +55,7 @@ LABELS = ["improve", "not change", "improve"]
 
 def judgements(labels: list[str]) -> list[TurnJudgement]:
     return [
-        TurnJudgement(pair=i, clarity_change=x, satisfaction_change="not change")  # type: ignore[arg-type]
+        TurnJudgement(pair=i, clarity_change=x, satisfaction_change="not change")
         for i, x in enumerate(labels)
     ]
 
@@ -154,7 +154,7 @@ def test_clarify_formulas() -> None:
     assert m.clarify_score(labels) == pytest.approx(6.0)
     assert m.clarify_score(labels, "improve-share") == pytest.approx(4.0)
     with pytest.raises(ValueError, match="labels"):
-        m.clarify_score(["better"])  # type: ignore[list-item]
+        m.clarify_score(["better"])  # type: ignore[list-item]  # a wrong label, on purpose
     assert m.self_labels([0.2, 0.2, 0.5, 0.45], tolerance=0.1) == [
         "not change", "improve", "not change",
     ]  # fmt: skip
@@ -183,8 +183,9 @@ TABLE2_WO = {
 def test_ssa_reproduces_table2_claude_0_percent_by_hand() -> None:
     # 0.7·(7.75·0.83) + 0.3·5.23 = 4.50275 + 1.569 = 6.07175 → 6.07, as printed.
     value = m.ssa(0.83, 5.23)
+    assert value is not None
     assert value == pytest.approx(0.7 * 7.75 * 0.83 + 0.3 * 5.23)
-    assert round(value, 2) == 6.07  # type: ignore[arg-type]
+    assert round(value, 2) == 6.07
     # The main text's λ·(wα·S_avg + wβ·C) = 7.75·(0.581 + 1.569) = 16.66 would not.
     main_text = 7.75 * (0.7 * 0.83 + 0.3 * 5.23)
     assert main_text == pytest.approx(16.6625)
@@ -207,7 +208,7 @@ def test_options_are_checked_by_flag() -> None:
     with pytest.raises(Exception, match="--high-threshold"):
         m.MetricOptions(high_threshold=1.5)
     with pytest.raises(Exception, match="--c-weights"):
-        m.MetricOptions(weights=(0.4, 0.4))  # type: ignore[arg-type]
+        m.MetricOptions(weights=(0.4, 0.4))  # type: ignore[arg-type]  # weights that do not add up
     with pytest.raises(Exception, match="--ssa-lambda"):
         m.MetricOptions(ssa_lambda=0)
 
@@ -642,7 +643,9 @@ def test_report_groups_by_model_uncertainty_and_access(report_db: Path) -> None:
     assert w.clarify is None
     assert w.ssa is None
     assert rep.rows[1].with_profile is None
-    assert rep.rows[1].without_profile.clarify is None  # type: ignore[union-attr]
+    without = rep.rows[1].without_profile
+    assert without is not None
+    assert without.clarify is None
     assert a0.curves["without"].satisfaction == pytest.approx([0.7, 0.75, 0.9])
     assert a0.curves["without"].n == [2, 2, 1]
     assert a0.curves["with"].clarity == pytest.approx([0.6, 0.7])
@@ -661,7 +664,9 @@ def test_report_groups_by_model_uncertainty_and_access(report_db: Path) -> None:
     b0 = other.rows[2].without_profile
     assert b0 is not None
     assert b0.clarify == 0.0
-    assert other.rows[0].without_profile.judged == 0  # type: ignore[union-attr]
+    a_without = other.rows[0].without_profile
+    assert a_without is not None
+    assert a_without.judged == 0
 
 
 def test_report_command_table(report_db: Path) -> None:

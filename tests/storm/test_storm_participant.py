@@ -71,7 +71,7 @@ async def test_two_simulated_users_and_an_agent_record_a_hidden_state_per_simula
     assert simulated
     assert agents  # both kinds spoke
     assert [h["message_id"] for h in states] == simulated  # one each, none for the agent
-    by_user = {}
+    by_user: dict[str, list[int]] = {}
     for h in states:
         by_user.setdefault(h["participant"], []).append(h["turn"])
     assert by_user == {u: list(range(len(t))) for u, t in by_user.items()}  # 0, 1, 2...
@@ -229,7 +229,7 @@ async def test_participant_decide_draws_only_when_not_addressed():
 
     from playground import domain
 
-    user = SimulatedUser("Mia", MIA, simulator=None, speak_probability=0.3)  # type: ignore[arg-type]
+    user = SimulatedUser("Mia", MIA, simulator=None, speak_probability=0.3)  # type: ignore[arg-type]  # no model: only the decision to speak is tested
     to_me = domain.TurnType(message_id=3, kind="allocated", addressee="Mia")
     rng = random.Random(0)
     d = participant.decide(user, step=2, trigger="new_message", turn=to_me, speaker="Ana", rng=rng)

@@ -65,7 +65,8 @@ def masked_profile(db, experiment_id: str, draw: int, uncertainty: int) -> UserP
 
 def attribute_lines(profile: UserProfile) -> tuple[list[str], list[str]]:
     """The ``section: key: value`` lines of the known and of the unknown attributes."""
-    known, unknown = [], []
+    known: list[str] = []
+    unknown: list[str] = []
     for section in ("base", "traits", "context", "task"):
         values = profile.task.attributes if section == "task" else getattr(profile, section)
         for key, value in values.items():

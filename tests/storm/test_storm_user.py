@@ -416,7 +416,7 @@ async def test_offline_clarity_explanation_never_shows_a_negative_zero_cosine():
             return np.stack([off if t == reply else on for t in texts])
 
     turn = await offline_turn(
-        Embedder(),  # type: ignore[arg-type]
+        Embedder(),  # type: ignore[arg-type]  # embed() alone: all the turn uses
         1,
         profile(),
         me="Mia",

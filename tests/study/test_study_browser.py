@@ -31,24 +31,24 @@ XSS_TEXT = "<script>window.__pwned=2</script><b>bold?</b>"
 XSS_NOTE = '<img src=x onerror="window.__pwned=3">'
 
 
-def _check_frames(page, errors: list[str]) -> None:  # type: ignore[no-untyped-def]
+def _check_frames(page, errors: list[str]) -> None:
     """Every frame the page receives and sends must be one of the protocol's (a frame that
     does not fit is reported as an error of the page)."""
 
-    def check(adapter, payload, direction: str) -> None:  # type: ignore[no-untyped-def]
+    def check(adapter, payload, direction: str) -> None:
         try:
             adapter.validate_json(payload, strict=direction == "sent")
         except ValueError as exc:
             errors.append(f"{direction} frame outside the protocol: {payload[:200]}: {exc}")
 
-    def on_socket(ws) -> None:  # type: ignore[no-untyped-def]
+    def on_socket(ws) -> None:
         ws.on("framereceived", lambda p: check(protocol.SERVER_FRAMES, p, "received"))
         ws.on("framesent", lambda p: check(protocol.PAGE_FRAMES, p, "sent"))
 
     page.on("websocket", on_socket)
 
 
-async def _page(browser, link: str, viewport: dict, *, sockets: list | None = None):  # type: ignore[no-untyped-def]
+async def _page(browser, link: str, viewport: dict, *, sockets: list | None = None):
     """A new browser context on ``link``, connected. With ``sockets``, the page's sockets pass
     through Playwright's router, and the server's end of each is appended there (a test can
     send a frame the page would not)."""
@@ -65,13 +65,13 @@ async def _page(browser, link: str, viewport: dict, *, sockets: list | None = No
     return page, errors
 
 
-async def _join(page, name: str) -> None:  # type: ignore[no-untyped-def]
+async def _join(page, name: str) -> None:
     await page.fill("#join-name", name)
     await page.click("#join button")
     await page.wait_for_selector("#composer:not([hidden])")
 
 
-async def _say(page, text: str) -> None:  # type: ignore[no-untyped-def]
+async def _say(page, text: str) -> None:
     await page.fill("#text", text)
     await page.press("#text", "Enter")
 

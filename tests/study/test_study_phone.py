@@ -163,7 +163,7 @@ async def long_conversation(
 async def test_on_a_phone_the_header_people_and_composer_stay_while_the_list_scrolls(
     tmp_path: Path, embedder
 ):
-    phone = {"viewport": PHONES[0], "is_mobile": True, "has_touch": True}
+    phone: dict[str, Any] = {"viewport": PHONES[0], "is_mobile": True, "has_touch": True}
     async with long_conversation(tmp_path, embedder, **phone) as (study, ana, people, errors):
         # The one-click question takes room under the list: everything still fits.
         await _post_until(study, ana, "Ben", "While the question is open")

@@ -16,7 +16,7 @@ import pytest
 from playground.cli import main as cli
 from playground.embedding.cache import CachingEmbedder
 from playground.embedding.minilm import MiniLMEmbedder
-from playground.report import study
+from playground.report import study, study_model
 from playground.storage import open_database
 from testbed.study_data import build_study_database
 
@@ -33,7 +33,7 @@ def _cli(*argv: str) -> tuple[int, str]:
     return code, out.getvalue() + err.getvalue()
 
 
-def _report(path: Path) -> study.StudyReport:
+def _report(path: Path) -> study_model.StudyReport:
     db = open_database(path, create=False)
     try:
         return study.build_study_report(db, ["p1"])

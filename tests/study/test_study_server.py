@@ -220,6 +220,7 @@ async def test_a_foreign_or_missing_origin_is_refused(tmp_path, embedder):
                     await s.ws_connect(link + "/ws", headers=headers)
                 assert refused.value.status == 403
         # A name that resolves to this machine (DNS rebinding) is not the page's origin either.
+        assert study.server.listening is not None
         port = study.server.listening.port
         async with aiohttp.ClientSession() as s:
             with pytest.raises(aiohttp.WSServerHandshakeError):

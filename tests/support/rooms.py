@@ -53,7 +53,7 @@ async def build(
     cognition: Any = None,
     policies: dict[str, Any] | None = None,
     policy: str | None = None,
-):  # type: ignore[no-untyped-def]
+):
     """A started room; returns (room, engine, events list). ``policies`` (by name) or ``policy``
     (for everyone) set the agents' turn-taking policies."""
     if policy is not None:

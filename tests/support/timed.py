@@ -21,7 +21,7 @@ THOUGHT = "I could share that I grow leeks in my garden every single spring"
 
 def _stage(stage: str, agent: str, ready: float, started: float, took: float, **kw: Any) -> Any:
     return events.StageTiming(
-        stage=stage,  # type: ignore[arg-type]
+        stage=stage,
         agent=agent,
         ready=ready,
         started=started,
@@ -70,7 +70,7 @@ def _decision(agent: str, step: int, action: str) -> events.DecisionMade:
         agent=agent,
         step=step,
         trigger="new_message" if step == 1 else "pause",
-        action=action,  # type: ignore[arg-type]
+        action=action,
         reason="test",
     )
     return events.DecisionMade(decision=d)

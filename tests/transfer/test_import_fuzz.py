@@ -63,7 +63,7 @@ def _walk(rng: random.Random, rec: dict[str, Any]) -> Path_:
             rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
         )
         path.append(key)
-        node = node[key]  # type: ignore[index]
+        node = node[key]  # type: ignore[index]  # key was drawn from node itself
     return tuple(path)
 
 

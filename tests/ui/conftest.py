@@ -83,6 +83,7 @@ class TestLoop(qasync.QEventLoop):
 
 def _qasync_loop() -> qasync.QEventLoop:
     app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)  # instance() is typed as the core application
     app.setQuitOnLastWindowClosed(False)  # closing a window must not stop the loop under test
     if app.findChild(MainThreadCollector) is None:
         MainThreadCollector(

@@ -35,7 +35,7 @@ class SessionWriter:
                 0,
             )
 
-    def emit(self, e: events.BaseEvent, step: int) -> None:
+    def emit(self, e: events.Event, step: int) -> None:
         self.seq += 1
         update = {
             "session_id": self.session_id, "seq": self.seq, "step": step,

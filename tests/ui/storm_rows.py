@@ -39,7 +39,7 @@ def write(db: sqlite_utils.Database, dialogues: Sequence[Dialogue]) -> None:
     """Insert ``dialogues`` (each a finished session) into ``db``."""
     for d in dialogues:
         user = profile()
-        db["sessions"].insert(
+        db.table("sessions").insert(
             {
                 "id": d.session_id,
                 "created_at": AT,
@@ -53,7 +53,7 @@ def write(db: sqlite_utils.Database, dialogues: Sequence[Dialogue]) -> None:
             (user.name, "simulated", user.model_dump_json()),
             ("Assistant", "ai", None),
         ):
-            db["participants"].insert(
+            db.table("participants").insert(
                 {
                     "session_id": d.session_id,
                     "name": name,
@@ -65,7 +65,7 @@ def write(db: sqlite_utils.Database, dialogues: Sequence[Dialogue]) -> None:
         mid = 0
         for turn, (sat, clar) in enumerate(d.states):
             mid += 1
-            db["messages"].insert(
+            db.table("messages").insert(
                 {
                     "session_id": d.session_id,
                     "id": mid,
@@ -76,7 +76,7 @@ def write(db: sqlite_utils.Database, dialogues: Sequence[Dialogue]) -> None:
                     "posted_at": AT,
                 }
             )
-            db["hidden_states"].insert(
+            db.table("hidden_states").insert(
                 {
                     "session_id": d.session_id,
                     "message_id": mid,
@@ -91,7 +91,7 @@ def write(db: sqlite_utils.Database, dialogues: Sequence[Dialogue]) -> None:
                 }
             )
             mid += 1
-            db["messages"].insert(
+            db.table("messages").insert(
                 {
                     "session_id": d.session_id,
                     "id": mid,
@@ -102,7 +102,7 @@ def write(db: sqlite_utils.Database, dialogues: Sequence[Dialogue]) -> None:
                     "posted_at": AT,
                 }
             )
-        db["storm_dialogues"].insert(
+        db.table("storm_dialogues").insert(
             {
                 "session_id": d.session_id,
                 "user_name": user.name,
@@ -118,7 +118,7 @@ def write(db: sqlite_utils.Database, dialogues: Sequence[Dialogue]) -> None:
             }
         )
         for pair, label in enumerate(d.judged):
-            db["storm_judgements"].insert(
+            db.table("storm_judgements").insert(
                 {
                     "session_id": d.session_id,
                     "judge": "gpt-4o",

@@ -27,7 +27,7 @@ PAIRWISE_ROWS = [
 ]
 
 
-def test_report_view_shows_the_agreement_tables(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_report_view_shows_the_agreement_tables(qtbot, tmp_path: Path) -> None:
     db = open_database(tmp_path / "agreement.db")
     data.rho_data(db)
     view = ReportView(db)
@@ -59,7 +59,7 @@ def test_report_view_shows_the_agreement_tables(qtbot, tmp_path: Path) -> None: 
     db.close()
 
 
-def test_report_view_says_there_is_no_judge(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_report_view_says_there_is_no_judge(qtbot, tmp_path: Path) -> None:
     db = open_database(tmp_path / "agreement.db")
     data.pair_data(db, judge_wrong=False)
     db.execute("DELETE FROM judge_scores")
@@ -131,7 +131,7 @@ def _pair_db(tmp_path: Path) -> Any:
 @pytest.mark.asyncio
 async def test_the_agreement_is_computed_off_the_gui_thread_while_the_panel_says_so(
     qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     db = _pair_db(tmp_path)
     before = build_report(db)  # the numbers as the report gives them in one go, on this thread
     held = HeldAgreement(monkeypatch)
@@ -182,7 +182,7 @@ async def test_the_agreement_is_computed_off_the_gui_thread_while_the_panel_says
 @pytest.mark.asyncio
 async def test_a_newer_refresh_wins_over_an_older_one_still_computing(
     qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     db = open_database(tmp_path / "agreement.db")
     data.rho_data(db)  # no pairwise preference yet
     held = HeldAgreement(monkeypatch)
@@ -207,7 +207,7 @@ async def test_a_newer_refresh_wins_over_an_older_one_still_computing(
     db.close()
 
 
-def _shown(qtbot, db: Any) -> ReportView:  # type: ignore[no-untyped-def]
+def _shown(qtbot, db: Any) -> ReportView:
     view = ReportView(db)
     qtbot.addWidget(view)
     view.show()
@@ -217,7 +217,7 @@ def _shown(qtbot, db: Any) -> ReportView:  # type: ignore[no-untyped-def]
 @pytest.mark.asyncio
 async def test_a_failed_computation_is_said_plainly_and_the_view_keeps_working(
     qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     db = _pair_db(tmp_path)
     held = HeldAgreement(monkeypatch)
     held.fail[0] = ValueError("the regression did not converge")
@@ -254,7 +254,7 @@ async def test_a_failed_computation_is_said_plainly_and_the_view_keeps_working(
 @pytest.mark.asyncio
 async def test_closing_the_view_while_it_computes_stops_the_computation(
     qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     db = _pair_db(tmp_path)
     held = HeldAgreement(monkeypatch)
     view = _shown(qtbot, db)

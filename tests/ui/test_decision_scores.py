@@ -13,7 +13,7 @@ def _decision(**kw: object) -> domain.Decision:
         "agent": "Ana", "step": 3, "trigger": "new_message", "action": "speak", "thought_id": 2,
         "threshold": 3.95, "turn_type": "open",
     }  # fmt: skip
-    return domain.Decision(**{**base, **kw})  # type: ignore[arg-type]
+    return domain.Decision(**{**base, **kw})
 
 
 def _cells(qtbot, *decisions: domain.Decision) -> list[str]:

@@ -11,7 +11,7 @@ from ui.replay.panel import engine_text
 
 
 @pytest.mark.asyncio
-async def test_the_status_bar_names_the_rating_mode_live_and_in_replay(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_the_status_bar_names_the_rating_mode_live_and_in_replay(qtbot, tmp_path) -> None:
     # async: closing the window at teardown shuts the controller down on the running loop
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     win, controller = build(db_path=str(tmp_path / "x.db"), environ=env)

@@ -224,16 +224,16 @@ async def test_closing_the_view_or_the_main_window_mid_run_cancels_cleanly(qtbot
         view = win.experiments.open_view()
         job = _launch(view, concurrency=2, turns=30)
         await until(
-            lambda j=job: j.progress is not None and j.progress.running == 2,
+            lambda j=job: j.progress is not None and j.progress.running == 2,  # type: ignore[misc]  # mypy cannot type a lambda's default argument
             timeout=120,
             what="conversations in flight",
         )
         (view if closing == "view" else win).close()
-        await until(lambda j=job: not j.running, timeout=60, what="the run to stop")
+        await until(lambda j=job: not j.running, timeout=60, what="the run to stop")  # type: ignore[misc]  # mypy cannot type a lambda's default argument
         assert job.outcome == "cancelled"
-        await until(lambda v=view: not v.isVisible(), what=f"the {closing} to close")
+        await until(lambda v=view: not v.isVisible(), what=f"the {closing} to close")  # type: ignore[misc]  # mypy cannot type a lambda's default argument
         if closing == "main window":
-            await until(lambda c=controller: c.closed, what="the controller to shut down")
+            await until(lambda c=controller: c.closed, what="the controller to shut down")  # type: ignore[misc]  # mypy cannot type a lambda's default argument
         else:
             assert win.isVisible()
             await controller.shutdown()
@@ -361,7 +361,12 @@ async def test_deleting_a_conversation_of_an_experiment_says_so_and_resume_runs_
     library = win.open_library()
     assert library.select_session(victim)
     asked: list[str] = []
-    library.confirm = lambda q: asked.append(q) or True
+
+    def confirm(question: str) -> bool:
+        asked.append(question)
+        return True
+
+    library.confirm = confirm
     library.delete_button.click()
     assert f"conversation 2 (inner-thoughts) of experiment {xid} “pilot”" in asked[0]
     assert "Resume runs it again" in asked[0]

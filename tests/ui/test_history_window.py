@@ -185,10 +185,10 @@ async def test_arrows_in_the_strip_step_through_triggers_and_back_to_live(window
     assert [r[0] for r in win.decisions.rows()] == expected
     assert f"step {snap.step}" in win.decisions.title.text()
     win.decisions.back_button.click()
-    assert win.history.snapshot.trigger.index == n - 3  # type: ignore[union-attr]
+    assert win.history.snapshot.trigger.index == n - 3
     win.decisions.forward_button.click()
     qtbot.keyClick(win.decisions.table, Qt.Key.Key_Right)
-    assert win.history.snapshot.trigger.index == n - 1  # type: ignore[union-attr]
+    assert win.history.snapshot.trigger.index == n - 1
     qtbot.keyClick(win.decisions.table, Qt.Key.Key_Right)  # past the latest: live again
     assert not win.history.looking_back
     assert win.memory.isVisible()

@@ -110,7 +110,7 @@ async def test_cancel_keeps_a_paused_storm_session_running_and_untouched(window)
     await first
     assert not win.replay.active
     assert not room.ended
-    win.leave_question.cancel_button.click()
+    (await _question(win)).cancel_button.click()
     await second
     assert not win.replay.active
     assert not room.ended

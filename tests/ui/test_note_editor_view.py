@@ -67,7 +67,8 @@ def test_a_note_button_under_the_pointer_stays_on_its_message(qtbot):
         bridge.message_posted.emit(_msg(i))
         qtbot.wait(20)
     under = _message_at(pane, spot)
-    assert under is aimed, f"the pointer is over #{under.msg.id if under else None}'s ✎ now"
+    assert under is not None, "the pointer is over no message now"
+    assert under is aimed, f"the pointer is over #{under.msg.id}'s ✎ now"
     button = vp.childAt(spot)
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     qtbot.wait(20)

@@ -19,8 +19,10 @@ def test_edit_a_persona_and_reject_bad_values(qtbot, tmp_path):
     controller.closed = True  # no session to stop when the window closes
     qtbot.addWidget(win)
     session = win.dialogs.open_new_session()
+    assert session is not None
     session.list.setCurrentRow(0)
     editor = win.dialogs.open_persona_editor(session)
+    assert editor is not None
     name = editor.persona.name
     before = (lib / f"{editor.persona.id}.toml").read_text()
 

@@ -329,7 +329,7 @@ async def test_an_unknown_policy_is_refused_with_a_message(window):
     people = controller.library()[:2]
     room = await controller.new_session(
         people, icebreaker=None, policies={people[0].name: "chatty"}
-    )  # type: ignore[dict-item]
+    )
     assert room is None
     assert "unknown turn-taking policy 'chatty'" in win.banner.text()
     await controller.shutdown()

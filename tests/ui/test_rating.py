@@ -25,10 +25,12 @@ from PySide6.QtWidgets import (
 
 from playground import factory, personas
 from playground.embedding.cache import CachingEmbedder
+from playground.rating.plan import PlanKind
 from playground.rating.store import CONVERSATION_METRICS, PARTICIPANT_ITEMS, RatingStore
 from playground.room import loops
 from playground.settings import load_settings
 from playground.storage import open_database
+from tests.support import qt
 from ui.rating.blind_view import BlindConversationView, load_blind_messages
 from ui.rating.plans import RatingPlanDialog
 from ui.rating.questionnaire import QuestionnaireDialog
@@ -105,7 +107,7 @@ def _texts(root: QWidget) -> list[str]:
             out += [w.item(i).text() for i in range(w.count())]
         if isinstance(w, QTableWidget):
             out += [
-                w.item(r, c).text()
+                qt.cell(w, r, c).text()
                 for r in range(w.rowCount())
                 for c in range(w.columnCount())
                 if w.item(r, c) is not None
@@ -171,7 +173,7 @@ def assert_blind(root: QWidget, db, session_ids: list[str]) -> None:
         assert not re.search(r"\d\.\d\d", text), f"a score-like number is visible: {text!r}"
 
 
-def _plan(db, ids: list[str], kind: str = "conversation", raters=("ana",), n: int = 3):
+def _plan(db, ids: list[str], kind: PlanKind = "conversation", raters=("ana",), n: int = 3):
     return RatingStore(db).create_plan("pilot", kind, list(raters), n, sessions=ids, seed=5)
 
 
@@ -437,6 +439,7 @@ def test_a_plan_made_in_the_dialog_is_worked_through_and_resumes_after_a_restart
     done = []
     for n in (1, 2):
         assert win.position.text() == f"{n} of 4"
+        assert win.assignment is not None
         done.append(win.assignment.session_a)
         win.blind.show_all()
         for m in CONVERSATION_METRICS:
@@ -454,6 +457,7 @@ def test_a_plan_made_in_the_dialog_is_worked_through_and_resumes_after_a_restart
         qtbot.addWidget(win2)
         win2.start("ana", plan.id)
         assert win2.assignment == third
+        assert win2.assignment is not None
         assert win2.position.text() == "3 of 4"
         assert win2.assignment.session_a not in done
         assert win2.progress.value() == 2

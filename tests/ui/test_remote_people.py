@@ -38,6 +38,7 @@ async def test_a_remote_person_is_a_chip_that_follows_their_connection(qtbot, tm
     [seat] = book.add(1, room.clock.now_iso())
     server = StudyServer(StudyHub(room, book))
     await server.start()
+    assert server.listening is not None
     browser, _ = await open_browser(server.link(seat), server.listening.origin)
     try:
         await browser.send(type="join", name=NAME)

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from playground.embedding.cache import CachingEmbedder
 from tests.ui.conftest import until
 from ui.app import build
+from ui.panes.conversation.message_widget import MessageWidget
 
 pytestmark = pytest.mark.asyncio
 
@@ -285,6 +286,11 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
     def visible_rows() -> list[int]:
         return [r for r in range(pane.list.count()) if not pane.list.item(r).isHidden()]
 
+    def message_id(row: int) -> int:
+        widget = pane.list.itemWidget(pane.list.item(row))
+        assert isinstance(widget, MessageWidget)
+        return widget.msg.id
+
     # A replay jumping back to message 5, then on to message 100, lays out the messages just
     # before 100 (none of them on screen then), recycling widgets.
     jump(0, 5)
@@ -308,7 +314,7 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
     assert len(visible) == JUMP_MESSAGES, "the rest are hidden, kept for the next jump"
     assert visible == list(range(visible[0], visible[0] + JUMP_MESSAGES)), "one run of rows"
     assert visible[0] > 0, "hidden rows are left above, for stepping back"
-    shown = [pane.list.itemWidget(pane.list.item(r)).msg.id for r in visible]
+    shown = [message_id(r) for r in visible]
     assert shown == sorted(shown), "rows stay in message order"
     assert all(pane.widgets[m].body.text() == f"message number {m}" for m in pane.widgets)
     # Stepping back a message, then forward again, slides over the hidden rows: the messages
@@ -335,9 +341,7 @@ async def test_long_conversations_keep_their_latest_messages_on_screen(qtbot, mo
     for i in range(6, 21):
         bus.publish(events.MessagePosted(message=_message(i)))
     assert pane.list.count() == rows, "no new rows while hidden ones are left"
-    assert [pane.list.itemWidget(pane.list.item(r)).msg.id for r in visible_rows()] == list(
-        range(1, 21)
-    )
+    assert [message_id(r) for r in visible_rows()] == list(range(1, 21))
     bridge.detach()
 
 

@@ -25,6 +25,7 @@ async def test_the_replay_offers_the_reviews_and_shows_them_as_saved(qtbot, tmp_
     [seat] = book.add(1, room.clock.now_iso())
     server = StudyServer(StudyHub(room, book))
     await server.start()
+    assert server.listening is not None
     browser, _ = await open_browser(server.link(seat), server.listening.origin)
     try:
         await browser.send(type="join", name="Noor")

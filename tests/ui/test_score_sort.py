@@ -37,7 +37,7 @@ def evaluation(tid: int, score: float, step: int) -> domain.Evaluation:
 
 
 @pytest.fixture
-def pane(qtbot):  # type: ignore[no-untyped-def]
+def pane(qtbot):
     bridge = EngineBridge()
     selection = SelectedParticipant()
     p = ThoughtsPane(bridge, selection)
@@ -52,7 +52,7 @@ def ids(p: ThoughtsPane) -> list[int]:
     return [b.thought_id for b in p.bubbles()]
 
 
-def test_current_scores_come_first_and_each_bubble_says_its_step(pane) -> None:  # type: ignore[no-untyped-def]
+def test_current_scores_come_first_and_each_bubble_says_its_step(pane) -> None:
     bridge, p = pane
     for tid in (1, 2, 3, 4):
         bridge.dispatch(events.ThoughtFormed(thought=thought(tid)))
@@ -75,7 +75,7 @@ def test_current_scores_come_first_and_each_bubble_says_its_step(pane) -> None: 
     assert p.bubble(1).scored_text() == "scored at step 9"
 
 
-def test_a_replay_jump_sorts_the_same_way(pane) -> None:  # type: ignore[no-untyped-def]
+def test_a_replay_jump_sorts_the_same_way(pane) -> None:
     _bridge, p = pane
     p.sort_combo.setCurrentText(SORT_SCORE)
     ledger = ThoughtLedger()

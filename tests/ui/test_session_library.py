@@ -82,7 +82,7 @@ def db_path(saved: tuple[Path, dict[str, str]], tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def window(qtbot: Any, db_path: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+def window(qtbot: Any, db_path: Path, tmp_path: Path):
     lib = tmp_path / "personas"
     shutil.copytree(personas.DEFAULT_DIR, lib)
     win, controller = build(db_path=str(db_path), environ={})
@@ -195,7 +195,12 @@ def test_filters_list_the_values_present_and_filter_exactly(dialog, saved):
 def test_delete_asks_first_and_declining_keeps_everything(dialog, saved, db_path):
     victim = saved[1]["short"]
     asked: list[str] = []
-    dialog.confirm = lambda q: asked.append(q) or False
+
+    def confirm(question: str) -> bool:
+        asked.append(question)
+        return False
+
+    dialog.confirm = confirm
     assert dialog.select_session(victim)
     dialog.delete_button.click()
     assert victim in asked[0]
@@ -277,8 +282,11 @@ def test_new_session_like_a_server_session_says_the_key_was_not_saved(window, sa
     sid = saved[1]["short"]
     db = open_database(db_path, create=False)
     config = library.session_blueprint(db, sid).settings.snapshot()
-    config["engine"]["engine"] = "openai"  # type: ignore[index]
-    config["llm"].update(base_url="http://127.0.0.1:9/v1", model="llama3.1")  # type: ignore[attr-defined]
+    engine, llm = config["engine"], config["llm"]
+    assert isinstance(engine, dict)
+    assert isinstance(llm, dict)
+    engine["engine"] = "openai"
+    llm.update(base_url="http://127.0.0.1:9/v1", model="llama3.1")
     import json
 
     with db.conn:

@@ -45,6 +45,7 @@ async def _session(controller, n: int = 3):
 
 def _press(key: Qt.Key, modifier: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
     target = QApplication.focusWidget() or QApplication.activeWindow()
+    assert target is not None, "no widget to type into"
     QTest.keyClick(target, key, modifier)
 
 

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtWidgets import QPlainTextEdit
 
 from playground import domain, errors, events
 from playground.domain.simulated_user import HiddenState, TaskProfile, UserProfile
 from playground.storage import open_database
+from tests.support import qt
 from tests.ui.storm_rows import Dialogue, write
 from ui.bridge import EngineBridge
 from ui.panes.hidden_state.hidden_state_pane import MARKER
@@ -121,6 +123,13 @@ def test_a_simulated_users_left_pane_shows_its_profile_with_unknown_attributes_m
     assert memory.buttons_row.isHidden(), "no memory to add to"
 
 
+def text_input(dlg: ProfileEditorDialog, key: str) -> QPlainTextEdit:
+    """The dialog's text field for ``key`` (the dialog holds its inputs as plain widgets)."""
+    widget = dlg.inputs[key]
+    assert isinstance(widget, QPlainTextEdit), key
+    return widget
+
+
 def test_the_profile_editor_refuses_bad_values_next_to_their_fields_and_saves_good_ones(qtbot):
     written: list[UserProfile] = []
     dlg = ProfileEditorDialog(_profile(), written.append)
@@ -134,16 +143,16 @@ def test_the_profile_editor_refuses_bad_values_next_to_their_fields_and_saves_go
     assert dlg.errors["name"].text()
     assert not dlg.errors["base"].isVisible()
     dlg.name_edit.setText("Mara")
-    dlg.inputs["base"].setPlainText("age_group = 30s\ntech experience beginner")  # type: ignore[attr-defined]
+    text_input(dlg, "base").setPlainText("age_group = 30s\ntech experience beginner")
     dlg.try_save()
     assert "line 2" in dlg.errors["base"].text()
     assert not dlg.errors["name"].isVisible()
-    dlg.inputs["base"].setPlainText("age_group = 30s\ntech_experience = beginner")  # type: ignore[attr-defined]
-    dlg.inputs["unknown"].setPlainText("base.shoe_size")  # type: ignore[attr-defined]
+    text_input(dlg, "base").setPlainText("age_group = 30s\ntech_experience = beginner")
+    text_input(dlg, "unknown").setPlainText("base.shoe_size")
     dlg.try_save()
     assert "base.shoe_size" in dlg.errors["unknown"].text()
     assert not written
-    dlg.inputs["unknown"].setPlainText("base.tech_experience")  # type: ignore[attr-defined]
+    text_input(dlg, "unknown").setPlainText("base.tech_experience")
     dlg.task.setText("")
     dlg.try_save()
     assert dlg.errors["task.task"].isVisible()
@@ -201,7 +210,7 @@ def test_the_storm_view_shows_a_curve_per_group_and_a_table_2_row_per_assistant_
     view.show()
     assert view.dialogues.rowCount() == 4
     assert view.table.rowCount() == 3  # m1 (0%), m1 (40%), m2 (0%)
-    labels = [view.table.item(r, 0).text() for r in range(3)]
+    labels = [qt.cell(view.table, r, 0).text() for r in range(3)]
     assert labels == ["m1 (0%)", "m1 (40%)", "m2 (0%)"]
     assert view.model.currentText() == ALL_MODELS
     assert view.group_curve_count() == 4  # m1 0% w/ and w/o, m1 40% w/o, m2 0% w/o
@@ -209,10 +218,10 @@ def test_the_storm_view_shows_a_curve_per_group_and_a_table_2_row_per_assistant_
     assert view.group_curve_count() == 1
     col = TABLE_COLUMNS.index
     # m1 (0%): average satisfaction with profile (0.6+0.8+0.9)/3, without (0.5+0.6)/2.
-    assert view.table.item(0, col("Avg sat. w/")).text() == "0.77"
-    assert view.table.item(0, col("Avg sat. w/o")).text() == "0.55"
-    clarify = float(view.table.item(0, col("Clarify w/o")).text())
-    ssa = float(view.table.item(0, col("SSA w/o")).text())
+    assert qt.cell(view.table, 0, col("Avg sat. w/")).text() == "0.77"
+    assert qt.cell(view.table, 0, col("Avg sat. w/o")).text() == "0.55"
+    clarify = float(qt.cell(view.table, 0, col("Clarify w/o")).text())
+    ssa = float(qt.cell(view.table, 0, col("SSA w/o")).text())
     assert ssa == pytest.approx(0.7 * 7.75 * 0.55 + 0.3 * clarify, abs=0.01)
     view.dialogues.selectRow(2)  # s-c
     assert view.selected_session() == "s-c"
@@ -236,14 +245,14 @@ def test_the_storm_view_leaves_unreadable_turns_out_and_says_how_many(qtbot, tmp
     view = StormWindow(controller, lambda *_: None)
     qtbot.addWidget(view)
     col = TABLE_COLUMNS.index
-    improved = view.table.item(0, col("Improved w/o"))
+    improved = qt.cell(view.table, 0, col("Improved w/o"))
     assert improved.text() == "0.0%"
     assert improved.toolTip().startswith("Over 1 of 2 dialogues (with two rated turns or more)")
     assert "unrated in 3 of 6 user turns" in improved.toolTip()
-    assert view.table.item(0, col("Avg sat. w/o")).text() == "0.35"  # (0.3 + 0.4) / 2
-    assert view.table.item(0, col("Unrated turns w/ · w/o")).text() == "– · 3/6"
+    assert qt.cell(view.table, 0, col("Avg sat. w/o")).text() == "0.35"  # (0.3 + 0.4) / 2
+    assert qt.cell(view.table, 0, col("Unrated turns w/ · w/o")).text() == "– · 3/6"
     unrated = DIALOGUE_COLUMNS.index("Unrated")
-    assert [view.dialogues.item(r, unrated).text() for r in range(2)] == ["2/3", "1/3"]
+    assert [qt.cell(view.dialogues, r, unrated).text() for r in range(2)] == ["2/3", "1/3"]
     view.dialogues.selectRow(0)  # s-x: the unreadable turns are gaps in its curve
     assert view.curve.values() == ([0.3, None, None], [0.2, 0.3, 0.4])
     assert view.group_curve_count() == 1
@@ -279,7 +288,7 @@ def test_table_2_opens_whole_at_1024_from_its_first_column(qtbot, tmp_path):
     header = table.horizontalHeader()
     metrics = header.fontMetrics()
     for col in range(table.columnCount()):
-        label = table.horizontalHeaderItem(col).text()
+        label = qt.header(table, col).text()
         widest = max(metrics.horizontalAdvance(line) for line in label.split("\n"))
         assert header.sectionSize(col) >= widest, label
     assert header.sectionViewportPosition(0) == 0

@@ -6,7 +6,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QScrollArea
 
 from playground import domain, events
 from ui.bridge import EngineBridge
@@ -16,7 +16,7 @@ from ui.panes.thoughts.thoughts_pane import ThoughtsPane
 from ui.selection import SelectedParticipant
 
 
-def thought(tid: int, agent: str = "Ana", **kw) -> domain.Thought:  # type: ignore[no-untyped-def]
+def thought(tid: int, agent: str = "Ana", **kw) -> domain.Thought:
     fields = {
         "text": f"thought number {tid} of {agent}",
         "system": 2,
@@ -29,7 +29,7 @@ def thought(tid: int, agent: str = "Ana", **kw) -> domain.Thought:  # type: igno
     return domain.Thought(id=tid, agent=agent, **fields)
 
 
-def evaluation(tid: int, score: float, step: int = 1, **kw) -> domain.Evaluation:  # type: ignore[no-untyped-def]
+def evaluation(tid: int, score: float, step: int = 1, **kw) -> domain.Evaluation:
     fields = {
         "rating": 4,
         "distribution": {1: 0.0, 2: 0.05, 3: 0.2, 4: 0.6, 5: 0.15},
@@ -44,7 +44,7 @@ def evaluation(tid: int, score: float, step: int = 1, **kw) -> domain.Evaluation
 
 
 @pytest.fixture
-def setup(qtbot):  # type: ignore[no-untyped-def]
+def setup(qtbot):
     bridge = EngineBridge()
     selection = SelectedParticipant()
     pane = ThoughtsPane(bridge, selection)
@@ -58,7 +58,7 @@ def form(bridge: EngineBridge, t: domain.Thought) -> None:
     bridge.dispatch(events.ThoughtFormed(thought=t))
 
 
-def evaluate(bridge: EngineBridge, agent: str, ev: domain.Evaluation, retained=False) -> None:  # type: ignore[no-untyped-def]
+def evaluate(bridge: EngineBridge, agent: str, ev: domain.Evaluation, retained=False) -> None:
     bridge.dispatch(events.ThoughtEvaluated(agent=agent, evaluation=ev, retained=retained))
 
 
@@ -66,7 +66,7 @@ def ids(pane: ThoughtsPane) -> list[int]:
     return [b.thought_id for b in pane.bubbles()]
 
 
-def test_shows_only_the_selected_agent_and_switches(setup) -> None:  # type: ignore[no-untyped-def]
+def test_shows_only_the_selected_agent_and_switches(setup) -> None:
     bridge, selection, pane = setup
     form(bridge, thought(1, "Ana"))
     assert pane.bubbles() == []  # nobody selected yet
@@ -85,7 +85,7 @@ def test_shows_only_the_selected_agent_and_switches(setup) -> None:  # type: ign
     assert pane.header.title.text() == "Inner thoughts"
 
 
-def test_score_badge_updates_and_sort_by_score(setup) -> None:  # type: ignore[no-untyped-def]
+def test_score_badge_updates_and_sort_by_score(setup) -> None:
     bridge, selection, pane = setup
     selection.select("Ana")
     for tid in (1, 2, 3):
@@ -118,7 +118,7 @@ def test_score_badge_updates_and_sort_by_score(setup) -> None:  # type: ignore[n
     assert len(set(tops)) == 4
 
 
-def test_click_forces_expression_and_delete_button_requests_deletion(setup, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_click_forces_expression_and_delete_button_requests_deletion(setup, qtbot) -> None:
     bridge, selection, pane = setup
     selection.select("Ana")
     form(bridge, thought(7))
@@ -137,7 +137,7 @@ def test_click_forces_expression_and_delete_button_requests_deletion(setup, qtbo
     assert pane.bubbles() == []
 
 
-def test_expressed_thought_is_highlighted_and_links_to_its_message(setup, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_expressed_thought_is_highlighted_and_links_to_its_message(setup, qtbot) -> None:
     bridge, selection, pane = setup
     selection.select("Ana")
     form(bridge, thought(1))
@@ -164,7 +164,7 @@ def test_expressed_thought_is_highlighted_and_links_to_its_message(setup, qtbot)
     assert next(b for b in pane.bubbles() if b.thought_id == 1).is_expressed()
 
 
-def test_stimulus_focus_highlights_a_thought_and_links_emit_focus(setup, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_stimulus_focus_highlights_a_thought_and_links_emit_focus(setup, qtbot) -> None:
     bridge, selection, pane = setup
     selection.select("Ana")
     for tid in range(1, 6):
@@ -188,7 +188,7 @@ def test_stimulus_focus_highlights_a_thought_and_links_emit_focus(setup, qtbot) 
     assert [b.thought_id for b in pane.bubbles() if b.is_highlighted()] == [1]
 
 
-def test_evaluation_popup_explains_the_score(setup) -> None:  # type: ignore[no-untyped-def]
+def test_evaluation_popup_explains_the_score(setup) -> None:
     bridge, selection, pane = setup
     selection.select("Ana")
     form(bridge, thought(1))
@@ -213,7 +213,7 @@ def test_evaluation_popup_explains_the_score(setup) -> None:  # type: ignore[no-
     assert "60%" in text
 
 
-def test_offline_heuristics_are_listed(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_offline_heuristics_are_listed(qtbot) -> None:
     ev = evaluation(
         1,
         3.0,
@@ -228,7 +228,7 @@ def test_offline_heuristics_are_listed(qtbot) -> None:  # type: ignore[no-untype
     assert "urgency: 0.10" in text
 
 
-def test_reset_forgets_everything(setup) -> None:  # type: ignore[no-untyped-def]
+def test_reset_forgets_everything(setup) -> None:
     bridge, selection, pane = setup
     selection.select("Ana")
     form(bridge, thought(1))
@@ -239,7 +239,7 @@ def test_reset_forgets_everything(setup) -> None:  # type: ignore[no-untyped-def
     assert pane.bubbles() == []
 
 
-def test_hidden_pages_stay_live_and_follow_the_sort_order(setup) -> None:  # type: ignore[no-untyped-def]
+def test_hidden_pages_stay_live_and_follow_the_sort_order(setup) -> None:
     bridge, selection, pane = setup
     selection.select("Ana")
     form(bridge, thought(1))
@@ -255,7 +255,7 @@ def test_hidden_pages_stay_live_and_follow_the_sort_order(setup) -> None:  # typ
     assert pane.header.count.text() == "2 thoughts"
 
 
-def _rebuild(pane: ThoughtsPane, thoughts: list[domain.Thought], evals=(), messages=()) -> None:  # type: ignore[no-untyped-def]
+def _rebuild(pane: ThoughtsPane, thoughts: list[domain.Thought], evals=(), messages=()) -> None:
     """What a replay jump does: the whole state at a moment, thoughts and messages in bulk."""
     from playground.history.ledger import ThoughtLedger
 
@@ -268,7 +268,7 @@ def _rebuild(pane: ThoughtsPane, thoughts: list[domain.Thought], evals=(), messa
     pane.end_rebuild()
 
 
-def test_a_replay_jump_keeps_the_bubbles_of_thoughts_still_shown(setup, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_replay_jump_keeps_the_bubbles_of_thoughts_still_shown(setup, monkeypatch) -> None:
     from ui.widgets import deferred
 
     monkeypatch.setattr(deferred, "FILL_DELAY_MS", 60_000)
@@ -306,7 +306,7 @@ def test_a_replay_jump_keeps_the_bubbles_of_thoughts_still_shown(setup, monkeypa
     assert len(set(tops)) == 12
 
 
-def test_message_stimuli_are_described_after_a_replay_jump(setup) -> None:  # type: ignore[no-untyped-def]
+def test_message_stimuli_are_described_after_a_replay_jump(setup) -> None:
     _bridge, selection, pane = setup
     selection.select("Ana")
     msg = domain.Message(id=5, speaker="Bo", text="Budget first?", step=5, at="")
@@ -324,7 +324,7 @@ def test_the_sampled_method_says_how_many_samples_were_read():
     assert "samples were read" not in method_explanation("logprobs")
 
 
-def test_bubbles_keep_their_x_and_step_clear_of_the_scroll_bar(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_bubbles_keep_their_x_and_step_clear_of_the_scroll_bar(qtbot) -> None:
     """At the narrowest the window gives it, the pane shows every bubble whole beside the scroll
     bar: its right border, ✕ and "scored at step N", even with four-digit ids (issue 34)."""
     from PySide6.QtCore import QPoint
@@ -342,6 +342,7 @@ def test_bubbles_keep_their_x_and_step_clear_of_the_scroll_bar(qtbot) -> None:  
         evaluate(bridge, "Ana", evaluation(tid, 4.25, step=999))
         bridge.dispatch(events.ThoughtExpressed(agent="Ana", thought_id=tid, message_id=998))
     page = pane._stack.currentWidget()
+    assert isinstance(page, QScrollArea)
     qtbot.waitUntil(page.verticalScrollBar().isVisible)
     view = page.viewport()
     for bubble in pane.bubbles()[:3]:

@@ -12,6 +12,7 @@ import pytest
 from playground import domain, events
 from playground.embedding.cache import CachingEmbedder
 from playground.room import floor
+from tests.support import qt
 from tests.ui.conftest import until
 from ui.app import build
 from ui.bridge import EngineBridge
@@ -83,7 +84,7 @@ async def test_a_thought_clicked_right_after_stop_posts_nothing_and_the_window_s
     ):
         win.hide_error()
         refuse()
-        await until(lambda w=what: w in win.banner.text(), what=what)
+        await until(lambda w=what: w in win.banner.text(), what=what)  # type: ignore[misc]  # mypy cannot type a lambda's default argument
         assert "it can no longer change" in win.banner.text()
     assert tid in [b.thought_id for b in win.thoughts.bubbles()]
     assert not any("bees" in m.text for m in room.agent(name).memory.items.values())
@@ -194,10 +195,10 @@ async def test_a_random_memory_pull_shows_random_and_its_cosine_never_a_saliency
     ]
     bridge.dispatch(events.MemoriesRetrieved(agent="Ana", stimuli=stimuli, step=2))
     row = [r["id"] for r in pane.rows()].index(2)
-    cell = pane.table.item(row, COL_SALIENCY).text()
+    cell = qt.cell(pane.table, row, COL_SALIENCY).text()
     assert cell == "random\ncos 0.12"
-    tip = pane.table.item(row, COL_TEXT).toolTip()
+    tip = qt.cell(pane.table, row, COL_TEXT).toolTip()
     assert "-0.01" not in cell + tip
     assert "pulled in at random" in tip
     assert "0.12" in tip
-    assert pane.table.item([r["id"] for r in pane.rows()].index(1), COL_SALIENCY).text() == "0.62"
+    assert qt.cell(pane.table, [r["id"] for r in pane.rows()].index(1), COL_SALIENCY).text() == "0.62"

@@ -73,7 +73,7 @@ async def test_the_saliency_badge_of_a_re_scored_thought_follows_its_new_salienc
     for a in room.agents:  # every participant's page is built now and kept up to date live
         win.selection.select(a.name)
 
-    def changed() -> tuple[str, int, float, float] | None:
+    def changed() -> tuple[str, int, float, float | None] | None:
         """A retained thought re-scored with a saliency its badge did not show at first."""
         formed = {e.thought.id: e.thought.saliency for e in seen if e.kind == "thought_formed"}
         latest = {

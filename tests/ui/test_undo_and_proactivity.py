@@ -124,7 +124,7 @@ async def test_chips_show_preset_and_thresholds_and_a_change_applies_from_the_ne
     win.selection.select(name)
     dlg = win.dialogs.open_participant_settings()
     assert dlg is not None
-    dlg.value = lambda: custom  # type: ignore[method-assign] - what the sliders would give
+    dlg.value = lambda: custom  # what the sliders would give
     dlg.accept()
     await until(lambda: room.agent(name).proactivity == custom, what="the change")
     status = win.messages.status_label

@@ -378,9 +378,9 @@ def test_a_scrolling_dialog_keeps_its_buttons_below_the_form(qtbot: Any) -> None
     assert dialog.height() == 300, "the form does not make the dialog taller"
     ok = buttons.buttons()[0]
     assert dialog.rect().contains(QRect(ok.mapTo(dialog, QPoint(0, 0)), ok.size()))
-    bar = dialog.scroll_area.verticalScrollBar()  # type: ignore[attr-defined]
+    bar = dialog.scroll_area.verticalScrollBar()  # type: ignore[attr-defined]  # set by scrolling_body
     assert bar.maximum() > 0, "the form scrolls"
-    assert not dialog.scroll_area.horizontalScrollBar().isVisible()  # type: ignore[attr-defined]
+    assert not dialog.scroll_area.horizontalScrollBar().isVisible()  # type: ignore[attr-defined]  # as above
     assert isinstance(dialog.layout(), QVBoxLayout)
 
 
@@ -409,6 +409,7 @@ def test_the_blind_rating_scales_are_not_cut_off_in_a_1024_window(
         scroll = w.form.findChild(QScrollArea)
         assert scroll is not None
         inner = scroll.widget()
+        assert inner is not None
         assert inner.width() <= scroll.viewport().width(), "the scales run past the form"
         for row in w.form.rows.values():
             assert row.minimumSizeHint().width() <= row.width()

@@ -116,7 +116,7 @@ def window_classes() -> set[type]:
     todo: list[type] = [QDialog, QMainWindow, ToolWindow]
     while todo:
         cls = todo.pop()
-        subs = cls.__subclasses__()
+        subs: list[type] = cls.__subclasses__()
         todo.extend(subs)
         if cls.__module__.startswith("ui.") and not any(
             sub.__module__.startswith("ui.") for sub in subs
@@ -218,7 +218,7 @@ async def open_everything() -> dict[str, Any]:
     add(new_session)
     assert new_session is not None
     add(win.dialogs.open_persona_editor(new_session))
-    add(new_session.simulated.open_generate())  # type: ignore[attr-defined]
+    add(new_session.simulated.open_generate())  # type: ignore[attr-defined]  # set by session_dialogs
     add(win.dialogs.open_engine_settings())
     settings = ParticipantSettingsDialog("Ana", ProactivitySettings(), win)
     settings.open()  # the menu opens it for the selected agent of a live session
@@ -310,7 +310,7 @@ def write_session(path: Path) -> str:
     sid = "20260101-000000-fit"
     db = open_database(path)
     rec = SessionRecorder(db)
-    stream: list[events.BaseEvent] = [
+    stream: list[events.Event] = [
         events.SessionStarted(
             engine="offline engine",
             model="offline",
@@ -341,6 +341,7 @@ def write_session(path: Path) -> str:
 
 def main() -> None:
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)  # instance() is typed as the core application
     app.setQuitOnLastWindowClosed(False)
     use_app_font(app)  # as the app (ui.app.run): the windows' sizes depend on it
     MainThreadCollector(parent=app)

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from playground import domain
 from playground.settings import Settings
 from ui.dialogs.common import ok_cancel, preset_combo
-from ui.policies import POLICY_HELP, POLICY_LABELS, policy_combo
+from ui.policies import POLICY_HELP, policy_combo
 from ui.screen_fit import fit_window, scrolling_body
 from ui.widgets.wheel_guard import guard_wheel
 
@@ -115,7 +115,7 @@ class NewSessionDialog(QDialog):
         col = QVBoxLayout(box)
         top = QHBoxLayout()
         self.policy_all = QComboBox()
-        for policy, label in POLICY_LABELS.items():
+        for policy, label in domain.POLICY_LABELS.items():
             self.policy_all.addItem(f"All: {label}", policy)
         self.policy_all.addItem("Mixed: chosen per participant below", "mixed")
         self.policy_all.setToolTip("Give every chosen participant the same policy")

@@ -44,7 +44,7 @@ from playground.urls import redact
 from ui.bridge import EngineBridge
 from ui.session.embedding import EmbeddingModel
 from ui.session.room_commands import RoomCommands
-from ui.session.run_state import state_of
+from ui.session.run_state import RunState, state_of
 from ui.session.simulated import SimulatedSeat, SimulatedUsers
 from ui.session.study import StudyHost
 
@@ -322,7 +322,7 @@ class SessionController(QObject):
         """True while a new session (or fork) is being set up."""
         return self._setup is not None
 
-    def run_state(self) -> str:
+    def run_state(self) -> RunState:
         """What the session on screen is doing (see :mod:`ui.session.run_state`)."""
         return state_of(self)
 

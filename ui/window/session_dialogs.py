@@ -21,7 +21,7 @@ from ui.dialogs.join import JoinDialog
 from ui.dialogs.new_session import NewSessionDialog
 from ui.dialogs.participant_settings import ParticipantSettingsDialog
 from ui.dialogs.persona_editor import PersonaEditorDialog
-from ui.policies import POLICY_HELP, POLICY_LABELS
+from ui.policies import POLICY_HELP
 from ui.storm.seating import attach_to_new_session
 from ui.window.host import WindowHost
 
@@ -108,7 +108,7 @@ class SessionDialogs(QObject):
             sub = self.add_menu.addMenu(p.name)
             sub.setEnabled(room is not None and p.name not in present)
             for policy in domain.POLICIES:
-                act = sub.addAction(f"as {POLICY_LABELS[policy]}")
+                act = sub.addAction(f"as {domain.POLICY_LABELS[policy]}")
                 act.setToolTip(POLICY_HELP[policy])
                 act.triggered.connect(
                     lambda _=False, persona=p, pol=policy: w.spawn(

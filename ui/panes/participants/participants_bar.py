@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLay
 
 from ui import theme
 from ui.bridge import EngineBridge
-from ui.policies import POLICY_HELP, POLICY_LABELS, POLICY_TAGS
+from ui.policies import POLICY_HELP, POLICY_TAGS, policy_label
 from ui.proactivity_text import preset_of, thresholds
 from ui.selection import SelectedParticipant
 
@@ -122,7 +122,7 @@ class ParticipantChip(QFrame):
 
     def _update_tip(self) -> None:
         policy = self.policy
-        tip = f"{self.name} — {POLICY_LABELS.get(policy, policy)}\n{POLICY_HELP.get(policy, '')}"
+        tip = f"{self.name} — {policy_label(policy)}\n{POLICY_HELP.get(policy, '')}"
         if self.proactivity:
             name = preset_of(self.proactivity)
             unused = "" if policy in ("", "inner-thoughts") else " (not used by this policy)"

@@ -43,7 +43,6 @@ BASELINE_PLACEHOLDER = (
     "{} forms no thoughts: it takes turns by the {} policy and answers from its static persona."
     " The decision strip shows why it spoke or stayed silent."
 )
-POLICY_LABELS = {"next-speaker": "next-speaker prediction", "reactive": "reactive"}
 NO_SCORE = "–"
 LINK_STYLE = "color:#1565c0; text-decoration:none;"
 

@@ -18,12 +18,12 @@ from ui.panes.thoughts.thought_bubble import (
     BASELINE_PLACEHOLDER,
     EMPTY_PLACEHOLDER,
     HUMAN_PLACEHOLDER,
-    POLICY_LABELS,
     SORT_NEWEST,
     SORT_SCORE,
     SORT_SCORE_HELP,
 )
 from ui.panes.thoughts.thought_page import AgentPage
+from ui.policies import policy_label
 from ui.widgets.elided_label import ElidedLabel
 
 
@@ -104,11 +104,13 @@ class ThoughtsHeader:
             + (f" · top {shown} shown" if shown < n else "")
         )
         human = name in self._humans and n == 0
-        policy = POLICY_LABELS.get(self._policies.get(name, ""))
+        # A baseline agent's policy, as the menus name it (lower case: it is mid-sentence).
+        policy = self._policies.get(name, "inner-thoughts")
+        label = policy_label(policy).lower() if policy in ("next-speaker", "reactive") else ""
         page.placeholder.setText(
             HUMAN_PLACEHOLDER
             if human
-            else BASELINE_PLACEHOLDER.format(name, policy)
-            if policy and n == 0
+            else BASELINE_PLACEHOLDER.format(name, label)
+            if label and n == 0
             else EMPTY_PLACEHOLDER
         )

@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "Database": "playground.api.reading",
     "Experiment": "playground.api.reading",
+    "ExportRecord": "playground.api.reading",
     "Frames": "playground.api.frames",
     "PlaygroundError": "playground.errors",
     "RatingPlan": "playground.api.reading",
@@ -29,6 +30,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Database",
     "Experiment",
+    "ExportRecord",
     "Frames",
     "PlaygroundError",
     "RatingPlan",
@@ -43,6 +45,7 @@ if TYPE_CHECKING:  # what editors and mypy see; at run time __getattr__ imports 
     from playground.api.frames import Frames as Frames
     from playground.api.reading import Database as Database
     from playground.api.reading import Experiment as Experiment
+    from playground.api.reading import ExportRecord as ExportRecord
     from playground.api.reading import RatingPlan as RatingPlan
     from playground.api.reading import Session as Session
     from playground.api.reading import Study as Study

@@ -120,7 +120,8 @@ STORM_DIALOGUES = _GROUP + _columns(export_model.StormDialogueRow, drop={"experi
 STORM_TURNS = _GROUP + _columns(export_model.HiddenStateRow) + (("text", "str"),)
 
 
-def _geometry_columns() -> Columns:
+def geometry_columns() -> Columns:
+    """The ``geometry`` table's columns: the stored row's, then one per TRACE feature."""
     from playground.geometry import features
 
     return _GROUP + _GEOMETRY_COLUMNS + tuple((name, "float64") for name in features.FEATURE_NAMES)
@@ -338,7 +339,7 @@ def build(db: sqlite_utils.Database, session_ids: Sequence[str]) -> Frames:
         ratings=_frame(list(_per_session(records, "ratings")), RATINGS),
         preferences=_frame(_preferences(db, records), PREFERENCES),
         turn_marks=_frame(list(_per_session(records, "turn_marks")), TURN_MARKS),
-        geometry=_frame(_geometry(db, records), _geometry_columns()),
+        geometry=_frame(_geometry(db, records), geometry_columns()),
         storm_dialogues=_frame(list(_per_session(records, "storm_dialogues")), STORM_DIALOGUES),
         storm_turns=_frame(list(_storm_turns(records)), STORM_TURNS),
     )

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 #: A rating plan: who rates what, in which order (``rating_plans`` in docs/schema.md).
 RatingPlan = rating_plan.Plan
+#: Everything about one session, typed: one line of ``playground export`` (docs/export-format.md).
+ExportRecord = export_model.ExportRecord
 
 
 def _typed(kind: type[export_model.Row], values: dict[str, Any], what: str) -> Any:
@@ -60,15 +62,15 @@ class Session(export_model.SessionRow):
     model_config = ConfigDict(frozen=True)
     _view: Database = PrivateAttr()
 
-    def record(self) -> export_model.ExportRecord:
+    def record(self) -> ExportRecord:
         """Everything about the session, typed: the export format's record (one line of
         ``playground export``), read in one snapshot.
 
         Raises:
             PlaygroundError: a row cannot be read as the export format says.
         """
-        record: export_model.ExportRecord = _typed(
-            export_model.ExportRecord,
+        record: ExportRecord = _typed(
+            ExportRecord,
             export.export_record(self._view.handle, self.id),
             f"session {self.id}",
         )
@@ -143,7 +145,8 @@ class Database:
 
     @property
     def handle(self) -> sqlite_utils.Database:
-        """The read-only connection (for the engine's readers).
+        """The read-only sqlite-utils connection: for the engine's readers, or SQL of your own
+        (``db.handle.execute("SELECT ...")``); a write through it fails.
 
         Raises:
             PlaygroundError: the view was closed.

@@ -127,7 +127,7 @@ def geometry_columns() -> Columns:
     return _GROUP + _GEOMETRY_COLUMNS + tuple((name, "float64") for name in features.FEATURE_NAMES)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Frames:
     """Tidy tables of saved sessions, one pandas DataFrame per kind of thing.
 
@@ -167,6 +167,10 @@ class Frames:
     #: One row per message of a simulated user: its hidden state at that turn (satisfaction,
     #: clarity, emotion, intent, inner thoughts) and the message's ``text``.
     storm_turns: pd.DataFrame
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{name} {len(frame)}" for name, frame in self.tables().items())
+        return f"<playground.Frames (rows) {sizes}>"
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by its name, in the order above."""

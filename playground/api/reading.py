@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 import sqlite_utils
-from pydantic import ConfigDict, JsonValue, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, PrivateAttr, ValidationError
 
 from playground.errors import PlaygroundError
 from playground.rating import plan as rating_plan
@@ -53,7 +53,18 @@ def _json_cell(text: str) -> Any:
         return text  # damaged: refused by the row's type, with the field named
 
 
-class Session(export_model.SessionRow):
+#: Fields left out of a typed object's repr: whole settings snapshots, pages long in a notebook.
+_LONG_FIELDS = frozenset({"config", "settings"})
+
+
+class _Brief(BaseModel):
+    """A repr without the settings snapshots (the fields are all still there)."""
+
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        return [(k, v) for k, v in super().__repr_args__() if k not in _LONG_FIELDS]
+
+
+class Session(export_model.SessionRow, _Brief):
     """A saved conversation: its ``sessions`` row (fields as in docs/export-format.md#sessions).
 
     Read it whole with :meth:`record`, or as tables with :meth:`to_pandas`.
@@ -81,7 +92,7 @@ class Session(export_model.SessionRow):
         return self._view.frames([self.id])
 
 
-class Experiment(export_model.ExperimentRow):
+class Experiment(export_model.ExperimentRow, _Brief):
     """A named group of sessions (``experiments`` row: docs/export-format.md#experiments), with
     the ids of its sessions, oldest first."""
 
@@ -111,7 +122,7 @@ class StudyPlanStep(export_model.StudyStep):
     status: StepPhase
 
 
-class Study(export_model.Row):
+class Study(export_model.Row, _Brief):
     """A user study plan: several conversations for the same group of people (``study_plans``
     and ``plan_steps`` in docs/schema.md)."""
 

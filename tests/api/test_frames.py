@@ -275,3 +275,25 @@ def test_to_parquet_writes_every_table_where_pyarrow_is_installed(
         table = frames.tables()[path.stem]
         assert list(back.columns) == list(table.columns)
         assert len(back) == len(table)
+
+
+def test_an_empty_database_gives_empty_tables_with_every_column(tmp_path: Path) -> None:
+    from playground.storage import open_database
+
+    path = tmp_path / "empty.db"
+    open_database(path).close()
+    with pg.open(path) as db:
+        assert (db.sessions, db.experiments, db.studies, db.rating_plans) == ([], [], [], [])
+        empty = db.to_pandas()
+    full_columns = {
+        "thoughts": "heuristics.dynamics",
+        "evaluations": "distribution.5",
+        "geometry": "goal_convergence",
+        "storm_turns": "satisfaction",
+    }
+    for name, frame in empty.tables().items():
+        assert frame.empty, name
+        assert list(frame.columns)[:1] == (["rater"] if name == "preferences" else ["session_id"])
+        if name in full_columns:
+            assert full_columns[name] in frame.columns
+    assert "messages 0" in repr(empty)

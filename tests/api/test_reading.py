@@ -192,3 +192,13 @@ def test_import_playground_loads_nothing_heavy_and_lists_the_api() -> None:
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'simulat'"):
         pg.simulat  # noqa: B018
+
+
+def test_a_repr_leaves_out_the_settings_snapshot_but_the_field_is_there(built: Built) -> None:
+    with pg.open(built.path) as db:
+        session = db.session(built.simulated)
+        pilot = db.experiment("pilot")
+    assert "config=" not in repr(session)
+    assert "config=" not in repr(pilot)
+    assert f"id='{built.simulated}'" in repr(session)
+    assert session.config["room"]["max_turns"] == 5  # still there

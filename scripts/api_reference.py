@@ -218,6 +218,14 @@ def _class(name: str, cls: type) -> list[str]:
     return lines
 
 
+def _frame_columns(cls: Any) -> list[str]:
+    """The columns of each of ``Frames``' tables (``Frames.columns()``)."""
+    lines = ["", "### The tables' columns", "", "| table | columns |", "|---|---|"]
+    for table, columns in cls.columns().items():
+        lines.append(f"| `{table}` | {', '.join(f'`{c}`' for c in columns)} |")
+    return lines
+
+
 def render() -> str:
     """The whole of docs/api.md."""
     import playground
@@ -232,6 +240,8 @@ def render() -> str:
         lines += ["", f"## pg.{name}", ""]
         if inspect.isclass(obj):
             lines += _class(name, obj)
+            if name == "Frames":
+                lines += _frame_columns(obj)
         else:
             prefix = "async def" if inspect.iscoroutinefunction(obj) else "def"
             lines += ["```python", f"{prefix} pg.{name}{_signature(obj)}", "```", ""]

@@ -172,6 +172,12 @@ class Frames:
         sizes = ", ".join(f"{name} {len(frame)}" for name, frame in self.tables().items())
         return f"<playground.Frames (rows) {sizes}>"
 
+    @staticmethod
+    def columns() -> dict[str, list[str]]:
+        """The columns of each table, by table name, as ``to_pandas()`` gives them (an empty
+        table has them too)."""
+        return {name: [c for c, _ in cols] for name, cols in table_columns().items()}
+
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by its name, in the order above."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -323,6 +329,24 @@ def _geometry(db: sqlite_utils.Database, records: list[dict[str, Any]]) -> list[
     ]
 
 
+def table_columns() -> dict[str, Columns]:
+    """Each table's columns and pandas dtypes, in :class:`Frames` order."""
+    return {
+        "sessions": SESSIONS,
+        "participants": PARTICIPANTS,
+        "messages": MESSAGES,
+        "thoughts": THOUGHTS,
+        "evaluations": EVALUATIONS,
+        "decisions": DECISIONS,
+        "ratings": RATINGS,
+        "preferences": PREFERENCES,
+        "turn_marks": TURN_MARKS,
+        "geometry": geometry_columns(),
+        "storm_dialogues": STORM_DIALOGUES,
+        "storm_turns": STORM_TURNS,
+    }
+
+
 def build(db: sqlite_utils.Database, session_ids: Sequence[str]) -> Frames:
     """The tidy tables of these sessions (full ids), in the order given.
 
@@ -333,17 +357,15 @@ def build(db: sqlite_utils.Database, session_ids: Sequence[str]) -> Frames:
     sessions = [
         {**_group(r), **{k: v for k, v in r["session"].items() if k != "id"}} for r in records
     ]
-    return Frames(
-        sessions=_frame(sessions, SESSIONS),
-        participants=_frame(list(_per_session(records, "participants")), PARTICIPANTS),
-        messages=_frame(list(_per_session(records, "messages")), MESSAGES),
-        thoughts=_frame(list(_per_session(records, "thoughts")), THOUGHTS),
-        evaluations=_frame(list(_evaluations(records)), EVALUATIONS),
-        decisions=_frame(list(_per_session(records, "decisions")), DECISIONS),
-        ratings=_frame(list(_per_session(records, "ratings")), RATINGS),
-        preferences=_frame(_preferences(db, records), PREFERENCES),
-        turn_marks=_frame(list(_per_session(records, "turn_marks")), TURN_MARKS),
-        geometry=_frame(_geometry(db, records), geometry_columns()),
-        storm_dialogues=_frame(list(_per_session(records, "storm_dialogues")), STORM_DIALOGUES),
-        storm_turns=_frame(list(_storm_turns(records)), STORM_TURNS),
-    )
+    rows: dict[str, list[dict[str, Any]]] = {
+        "sessions": sessions,
+        "evaluations": list(_evaluations(records)),
+        "preferences": _preferences(db, records),
+        "geometry": _geometry(db, records),
+        "storm_turns": list(_storm_turns(records)),
+    }
+    columns = table_columns()
+    for name in columns:
+        if name not in rows:  # the tables that are one of the record's lists
+            rows[name] = list(_per_session(records, name))
+    return Frames(**{name: _frame(rows[name], cols) for name, cols in columns.items()})

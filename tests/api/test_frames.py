@@ -21,6 +21,7 @@ from playground.api import frames as api_frames
 from playground.cognition import scoring
 from playground.geometry import features as geometry_features
 from playground.transfer import export
+from playground.transfer import model as export_model
 from tests.api.conftest import Built, run, show_json
 from tests.conftest import REPO
 
@@ -100,7 +101,29 @@ def test_ratings_marks_and_preferences_are_counted_as_the_export_lists_them(
     )
 
 
+#: The export row each table's rows are (the tables with data from elsewhere are checked by
+#: ADDED and the docs).
+ROW_OF = {
+    "sessions": export_model.SessionRow,
+    "participants": export_model.ParticipantRow,
+    "messages": export_model.MessageRow,
+    "thoughts": export_model.ThoughtRow,
+    "evaluations": export_model.EvaluationRow,
+    "decisions": export_model.DecisionRow,
+    "ratings": export_model.RatingRow,
+    "preferences": export_model.PreferenceRow,
+    "turn_marks": export_model.TurnMarkRow,
+    "storm_dialogues": export_model.StormDialogueRow,
+    "storm_turns": export_model.HiddenStateRow,
+}
+
+
 def test_columns_are_named_as_the_export_format_names_them(frames: pg.Frames) -> None:
+    assert {n: list(f.columns) for n, f in frames.tables().items()} == pg.Frames.columns()
+    for name, kind in ROW_OF.items():
+        own = {c.partition(".")[0] for c in pg.Frames.columns()[name]} - set(ADDED)
+        borrowed = {"experiment_id", "condition"} | ({"agent"} if name == "evaluations" else set())
+        assert own - borrowed <= set(kind.model_fields), name
     for name, frame in frames.tables().items():
         if name != "preferences":
             assert list(frame.columns[:3]) == ["session_id", "experiment_id", "condition"], name
@@ -150,9 +173,13 @@ def test_a_retained_thought_and_its_evaluations_match_show_json_by_hand(
         assert bool(got["retained"]) == bool(want["retained"])
         for h in domain.HEURISTICS:
             assert got[f"heuristics.{h}"] == want["heuristics"][h], h
-        assert sum(got[f"distribution.{k}"] for k in SPREAD_KEYS["distribution"]) == (
-            pytest.approx(1.0, abs=1e-3)
+        # By hand: expected = Σ s·p(s); score = expected × silence factor (docs/schema.md).
+        probabilities = {int(k): got[f"distribution.{k}"] for k in SPREAD_KEYS["distribution"]}
+        assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-3)
+        assert got["expected"] == pytest.approx(
+            sum(s * p for s, p in probabilities.items()), abs=1e-3
         )
+        assert got["score"] == pytest.approx(got["expected"] * got["silence_factor"], abs=1e-3)
     assert any(e["retained"] == 1 for e in evals)
 
 

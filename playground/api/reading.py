@@ -148,10 +148,13 @@ class Database:
 
     Every property reads the file again, so it shows what another process has recorded since.
     Use it as a context manager, or call :meth:`close`, to release the file.
+
+    Attributes:
+        path: the database file (``~`` expanded).
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         self._db: sqlite_utils.Database | None = open_for_reading(self.path)
 
     @property
@@ -297,7 +300,7 @@ def open(path: str | os.PathLike[str]) -> Database:
 
     Args:
         path: the SQLite file that ``playground simulate``, ``experiment``, ``storm`` or the window
-            saved into (``sessions/playground.db`` by default).
+            saved into (``sessions/playground.db`` by default); ``~`` is expanded.
 
     Returns:
         A read-only :class:`playground.Database`.

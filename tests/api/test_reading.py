@@ -202,3 +202,13 @@ def test_a_repr_leaves_out_the_settings_snapshot_but_the_field_is_there(built: B
     assert "config=" not in repr(pilot)
     assert f"id='{built.simulated}'" in repr(session)
     assert session.config["room"]["max_turns"] == 5  # still there
+
+
+def test_a_path_under_the_home_folder_may_be_written_with_a_tilde(
+    built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    shutil.copy(built.path, tmp_path / "mine.db")
+    with pg.open("~/mine.db") as db:
+        assert db.path == tmp_path / "mine.db"
+        assert db.sessions[0].id == built.simulated

@@ -50,6 +50,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "storm": KERNEL | INFRA | ENGINE | {"factory", "experiments"},
     "history": KERNEL | INFRA | ENGINE | {"factory", "storm"},
     "study": KERNEL | INFRA | ENGINE | {"factory", "rating"},
+    "api": KERNEL | INFRA | ENGINE | {"factory", "experiments", "storm"},
     "cli": set(),  # anything in playground (checked below)
     "__main__": {"cli"},
     "__init__": set(),

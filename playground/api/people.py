@@ -7,9 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from playground import domain, errors
+from playground import domain, errors, runs
 from playground import personas as personas_lib
-from playground.api import operations
 from playground.domain import Persona, PersonaMemory
 from playground.domain.simulated_user import UserProfile
 
@@ -84,7 +83,7 @@ def generate_profiles(
         raise errors.SettingsError(f"n: must be at least 1 (got {n})")
     if difficulty is not None and not 1 <= difficulty <= 5:
         raise errors.SettingsError(f"difficulty: must be 1 to 5 (got {difficulty})")
-    return operations.generated_profiles(seed, n, task=task, difficulty=difficulty)
+    return runs.generated_profiles(seed, n, task=task, difficulty=difficulty)
 
 
 def load_profiles(directory: str | os.PathLike[str]) -> tuple[UserProfile, ...]:
@@ -93,4 +92,4 @@ def load_profiles(directory: str | os.PathLike[str]) -> tuple[UserProfile, ...]:
     Raises:
         SettingsError: not a directory, or none in it; ProfileError: a bad profile file.
     """
-    return operations.saved_profiles(directory, "profiles")
+    return runs.saved_profiles(directory, "profiles")

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from playground import domain
-from playground.api import operations
+from playground import domain, runs
 from playground.storage.database import open_for_reading
 
 if TYPE_CHECKING:
@@ -135,7 +134,7 @@ def session_result(db: sqlite_utils.Database, session_id: str) -> SessionResult:
 
 
 def batch_result(
-    kind: Literal["experiment", "storm"], db_path: operations.DbPath, end: operations.BatchEnd
+    kind: Literal["experiment", "storm"], db_path: runs.DbPath, end: runs.BatchEnd
 ) -> BatchResult:
     """A batch's result after a run: every run of it with its session, read from ``db_path``."""
     from playground.experiments import results

@@ -1,7 +1,7 @@
 """Running from Python: ``pg.simulate``, ``pg.experiment``, ``pg.storm``, and personas and STORM
 profiles built in code.
 
-Each run is the command's own (:mod:`playground.api.operations`), with the command's defaults and
+Each run is the command's own (:mod:`playground.runs`), with the command's defaults and
 settings, except that the engine is the offline one unless ``engine``, ``base_url`` or
 ``api_key`` asks for a model server (the commands also switch to a server when
 ``$OPENAI_API_KEY`` or ``$OPENAI_BASE_URL`` is set; a notebook should not spend money because a
@@ -27,9 +27,9 @@ import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeAlias, TypedDict, TypeVar, Unpack
 
-from playground import domain, errors, events
+from playground import domain, errors, events, runs
 from playground import personas as personas_lib
-from playground.api import operations, people, results
+from playground.api import people, results
 from playground.settings import Settings, load_settings
 from playground.storage.database import DEFAULT_BUSY_TIMEOUT, DEFAULT_DB, open_for_reading
 
@@ -127,7 +127,7 @@ class BatchOptions(ServerOptions, total=False):
     shard: tuple[int, int]
     name: str
     http: HttpLibrary
-    db: operations.DbPath
+    db: runs.DbPath
     busy_timeout: float
     on_progress: Callable[[Progress], None]
 
@@ -201,14 +201,14 @@ def _study_settings(options: ServerOptions) -> Settings:
     )
 
 
-def _batch_options(options: BatchOptions) -> operations.BatchOptions:
+def _batch_options(options: BatchOptions) -> runs.BatchOptions:
     """Raises: SettingsError for a concurrency below 1 or a shard that is not 0 ≤ K < N."""
     concurrency = options.get("concurrency")
     _positive("concurrency", concurrency)
     k, n = options.get("shard", (0, 1))
     if n < 1 or not 0 <= k < n:
         raise errors.SettingsError(f"shard: {(k, n)!r} needs 0 ≤ K < N (K counts from 0)")
-    return operations.BatchOptions(
+    return runs.BatchOptions(
         db=options.get("db", DEFAULT_DB),
         busy_timeout=options.get("busy_timeout", DEFAULT_BUSY_TIMEOUT),
         concurrency=concurrency,
@@ -244,7 +244,7 @@ async def simulate_async(
     icebreaker: str | None = None,
     evaluation_mode: Literal["batched", "per-thought"] | None = None,
     max_silent_steps: int | None = None,
-    db: operations.DbPath = DEFAULT_DB,
+    db: runs.DbPath = DEFAULT_DB,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     on_event: events.Handler | None = None,
     **server: Unpack[ServerOptions],
@@ -292,16 +292,16 @@ async def simulate_async(
         source, library = "the personas given", list(where)
         _check_library(library)
         seats = len(library) if agents is None else agents
-    operations.seat_count_check(library, seats, source, "agents")
+    runs.seat_count_check(library, seats, source, "agents")
     if icebreaker is None:
-        icebreaker = operations.draw_icebreaker(
+        icebreaker = runs.draw_icebreaker(
             where if isinstance(where, (str, os.PathLike)) else personas_lib.DEFAULT_DIR,
             run_settings.engine.seed,
         )
     bus = events.EventBus()
     if on_event is not None:
         bus.subscribe(on_event)
-    end = await operations.simulate_session(
+    end = await runs.simulate_session(
         run_settings,
         library,
         agents=seats,
@@ -374,7 +374,7 @@ async def experiment_async(
     """
     from playground.experiments.protocol import build_protocol
 
-    chosen = _named(lambda: operations.check_conditions(conditions, "--conditions"))
+    chosen = _named(lambda: runs.check_conditions(conditions, "--conditions"))
     batch = _batch_options(options)
     run_settings = _study_settings(options)
     protocol = _named(
@@ -388,9 +388,7 @@ async def experiment_async(
             personas_dir=os.fspath(personas if personas is not None else personas_lib.DEFAULT_DIR),
         )
     )
-    end = await operations.run_experiment(
-        run_settings, protocol, batch, http=options.get("http", "auto")
-    )
+    end = await runs.run_experiment(run_settings, protocol, batch, http=options.get("http", "auto"))
     return results.batch_result("experiment", batch.db, end)
 
 
@@ -468,7 +466,7 @@ async def storm_async(
     batch = _batch_options(options)
     run_settings = _study_settings(options)
     protocol = _named(
-        lambda: operations.storm_protocol(
+        lambda: runs.storm_protocol(
             run_settings,
             profiles=users,
             uncertainties=storm_run.check_uncertainties(list(uncertainties), "uncertainties"),
@@ -482,13 +480,13 @@ async def storm_async(
             judge_model=judge_model,
         )
     )
-    models = await operations.storm_models(
+    models = await runs.storm_models(
         run_settings,
         protocol,
         judge_model=(judge_model or run_settings.llm.model) if judge else None,
         http=options.get("http", "auto"),
     )
-    end = await operations.run_storm(run_settings, protocol, models, batch)
+    end = await runs.run_storm(run_settings, protocol, models, batch)
     return results.batch_result("storm", batch.db, end)
 
 

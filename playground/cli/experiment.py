@@ -7,8 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from playground import domain, personas
-from playground.api import operations
+from playground import domain, personas, runs
 from playground.cli.flag_ranges import AGENTS, BATCH_CONCURRENCY, SEED, TURNS, setting
 from playground.cli.flags import (
     LLM_FLAGS,
@@ -86,7 +85,7 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
 
 def parse_conditions(text: str) -> tuple[domain.Policy, ...]:
     """Raises: SettingsError naming the unknown condition."""
-    return operations.check_conditions(
+    return runs.check_conditions(
         (c for c in (x.strip() for x in text.split(",")) if c), "--conditions"
     )
 
@@ -136,7 +135,7 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
 
     options = batch_options(args, shard, bar, header)
-    end = await operations.run_experiment(settings, protocol, options, http=args.http)
+    end = await runs.run_experiment(settings, protocol, options, http=args.http)
     failed = tell_outcome(end.progress, err, "conversation")
     rdb = open_for_reading(args.db)
     try:
@@ -156,10 +155,10 @@ def batch_options(
     shard: tuple[int, int],
     bar: _Bar,
     header: Callable[[experiment.Runner], None],
-) -> operations.BatchOptions:
+) -> runs.BatchOptions:
     """How a batch command runs: its ``--db``, ``--busy-timeout``, ``--concurrency`` and
     ``--name``, the progress ``bar`` and the ``header`` it prints once the batch has its id."""
-    return operations.BatchOptions(
+    return runs.BatchOptions(
         db=args.db,
         busy_timeout=args.busy_timeout,
         concurrency=args.concurrency,

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from playground import errors
-from playground.api.operations import start_local_embedder as start_local_embedder
 from playground.cli.flag_ranges import (
     BUSY_TIMEOUT,
     LLM_CALLS,
@@ -17,6 +16,7 @@ from playground.cli.flag_ranges import (
     RATING_SAMPLES,
     TIMEOUT,
 )
+from playground.runs import start_local_embedder as start_local_embedder
 from playground.settings import Settings, load_settings
 
 #: The flags every command that talks to a model shares, by the setting each one sets.

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from playground import events, personas
-from playground.api import operations
+from playground import events, personas, runs
 from playground.cli import transcript
 from playground.cli.flag_ranges import (
     AGENTS,
@@ -130,12 +129,12 @@ def simulate_settings(args: argparse.Namespace) -> Settings:
 async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = simulate_settings(args)
     library = agent_library(args)
-    icebreaker = args.icebreaker or operations.draw_icebreaker(args.personas, args.seed)
+    icebreaker = args.icebreaker or runs.draw_icebreaker(args.personas, args.seed)
     bus = events.EventBus()
     if not args.quiet:
         bus.subscribe(transcript.TranscriptPrinter(out, err, args.turns))
 
-    def ended(end: operations.RunEnd) -> None:
+    def ended(end: runs.RunEnd) -> None:
         if not args.quiet and end.usage is not None:
             u = end.usage
             retried = f", {u.retry_text()}" if u.retries else ", no retries"
@@ -148,7 +147,7 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if end.session_id is not None:  # no id of a run that was not saved
             print(end.session_id, file=out, flush=True)
 
-    await operations.simulate_session(
+    await runs.simulate_session(
         settings,
         library,
         agents=args.agents,

@@ -11,8 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from playground import errors
-from playground.api import operations
+from playground import errors, runs
 from playground.cli import signals as interrupts
 from playground.cli.flag_ranges import (
     BATCH_CONCURRENCY,
@@ -101,8 +100,8 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
     x.add_argument(
         "--concurrency",
         type=BATCH_CONCURRENCY,
-        help=f"dialogues in flight at once (default {operations.MODEL_CONCURRENCY} with a model,"
-        f" {operations.OFFLINE_CONCURRENCY} offline)",
+        help=f"dialogues in flight at once (default {runs.MODEL_CONCURRENCY} with a model,"
+        f" {runs.OFFLINE_CONCURRENCY} offline)",
     )
     x.add_argument("--shard", metavar="K/N", help="run every N-th profile starting at K (0-based)")
     add_llm_flags(x, model_help="the simulated user's model", engine_choices=False)
@@ -196,8 +195,8 @@ def profiles_of(args: argparse.Namespace, seed: int) -> tuple[UserProfile, ...]:
                     f"--{flag} and --profiles-dir: the saved profiles already have their tasks"
                     " and difficulties; give one or the other"
                 )
-        return operations.saved_profiles(args.profiles_dir, "--profiles-dir")
-    return operations.generated_profiles(
+        return runs.saved_profiles(args.profiles_dir, "--profiles-dir")
+    return runs.generated_profiles(
         seed,
         1 if args.profiles is None else int(args.profiles),
         task=args.task,
@@ -220,7 +219,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
 def protocol_of(args: argparse.Namespace, settings: Settings) -> storm_run.StormProtocol:
     """Raises: SettingsError naming the flag; ProfileError for a bad profile file."""
     seed = int(args.seed)
-    return operations.storm_protocol(
+    return runs.storm_protocol(
         settings,
         profiles=profiles_of(args, seed),
         uncertainties=uncertainties_of(args),
@@ -249,7 +248,7 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         protocol = protocol_of(args, settings)
         shard = parse_shard(args.shard) if args.shard else (0, 1)
         offline = settings.engine.engine == "offline"
-        models = await operations.storm_models(
+        models = await runs.storm_models(
             settings,
             protocol,
             judge_model=None if args.no_judge else (args.judge_model or settings.llm.model),
@@ -283,9 +282,7 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 file=err,
             )
 
-    end = await operations.run_storm(
-        settings, protocol, models, batch_options(args, shard, bar, header)
-    )
+    end = await runs.run_storm(settings, protocol, models, batch_options(args, shard, bar, header))
     failed = tell_outcome(end.progress, err, "dialogue")
     rdb = open_for_reading(args.db)
     try:

@@ -50,7 +50,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "storm": KERNEL | INFRA | ENGINE | {"factory", "experiments"},
     "history": KERNEL | INFRA | ENGINE | {"factory", "storm"},
     "study": KERNEL | INFRA | ENGINE | {"factory", "rating"},
-    "api": KERNEL | INFRA | ENGINE | {"factory", "experiments", "storm"},
+    "runs": KERNEL | INFRA | ENGINE | {"factory", "experiments", "storm"},
+    "api": KERNEL | INFRA | ENGINE | {"factory", "experiments", "storm", "runs"},
     "cli": set(),  # anything in playground (checked below)
     "__main__": {"cli"},
     "__init__": set(),

@@ -9,8 +9,11 @@ from typing import Any
 
 from playground import domain, errors, runs
 from playground import personas as personas_lib
-from playground.domain import Persona, PersonaMemory
-from playground.domain.simulated_user import UserProfile
+from playground.domain import Persona as Persona
+from playground.domain import PersonaMemory as PersonaMemory
+from playground.domain.simulated_user import Difficulty as Difficulty
+from playground.domain.simulated_user import TaskProfile as TaskProfile
+from playground.domain.simulated_user import UserProfile as UserProfile
 
 
 def persona(
@@ -90,6 +93,7 @@ def load_profiles(directory: str | os.PathLike[str]) -> tuple[UserProfile, ...]:
     """The STORM profiles saved in a directory (``playground profiles generate --out DIR``).
 
     Raises:
-        SettingsError: not a directory, or none in it; ProfileError: a bad profile file.
+        SettingsError: not a directory, or no profile in it.
+        ProfileError: a profile file that cannot be used, named with its field.
     """
     return runs.saved_profiles(directory, "profiles")

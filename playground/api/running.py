@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeAlias, TypedDict, TypeVar, Unpack
@@ -30,7 +31,11 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeAlias, TypedDict,
 from playground import domain, errors, events, runs
 from playground import personas as personas_lib
 from playground.api import people, results
-from playground.settings import Settings, load_settings
+from playground.settings import EngineSettings as EngineSettings
+from playground.settings import LLMSettings as LLMSettings
+from playground.settings import RoomSettings as RoomSettings
+from playground.settings import Settings as Settings
+from playground.settings import load_settings
 from playground.storage.database import DEFAULT_BUSY_TIMEOUT, DEFAULT_DB, open_for_reading
 
 if TYPE_CHECKING:
@@ -78,6 +83,17 @@ def blocking_or_awaitable(
     def call(*args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
         return blocking_or_task(run(*args, **kwargs))
 
+    signature = inspect.signature(run)
+    result = signature.return_annotation
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        return_annotation=f"{result} | asyncio.Task[{result}]"
+    )
+    summary, _, rest = (run.__doc__ or "").partition("\n\n")
+    call.__doc__ = (
+        f"{summary}\n\n    The blocking form of ``{run.__name__}`` (the same arguments): with no"
+        " event loop running it runs to the end and returns the result; inside a running loop (a"
+        " notebook) it returns the :class:`asyncio.Task` running it, to ``await``.\n\n" + rest
+    )
     return call
 
 
@@ -270,9 +286,10 @@ async def simulate_async(
         The saved session.
 
     Raises:
-        SettingsError: a value out of range, named by its keyword; PersonaError: a bad persona;
-        LLMError: a server that cannot be used; PlaygroundError: a database that cannot be
-        written.
+        SettingsError: a value out of range, named by its keyword.
+        PersonaError: a persona that cannot be used, named with its field.
+        LLMError: a server that cannot be used.
+        PlaygroundError: a database that cannot be written.
     """
     run_settings = _run_settings(
         server,
@@ -369,8 +386,10 @@ async def experiment_async(
         The experiment, run by run, with each run's session.
 
     Raises:
-        SettingsError: a value out of range or an unknown condition, named by its keyword;
-        PersonaError; LLMError; PlaygroundError (as :func:`simulate_async`).
+        SettingsError: a value out of range or an unknown condition, named by its keyword.
+        PersonaError: a persona file that cannot be used, named with its field.
+        LLMError: a server that cannot be used.
+        PlaygroundError: a database that cannot be written.
     """
     from playground.experiments.protocol import build_protocol
 
@@ -441,8 +460,10 @@ async def storm_async(
         The batch, dialogue by dialogue.
 
     Raises:
-        SettingsError: a value out of range, named by its keyword; ProfileError; LLMError;
-        PlaygroundError (as :func:`simulate_async`).
+        SettingsError: a value out of range, named by its keyword.
+        ProfileError: a profile that cannot be used, named with its field.
+        LLMError: a server or model that cannot be used.
+        PlaygroundError: a database that cannot be written.
     """
     from playground.storm import run as storm_run
 

@@ -61,10 +61,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "storm": KERNEL | INFRA | ENGINE | {"factory", "experiments"},
     "history": KERNEL | INFRA | ENGINE | {"factory", "storm"},
     "study": KERNEL | INFRA | ENGINE | {"factory", "rating"},
+    # The runs the simulate, experiment and storm commands and the Python API share.
+    "runs": KERNEL | INFRA | ENGINE | {"factory", "experiments", "storm"},
     "cli": set(),  # anything in playground (checked below)
     # The public Python API sits on top: it may use everything but the command line, and
     # nothing imports it but playground/__init__.py, which exports its names lazily.
-    "api": (KERNEL | INFRA | ENGINE | FEATURES | {"factory"}),
+    "api": (KERNEL | INFRA | ENGINE | FEATURES | {"factory", "runs"}),
     "__main__": {"cli"},
     "__init__": {"api", "errors"},
 }

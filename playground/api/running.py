@@ -1,5 +1,5 @@
-"""Running from Python: ``pg.simulate``, ``pg.experiment``, ``pg.storm``, and personas and STORM
-profiles built in code.
+"""Running from Python: ``pg.simulate``, ``pg.experiment`` and ``pg.storm``, blocking in a script
+and awaitable in a notebook.
 
 Each run is the command's own (:mod:`playground.runs`), with the command's defaults and
 settings, except that the engine is the offline one unless ``engine``, ``base_url`` or

@@ -46,12 +46,21 @@ page no longer matches the code; run `.venv/bin/python scripts/api_reference.py`
 ```python
 import playground as pg
 
+# Run: the commands' own runs, on the offline engine unless a server is named. In a script
+# these block; in a notebook (a running event loop) await them.
+session = pg.simulate(pg.default_personas()[:4], turns=10)       # a SessionResult
+pilot_run = pg.experiment(["inner-thoughts", "next-speaker"], conversations=3, name="pilot")
+ada = pg.persona("Ada", ["I write compilers for a living."])      # a persona built in code
+# Read:
 db = pg.open("sessions/playground.db")      # read-only: nothing in the file changes
 pilot = db.experiment("pilot")              # by name or id
 tables = pilot.to_pandas()                  # tidy pandas DataFrames
 s2 = tables.thoughts[tables.thoughts.system == 2]
 s2.groupby("condition")["score"].describe() # motivation of System-2 thoughts, by condition
 ```
+
+[docs/notebooks/quickstart.ipynb](notebooks/quickstart.ipynb) walks through both, and the test
+suite runs it.
 
 ## What is stable
 

@@ -1,5 +1,5 @@
-"""Running from Python: ``pg.simulate``, ``pg.experiment``, ``pg.storm``, and personas and STORM
-profiles built in code.
+"""Running from Python: ``pg.simulate``, ``pg.experiment`` and ``pg.storm``, blocking in a script
+and awaitable in a notebook.
 
 Each run is the command's own (:mod:`playground.runs`), with the command's defaults and
 settings, except that the engine is the offline one unless ``engine``, ``base_url`` or
@@ -306,8 +306,7 @@ async def simulate_async(
         library = personas_lib.load_personas(source)
         seats = 4 if agents is None else agents
     else:
-        source, library = "the personas given", list(where)
-        _check_library(library)
+        source, library = "the personas given", _checked(where)
         seats = len(library) if agents is None else agents
     runs.seat_count_check(library, seats, source, "agents")
     if icebreaker is None:
@@ -340,8 +339,13 @@ async def simulate_async(
 simulate = blocking_or_awaitable(simulate_async)
 
 
-def _check_library(library: Sequence[object]) -> None:
-    """Raises: SettingsError for no persona, something else than a persona, or a name twice."""
+def _checked(given: Sequence[domain.Persona]) -> list[domain.Persona]:
+    """The personas given, as a list.
+
+    Raises:
+        SettingsError: no persona, something else than a persona, or a name given twice.
+    """
+    library = list(given)
     if not library:
         raise errors.SettingsError("personas: give at least one persona")
     seen: set[str] = set()
@@ -353,6 +357,7 @@ def _check_library(library: Sequence[object]) -> None:
         if p.name.casefold() in seen:
             raise errors.SettingsError(f"personas: the name {p.name!r} is given twice")
         seen.add(p.name.casefold())
+    return library
 
 
 # -- experiment -------------------------------------------------------------------------------
@@ -365,7 +370,7 @@ async def experiment_async(
     agents: int = 4,
     turns: int = 15,
     seed: int = 1,
-    personas: str | os.PathLike[str] | None = None,
+    personas: Sequence[domain.Persona] | str | os.PathLike[str] | None = None,
     **options: Unpack[BatchOptions],
 ) -> results.BatchResult:
     """Run (or resume) the simulation study: every condition over the same draws of
@@ -378,7 +383,8 @@ async def experiment_async(
         agents: participants per conversation (default 4).
         turns: messages per conversation (default 15).
         seed: the seed of the draws (default 1).
-        personas: a directory of persona files (default ``personas/``).
+        personas: a directory of persona files (default ``personas/``), or personas built in
+            code (each enriched with facts borrowed from the others, as the files' are).
         **options: the engine, server and batch (:class:`BatchOptions`); the study's preset and
             per-thought ratings always apply, as for the command.
 
@@ -394,6 +400,8 @@ async def experiment_async(
     from playground.experiments.protocol import build_protocol
 
     chosen = _named(lambda: runs.check_conditions(conditions, "--conditions"))
+    default = personas_lib.DEFAULT_DIR
+    where = default if personas is None else personas
     batch = _batch_options(options)
     run_settings = _study_settings(options)
     protocol = _named(
@@ -404,7 +412,8 @@ async def experiment_async(
             agents=agents,
             turns=turns,
             seed=seed,
-            personas_dir=os.fspath(personas if personas is not None else personas_lib.DEFAULT_DIR),
+            personas_dir=os.fspath(where if isinstance(where, (str, os.PathLike)) else default),
+            library=None if isinstance(where, (str, os.PathLike)) else _checked(where),
         )
     )
     end = await runs.run_experiment(run_settings, protocol, batch, http=options.get("http", "auto"))

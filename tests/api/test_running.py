@@ -145,7 +145,9 @@ def test_the_default_personas_load_from_the_personas_directory() -> None:
         "offline-model",
     ],
 )
-def test_bad_input_is_a_clear_error_naming_the_keyword(call: Any, says: str, tmp_path: Path) -> None:
+def test_bad_input_is_a_clear_error_naming_the_keyword(
+    call: Any, says: str, tmp_path: Path
+) -> None:
     with pytest.raises(errors.PlaygroundError) as caught:
         call()
     assert str(caught.value).startswith(says), str(caught.value)
@@ -220,3 +222,23 @@ def test_pg_storm_is_the_function_also_once_the_storm_package_is_imported() -> N
     assert pg.storm.__name__ == "storm_async"  # the wrapped coroutine function's name
     assert sys.modules["playground.storm.run"] is storm_run
     assert sys.modules["playground.storm"].__name__ == "playground.storm"
+
+
+def test_an_experiment_seats_personas_built_in_code(tmp_path: Path) -> None:
+    cast = [
+        pg.persona("Ada", ["I write compilers for a living.", "I keep bees on my roof."]),
+        pg.persona("Bo", ["I restore old bicycles.", "I grew up by the sea."]),
+        pg.persona("Cy", ["I teach chemistry.", "I run marathons in the winter."]),
+    ]
+    db = tmp_path / "cast.db"
+    result = pg.experiment(
+        ["inner-thoughts"], conversations=1, agents=2, turns=3, personas=cast, db=db
+    )
+    (session,) = result.sessions
+    assert set(session.participants) <= {"Ada", "Bo", "Cy"}
+    assert len(session.participants) == 2
+    _assert_as_shown(session, db)
+    with pytest.raises(
+        errors.SettingsError, match=r"^agents: 4 asked but the personas given has 3"
+    ):
+        pg.experiment(["inner-thoughts"], conversations=1, personas=cast, db=db)

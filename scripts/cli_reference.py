@@ -94,22 +94,10 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    cli.add_argument("--check", action="store_true", help="only say whether docs/cli.md is stale")
-    args = cli.parse_args(argv)
-    text = render()
-    current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.exists() else ""
-    if args.check:
-        if current != text:
-            print(STALE, file=sys.stderr)
-            return 1
-        return 0
-    if current != text:
-        OUTPUT.write_text(text, encoding="utf-8")
-        print(f"wrote {OUTPUT.relative_to(ROOT)}")
-    else:
-        print(f"{OUTPUT.relative_to(ROOT)} is up to date")
-    return 0
+    """Write docs/cli.md, or with ``--check`` only say whether it is stale."""
+    from scripts import generated_page
+
+    return generated_page.main(argv, output=OUTPUT, render=render, stale=STALE)
 
 
 if __name__ == "__main__":

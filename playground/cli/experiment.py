@@ -3,37 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, TextIO
 
-import sqlite_utils
-
-from playground import domain, errors, gc_tuning, personas
+from playground import domain, personas, runs
 from playground.cli.flag_ranges import AGENTS, BATCH_CONCURRENCY, SEED, TURNS, setting
 from playground.cli.flags import (
     LLM_FLAGS,
     add_db_flags,
     add_llm_flags,
     settings_from,
-    start_local_embedder,
 )
 from playground.experiments import results as experiment_report
 from playground.experiments import runner as experiment
 from playground.experiments.protocol import ExperimentProtocol, build_protocol, parse_shard
 from playground.settings import Settings
-from playground.storage import open_database
 from playground.storage.database import open_for_reading
 from playground.terminal_text import unguarded
 
 #: ``experiment``'s flags by the setting each one sets.
 SETTING_FLAGS = {**LLM_FLAGS, "embeddings": "--embeddings"}
-
-
-#: The offline engine is CPU-bound: on 2 cores more conversations in flight only add CPU time
-#: (bench/bench_experiment.py: 130, 142 and 156 CPU-seconds for 100 conversations at 1, 2 and 8).
-OFFLINE_CONCURRENCY = 2
 
 
 def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
@@ -95,19 +85,9 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
 
 def parse_conditions(text: str) -> tuple[domain.Policy, ...]:
     """Raises: SettingsError naming the unknown condition."""
-    out: list[domain.Policy] = []
-    for c in (x.strip() for x in text.split(",")):
-        if not c:
-            continue
-        if c not in domain.POLICIES:
-            raise errors.SettingsError(
-                f"--conditions: unknown condition {c!r}; choose from {', '.join(domain.POLICIES)}"
-            )
-        if c not in out:
-            out.append(c)
-    if not out:
-        raise errors.SettingsError("--conditions: give at least one condition")
-    return tuple(out)
+    return runs.check_conditions(
+        (c for c in (x.strip() for x in text.split(",")) if c), "--conditions"
+    )
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
@@ -140,75 +120,54 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_of(args)
     protocol = protocol_of(args, settings)
     shard = parse_shard(args.shard) if args.shard else (0, 1)
-    if args.concurrency is None:
-        args.concurrency = OFFLINE_CONCURRENCY if settings.engine.engine == "offline" else 8
-    if args.concurrency < 1:
-        raise errors.SettingsError(f"--concurrency: must be at least 1 (got {args.concurrency})")
-    embedder = start_local_embedder(settings)
-    from playground import factory
+    bar = _Bar(err, enabled=not args.no_progress)
 
-    # an unusable server: stop here
-    engine = await factory.build_engine(
-        settings, embedder=embedder, http=factory.http_library(args.http)
-    )
-    async with batch_database(args, engine.close) as db:
-        bar = _Bar(err, enabled=not args.no_progress)
-        runner = experiment.Runner(
-            db,
-            protocol,
-            settings,
-            engine,
-            concurrency=args.concurrency,
-            shard=shard,
-            name=args.name,
-            on_progress=bar.update,
-        )
+    def header(runner: experiment.Runner) -> None:
         print(
             f"Experiment {runner.id}"
             + (f" ({args.name})" if args.name else "")
             + f": {', '.join(protocol.conditions)} × {protocol.conversations} conversations,"
             f" {protocol.agents} agents, {protocol.turns} turns, seed {protocol.seed},"
-            f" {engine.label}" + (f", shard {shard[0]}/{shard[1]}" if shard != (0, 1) else ""),
+            f" {runner.engine.label}"
+            + (f", shard {shard[0]}/{shard[1]}" if shard != (0, 1) else ""),
             file=err,
             flush=True,
         )
-        with bar, gc_tuning.batch():
-            progress = await runner.run()
-    failed = tell_outcome(progress, err, "conversation")
+
+    options = batch_options(args, shard, bar, header)
+    end = await runs.run_experiment(settings, protocol, options, http=args.http)
+    failed = tell_outcome(end.progress, err, "conversation")
     rdb = open_for_reading(args.db)
     try:
-        rows = experiment_report.summarise(rdb, runner.id)
+        rows = experiment_report.summarise(rdb, end.batch_id)
     finally:
         rdb.close()
     print(experiment_report.format_summary(rows), file=out)
-    print(runner.id, file=out, flush=True)
-    return exit_code(failed, runner.id, err, "conversation")
+    print(end.batch_id, file=out, flush=True)
+    return exit_code(failed, end.batch_id, err, "conversation")
 
 
 # -- what ``experiment`` and ``storm`` share -------------------------------------------------------
 
 
-@contextlib.asynccontextmanager
-async def batch_database(
-    args: argparse.Namespace, close: Callable[[], Awaitable[None]]
-) -> AsyncIterator[sqlite_utils.Database]:
-    """A batch's database (``--db``, ``--busy-timeout``), closed with the batch's engine
-    (``close``) when the batch ends; the engine is closed too when the database cannot be
-    opened.
-
-    Raises:
-        PlaygroundError: the database cannot be opened.
-    """
-    try:
-        db = open_database(args.db, busy_timeout=args.busy_timeout)
-    except BaseException:
-        await close()
-        raise
-    try:
-        yield db
-    finally:
-        await close()
-        db.close()
+def batch_options(
+    args: argparse.Namespace,
+    shard: tuple[int, int],
+    bar: _Bar,
+    header: Callable[[experiment.Runner], None],
+) -> runs.BatchOptions:
+    """How a batch command runs: its ``--db``, ``--busy-timeout``, ``--concurrency`` and
+    ``--name``, the progress ``bar`` and the ``header`` it prints once the batch has its id."""
+    return runs.BatchOptions(
+        db=args.db,
+        busy_timeout=args.busy_timeout,
+        concurrency=args.concurrency,
+        shard=shard,
+        name=args.name,
+        on_progress=bar.update,
+        on_start=header,
+        display=bar,
+    )
 
 
 def tell_outcome(progress: experiment.Progress, err: TextIO, noun: str) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from playground import errors
 from playground.cli.flag_ranges import (
@@ -16,11 +16,8 @@ from playground.cli.flag_ranges import (
     RATING_SAMPLES,
     TIMEOUT,
 )
+from playground.runs import start_local_embedder as start_local_embedder
 from playground.settings import Settings, load_settings
-
-if TYPE_CHECKING:
-    from playground.embedding.cache import CachingEmbedder
-
 
 #: The flags every command that talks to a model shares, by the setting each one sets.
 LLM_FLAGS = {
@@ -116,26 +113,6 @@ def add_db_flags(
         metavar="SECONDS",
         help="how long a write waits for another program's lock on the database" + busy_help_end,
     )
-
-
-def start_local_embedder(settings: Settings) -> CachingEmbedder | None:
-    """The local MiniLM embedder when the settings use it, already loading in its own thread.
-
-    torch and the model load from now on while the rest of the command starts up (the openai
-    import, the server probe): start-up costs the longer of the two. None for remote embeddings.
-
-    Unlike :func:`playground.factory.local_embedder`, which always returns the local embedder and
-    leaves it to load on first use, this one looks at the settings (None when the server embeds)
-    and starts loading at once.
-    """
-    if settings.engine.engine != "offline" and settings.engine.embeddings != "local":
-        return None
-    from playground.embedding.cache import CachingEmbedder
-    from playground.embedding.minilm import MiniLMEmbedder
-
-    minilm = MiniLMEmbedder()
-    minilm.start_loading()
-    return CachingEmbedder(minilm)
 
 
 def agent_library(args: argparse.Namespace) -> list[Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from playground import errors, events, personas
+from playground import events, personas, runs
 from playground.cli import transcript
 from playground.cli.flag_ranges import (
     AGENTS,
@@ -21,11 +21,8 @@ from playground.cli.flags import (
     add_server_flags,
     agent_library,
     settings_from,
-    start_local_embedder,
 )
-from playground.room import loops
 from playground.settings import PRESETS, Settings
-from playground.storage import open_database
 
 
 def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
@@ -132,60 +129,33 @@ def simulate_settings(args: argparse.Namespace) -> Settings:
 async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = simulate_settings(args)
     library = agent_library(args)
-    icebreaker = args.icebreaker
-    if not icebreaker:
-        import random
-
-        icebreaker = random.Random(f"{args.seed}:icebreaker").choice(
-            personas.load_icebreakers(args.personas)
-        )
-    embedder = start_local_embedder(settings)  # loading in its thread while the rest starts up
-    from playground import factory  # the engines' imports (openai, torch) only when simulating
-
-    db = open_database(args.db, busy_timeout=args.busy_timeout)
-    print(
-        "Loading the embedding model…"
-        if settings.engine.engine == "offline" or settings.engine.embeddings == "local"
-        else "Connecting…",
-        file=err,
-        flush=True,
-    )
-    engine = await factory.build_engine(settings, embedder=embedder)
+    icebreaker = args.icebreaker or runs.draw_icebreaker(args.personas, args.seed)
     bus = events.EventBus()
     if not args.quiet:
         bus.subscribe(transcript.TranscriptPrinter(out, err, args.turns))
-    room = None
-    try:
-        # The session row exists from open_room on, while the agents still wait for the model:
-        # a signal from here on ends it `interrupted` in the `finally` below, with its id printed.
-        room, _ = factory.open_room(settings, engine, db=db, bus=bus)
-        # Memories are embedded in the background: the icebreaker and its interpretation (LLM
-        # calls) go ahead while the model still loads, and the first retrieval waits for it.
-        await factory.add_agents(
-            room,
-            settings,
-            factory.pick_personas(library, args.agents, args.seed),
-            defer_memories=True,
-        )
-        await loops.run_simulation(room, icebreaker=icebreaker)
-    finally:
-        # A write that failed ends the run `failed` (main prints why): never `interrupted`.
-        unsaved = bus.failure
-        if room is not None and isinstance(unsaved, errors.RecordingError):
-            loops.fail_unrecorded(room, unsaved)
-        elif room is not None and room.status == "running":
-            room.finish("interrupted", "the command was stopped")
-        await engine.close()
-        if room is not None and not args.quiet and engine.client is not None:
-            u = engine.client.usage
+
+    def ended(end: runs.RunEnd) -> None:
+        if not args.quiet and end.usage is not None:
+            u = end.usage
             retried = f", {u.retry_text()}" if u.retries else ", no retries"
             print(
                 f"LLM use: {u.calls} chat calls, {u.prompt_tokens + u.completion_tokens} tokens,"
                 f" {u.embedding_calls} embedding calls{retried}{u.loss_text(', ')}",
                 file=out,
             )
-            print(f"Server: {engine.client.profile.summary()}", file=out)
-        if room is not None and unsaved is None:  # no id of a run that was not saved
-            print(room.session_id, file=out, flush=True)
-        db.close()
+            print(f"Server: {end.server}", file=out)
+        if end.session_id is not None:  # no id of a run that was not saved
+            print(end.session_id, file=out, flush=True)
+
+    await runs.simulate_session(
+        settings,
+        library,
+        agents=args.agents,
+        icebreaker=icebreaker,
+        db=args.db,
+        busy_timeout=args.busy_timeout,
+        bus=bus,
+        say=lambda text: print(text, file=err, flush=True),
+        on_end=ended,
+    )
     return 0

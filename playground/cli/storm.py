@@ -9,11 +9,9 @@ an unreachable server) is reported in one line, with exit code 2, before anythin
 from __future__ import annotations
 
 import argparse
-import random
-from pathlib import Path
 from typing import Any, TextIO
 
-from playground import errors, gc_tuning
+from playground import errors, runs
 from playground.cli import signals as interrupts
 from playground.cli.flag_ranges import (
     BATCH_CONCURRENCY,
@@ -28,7 +26,6 @@ from playground.cli.flags import (
     add_db_flags,
     add_llm_flags,
     settings_from,
-    start_local_embedder,
 )
 from playground.domain.simulated_user import Difficulty, UserProfile
 from playground.experiments import runner as experiment
@@ -40,9 +37,6 @@ from playground.storm.summary import format_summary, summarise
 
 __all__ = ["add_parser", "format_summary", "main", "run", "summarise"]
 
-#: The offline engine is CPU-bound: more dialogues in flight than cores only add CPU time.
-OFFLINE_CONCURRENCY = 2
-MODEL_CONCURRENCY = 8
 ACCESS_MODES = {"off": (False,), "on": (True,), "both": (False, True)}
 #: Exit code of input that cannot be used (as argparse's own).
 BAD_INPUT = 2
@@ -106,8 +100,8 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
     x.add_argument(
         "--concurrency",
         type=BATCH_CONCURRENCY,
-        help=f"dialogues in flight at once (default {MODEL_CONCURRENCY} with a model,"
-        f" {OFFLINE_CONCURRENCY} offline)",
+        help=f"dialogues in flight at once (default {runs.MODEL_CONCURRENCY} with a model,"
+        f" {runs.OFFLINE_CONCURRENCY} offline)",
     )
     x.add_argument("--shard", metavar="K/N", help="run every N-th profile starting at K (0-based)")
     add_llm_flags(x, model_help="the simulated user's model", engine_choices=False)
@@ -193,7 +187,6 @@ def profiles_of(args: argparse.Namespace, seed: int) -> tuple[UserProfile, ...]:
         SettingsError: a bad flag, or a directory with no profile.
         ProfileError: a profile file that cannot be used (names the file and field).
     """
-    from playground.storm import profiles
 
     if args.profiles_dir is not None:
         for flag in ("task", "difficulty", "profiles"):
@@ -202,31 +195,13 @@ def profiles_of(args: argparse.Namespace, seed: int) -> tuple[UserProfile, ...]:
                     f"--{flag} and --profiles-dir: the saved profiles already have their tasks"
                     " and difficulties; give one or the other"
                 )
-        directory = Path(args.profiles_dir)
-        if not directory.is_dir():
-            raise errors.SettingsError(f"--profiles-dir: {directory} is not a directory")
-        found = profiles.load_profiles(directory)
-        if not found:
-            raise errors.SettingsError(f"--profiles-dir: {directory} holds no profile (*.toml)")
-        return tuple(found)
-    n = 1 if args.profiles is None else int(args.profiles)
-    difficulty = None if args.difficulty is None else int(args.difficulty)
-    if args.task is not None:
-        tasks = [profiles.find_task(args.task)[1]]
-    else:
-        tasks = [task for _, task in profiles.all_tasks()]
-    out: list[UserProfile] = []
-    for i in range(n):
-        s = random.Random(f"{seed}:profile:{i}").randrange(2**31)
-        out.append(
-            profiles.generate_profile(
-                s,
-                task=tasks[i % len(tasks)],
-                difficulty=difficulty,
-                avoid_names=[p.name for p in out],
-            )
-        )
-    return tuple(out)
+        return runs.saved_profiles(args.profiles_dir, "--profiles-dir")
+    return runs.generated_profiles(
+        seed,
+        1 if args.profiles is None else int(args.profiles),
+        task=args.task,
+        difficulty=None if args.difficulty is None else int(args.difficulty),
+    )
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
@@ -244,11 +219,8 @@ def settings_of(args: argparse.Namespace) -> Settings:
 def protocol_of(args: argparse.Namespace, settings: Settings) -> storm_run.StormProtocol:
     """Raises: SettingsError naming the flag; ProfileError for a bad profile file."""
     seed = int(args.seed)
-    offline = settings.engine.engine == "offline"
-    if offline and (args.agent_model or args.judge_model):
-        flag = "--agent-model" if args.agent_model else "--judge-model"
-        raise errors.SettingsError(f"{flag}: the offline engine has no models; use --engine openai")
-    return storm_run.StormProtocol(
+    return runs.storm_protocol(
+        settings,
         profiles=profiles_of(args, seed),
         uncertainties=uncertainties_of(args),
         profile_access=access_of(args),
@@ -257,10 +229,8 @@ def protocol_of(args: argparse.Namespace, settings: Settings) -> storm_run.Storm
         assistant=assistant_of(args),
         reply_limit=_choice(args.reply_limit, "--reply-limit", ("cut", "keep")),
         user_speak_probability=float(args.user_speak_probability),
-        engine=settings.engine.engine,
-        model="offline" if offline else settings.llm.model,
-        agent_model="offline" if offline else (args.agent_model or settings.llm.model),
-        base_url=None if offline else settings.snapshot()["llm"]["base_url"],  # type: ignore[index]
+        agent_model=args.agent_model,
+        judge_model=args.judge_model,
     )
 
 
@@ -278,40 +248,21 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         protocol = protocol_of(args, settings)
         shard = parse_shard(args.shard) if args.shard else (0, 1)
         offline = settings.engine.engine == "offline"
-        concurrency = int(
-            args.concurrency
-            if args.concurrency is not None
-            else (OFFLINE_CONCURRENCY if offline else MODEL_CONCURRENCY)
-        )
-        if str(args.http) not in ("auto", "aiohttp", "httpx"):
-            raise errors.SettingsError(f"--http: {args.http!r}: choose auto, aiohttp or httpx")
-        from playground import factory
-
-        models = await storm_run.build_models(
+        models = await runs.storm_models(
             settings,
             protocol,
             judge_model=None if args.no_judge else (args.judge_model or settings.llm.model),
-            http=factory.http_library(str(args.http)),
-            embedder=start_local_embedder(settings),
+            http=str(args.http),
         )
     except errors.PlaygroundError as exc:
         print(f"error: {exc}", file=err)
         return BAD_INPUT
-    from playground.cli.experiment import _Bar, batch_database, exit_code, tell_outcome
+    from playground.cli.experiment import _Bar, batch_options, exit_code, tell_outcome
 
-    async with batch_database(args, models.close) as db:
-        bar = _Bar(err, enabled=not args.no_progress)
-        runner = storm_run.StormRunner(
-            db,
-            protocol,
-            settings,
-            models,
-            concurrency=concurrency,
-            shard=shard,
-            name=args.name,
-            on_progress=bar.update,
-        )
-        p = protocol
+    bar = _Bar(err, enabled=not args.no_progress)
+    p = protocol
+
+    def header(runner: experiment.Runner) -> None:
         print(
             f"STORM batch {runner.id}"
             + (f" ({args.name})" if args.name else "")
@@ -330,12 +281,12 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 "--no-judge: the dialogues are not judged (`playground storm-judge` later).",
                 file=err,
             )
-        with bar, gc_tuning.batch():
-            progress = await runner.run()
-    failed = tell_outcome(progress, err, "dialogue")
+
+    end = await runs.run_storm(settings, protocol, models, batch_options(args, shard, bar, header))
+    failed = tell_outcome(end.progress, err, "dialogue")
     rdb = open_for_reading(args.db)
     try:
-        print(format_summary(summarise(rdb, runner.id)), file=out)
+        print(format_summary(summarise(rdb, end.batch_id)), file=out)
     finally:
         rdb.close()
     print(
@@ -343,5 +294,5 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         + ("" if offline else " (Clarify and SSA from the judge)"),
         file=err,
     )
-    print(runner.id, file=out, flush=True)
-    return exit_code(failed, runner.id, err, "dialogue")
+    print(end.batch_id, file=out, flush=True)
+    return exit_code(failed, end.batch_id, err, "dialogue")

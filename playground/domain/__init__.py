@@ -93,6 +93,9 @@ class Record(BaseModel):
 
 
 class PersonaMemory(Record):
+    """One memory a persona starts with: an objective, interest, knowledge or experience, and
+    how much it weighs (0 to 1) when it competes for attention."""
+
     kind: Literal["objective", "interest", "knowledge", "experience"]
     text: str = Field(min_length=1, max_length=300)
     weight: float = Field(1.0, ge=0, le=1)

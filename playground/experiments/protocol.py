@@ -145,9 +145,13 @@ def build_protocol(
     turns: int,
     seed: int,
     personas_dir: str | Path,
+    library: Sequence[domain.Persona] | None = None,
 ) -> ExperimentProtocol:
     """The protocol from plain values (the command line's flags, the window's New experiment
     dialog): the same values give the same protocol, hence the same experiment id.
+
+    The personas are ``personas_dir``'s, or ``library`` when given (built in code); the
+    icebreakers are always ``personas_dir``'s.
 
     Raises:
         SettingsError: a value out of range (named by its flag); PersonaError: a bad persona
@@ -159,10 +163,11 @@ def build_protocol(
         raise errors.SettingsError(f"--conversations: must be at least 1 (got {conversations})")
     if turns < 1:
         raise errors.SettingsError(f"--turns: must be at least 1 (got {turns})")
-    library = personas.load_personas(personas_dir)
+    where = "the personas given" if library is not None else str(personas_dir)
+    library = list(library) if library is not None else personas.load_personas(personas_dir)
     if not 1 <= agents <= len(library):
         raise errors.SettingsError(
-            f"--agents: {agents} asked but {personas_dir} has {len(library)} personas"
+            f"--agents: {agents} asked but {where} has {len(library)} personas"
         )
     enriched = enrich(library, seed)
     return ExperimentProtocol(

@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 
 #: Each public name → the module that defines it. The names are the stable API (docs/api.md).
 _EXPORTS: dict[str, str] = {
-    "BatchOptions": "playground.api.running",
+    "BatchOptions": "playground.api.options",
     "BatchResult": "playground.api.results",
     "BatchRun": "playground.api.results",
     "Database": "playground.api.reading",
@@ -31,7 +31,7 @@ _EXPORTS: dict[str, str] = {
     "PlaygroundError": "playground.errors",
     "RatingPlan": "playground.api.reading",
     "RoomSettings": "playground.api.running",
-    "ServerOptions": "playground.api.running",
+    "ServerOptions": "playground.api.options",
     "Session": "playground.api.reading",
     "SessionNotFound": "playground.errors",
     "SessionResult": "playground.api.results",
@@ -95,6 +95,8 @@ __all__ = [
 
 if TYPE_CHECKING:  # what editors and mypy see; at run time __getattr__ imports on first use
     from playground.api.frames import Frames as Frames
+    from playground.api.options import BatchOptions as BatchOptions
+    from playground.api.options import ServerOptions as ServerOptions
     from playground.api.people import Difficulty as Difficulty
     from playground.api.people import Persona as Persona
     from playground.api.people import PersonaMemory as PersonaMemory
@@ -116,11 +118,9 @@ if TYPE_CHECKING:  # what editors and mypy see; at run time __getattr__ imports 
     from playground.api.results import BatchResult as BatchResult
     from playground.api.results import BatchRun as BatchRun
     from playground.api.results import SessionResult as SessionResult
-    from playground.api.running import BatchOptions as BatchOptions
     from playground.api.running import EngineSettings as EngineSettings
     from playground.api.running import LLMSettings as LLMSettings
     from playground.api.running import RoomSettings as RoomSettings
-    from playground.api.running import ServerOptions as ServerOptions
     from playground.api.running import Settings as Settings
     from playground.api.running import experiment as experiment
     from playground.api.running import experiment_async as experiment_async

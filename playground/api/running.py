@@ -25,30 +25,25 @@ import asyncio
 import functools
 import inspect
 import os
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeAlias, TypedDict, TypeVar, Unpack
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeAlias, TypeVar, Unpack
 
 from playground import domain, errors, events, runs
 from playground import personas as personas_lib
+from playground.api import options as keywords
 from playground.api import people, results
 from playground.settings import EngineSettings as EngineSettings
 from playground.settings import LLMSettings as LLMSettings
 from playground.settings import RoomSettings as RoomSettings
 from playground.settings import Settings as Settings
-from playground.settings import load_settings
 from playground.storage.database import DEFAULT_BUSY_TIMEOUT, DEFAULT_DB, open_for_reading
 
 if TYPE_CHECKING:
     from playground.domain.simulated_user import UserProfile
-    from playground.experiments.runner import Progress
 
 T = TypeVar("T")
 P = ParamSpec("P")
 
-#: The thinking engine: the offline one (templates over real embeddings) or a model server.
-EngineKind = Literal["offline", "openai"]
-#: The HTTP library of a batch's model clients (auto: aiohttp unless a proxy variable is set).
-HttpLibrary = Literal["auto", "aiohttp", "httpx"]
 #: What a run returns: its result when no loop was running, else the task running it.
 Outcome: TypeAlias = "T | asyncio.Task[T]"
 
@@ -97,156 +92,6 @@ def blocking_or_awaitable(
     return call
 
 
-# -- keywords every run takes ---------------------------------------------------------------
-
-
-class ServerOptions(TypedDict, total=False):
-    """Which engine a run thinks with, and how it talks to a model server (each a setting of
-    :class:`~playground.settings.Settings`; unset: the ``settings`` given, else the defaults).
-
-    Attributes:
-        engine: ``offline`` (the default: templates over real embeddings, no key) or ``openai``
-            (any OpenAI-compatible server: OpenAI, llama.cpp, Ollama, vLLM).
-        model: the chat model on the server.
-        base_url: the server, e.g. ``http://localhost:11434/v1``; given alone it means openai.
-        api_key: the server's key; never stored.
-        embeddings: local MiniLM (default) or the server's /embeddings.
-        timeout: seconds per model call.
-        max_retries: retries on 429, 5xx, timeouts.
-        settings: complete settings to start from instead of the environment's.
-    """
-
-    engine: EngineKind
-    model: str
-    base_url: str
-    api_key: str
-    embeddings: Literal["local", "remote"]
-    timeout: float
-    max_retries: int
-    settings: Settings
-
-
-class BatchOptions(ServerOptions, total=False):
-    """:class:`ServerOptions` and how a batch runs.
-
-    Attributes:
-        concurrency: runs in flight at once (default 2 offline, 8 with a model).
-        shard: (K, N): only every N-th draw starting at K (default all: (0, 1)).
-        name: a label for the batch.
-        http: the model clients' HTTP library (default auto).
-        db: the database (default: the commands' ``sessions/playground.db``).
-        busy_timeout: seconds a write waits for another program's lock (default 30).
-        on_progress: called with the progress after each run and each call.
-    """
-
-    concurrency: int
-    shard: tuple[int, int]
-    name: str
-    http: HttpLibrary
-    db: runs.DbPath
-    busy_timeout: float
-    on_progress: Callable[[Progress], None]
-
-
-_SERVER_KEYS = ("engine", "model", "base_url", "api_key", "embeddings", "timeout", "max_retries")
-
-
-# -- settings ---------------------------------------------------------------------------------
-
-#: The keyword a setting is given by, where the two names differ.
-_KEYWORDS = {"max_turns": "turns"}
-
-
-def build_settings(settings: Settings | None, overrides: Mapping[str, object | None]) -> Settings:
-    """``settings`` (or, when None, the environment's, as the commands read it, on the offline
-    engine unless ``engine``, ``base_url`` or ``api_key`` is given) with ``overrides`` (flat
-    setting names, None for unset) over them.
-
-    Raises:
-        SettingsError: naming the keyword whose value is invalid.
-    """
-    given = {k: v for k, v in overrides.items() if v is not None}
-    if settings is None:
-        environ: Mapping[str, str] = os.environ
-        if not any(k in given for k in ("engine", "base_url", "api_key")):
-            given["engine"] = "offline"
-        flat = given
-    else:
-        environ = {}
-        key = settings.llm.api_key
-        flat = {
-            **settings.llm.model_dump(),
-            **settings.engine.model_dump(),
-            **settings.room.model_dump(),
-            "preset": settings.preset,
-            "api_key": key.get_secret_value() if key is not None else None,
-            **given,
-        }
-    try:
-        return load_settings(environ, flat)
-    except errors.SettingsError as exc:
-        name = _KEYWORDS.get(exc.field)
-        if name is None or exc.field not in given:
-            raise
-        raise errors.SettingsError(
-            f"{name}: {exc.reason}", field=exc.field, reason=exc.reason
-        ) from exc
-
-
-def _positive(name: str, value: int | None) -> None:
-    """Raises: SettingsError when ``value`` is given and below 1."""
-    if value is not None and value < 1:
-        raise errors.SettingsError(f"{name}: must be at least 1 (got {value})")
-
-
-def _run_settings(options: ServerOptions, **more: object) -> Settings:
-    """The settings of a run: ``options`` and ``more`` (flat setting names) over its settings."""
-    given: dict[str, object] = {k: options.get(k) for k in _SERVER_KEYS}
-    return build_settings(options.get("settings"), {**given, **more})
-
-
-def _study_settings(options: ServerOptions) -> Settings:
-    """A batch's settings: the paper's simulation preset and per-thought ratings, as for the
-    commands."""
-    from playground.experiments import runner as experiment_runner
-
-    return _run_settings(
-        options,
-        preset=experiment_runner.PRESET,
-        evaluation_mode=experiment_runner.EVALUATION_MODE,
-    )
-
-
-def _batch_options(options: BatchOptions) -> runs.BatchOptions:
-    """Raises: SettingsError for a concurrency below 1 or a shard that is not 0 ≤ K < N."""
-    concurrency = options.get("concurrency")
-    _positive("concurrency", concurrency)
-    k, n = options.get("shard", (0, 1))
-    if n < 1 or not 0 <= k < n:
-        raise errors.SettingsError(f"shard: {(k, n)!r} needs 0 ≤ K < N (K counts from 0)")
-    return runs.BatchOptions(
-        db=options.get("db", DEFAULT_DB),
-        busy_timeout=options.get("busy_timeout", DEFAULT_BUSY_TIMEOUT),
-        concurrency=concurrency,
-        shard=(k, n),
-        name=options.get("name"),
-        on_progress=options.get("on_progress"),
-    )
-
-
-def _named(build: Callable[[], T]) -> T:
-    """``build()``, its errors naming the keyword (``agents:``) rather than the commands' flag
-    (``--agents:``)."""
-    try:
-        return build()
-    except errors.SettingsError as exc:
-        flag, colon, rest = str(exc).partition(":")
-        if not (flag.startswith("--") and colon):
-            raise
-        keyword = flag[2:].replace("-", "_")
-        raise errors.SettingsError(f"{keyword}:{rest}", field=exc.field, reason=exc.reason) from exc
-
-
 # -- simulate ---------------------------------------------------------------------------------
 
 
@@ -263,7 +108,7 @@ async def simulate_async(
     db: runs.DbPath = DEFAULT_DB,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     on_event: events.Handler | None = None,
-    **server: Unpack[ServerOptions],
+    **server: Unpack[keywords.ServerOptions],
 ) -> results.SessionResult:
     """Run one conversation and save it: ``playground simulate``.
 
@@ -280,7 +125,7 @@ async def simulate_async(
         db: the session database (default: the commands' ``sessions/playground.db``).
         busy_timeout: seconds a write waits for another program's lock.
         on_event: called with every event of the run as it happens (messages, thoughts...).
-        **server: the engine and server (:class:`ServerOptions`).
+        **server: the engine and server (:class:`~playground.api.options.ServerOptions`).
 
     Returns:
         The saved session.
@@ -291,7 +136,7 @@ async def simulate_async(
         LLMError: a server that cannot be used.
         PlaygroundError: a database that cannot be written.
     """
-    run_settings = _run_settings(
+    run_settings = keywords.run_settings(
         server,
         seed=seed,
         preset=preset,
@@ -299,7 +144,7 @@ async def simulate_async(
         evaluation_mode=evaluation_mode,
         max_silent_steps=max_silent_steps,
     )
-    _positive("agents", agents)
+    keywords.positive("agents", agents)
     where = personas_lib.DEFAULT_DIR if personas is None else personas
     if isinstance(where, (str, os.PathLike)):
         source = os.fspath(where)
@@ -371,7 +216,7 @@ async def experiment_async(
     turns: int = 15,
     seed: int = 1,
     personas: Sequence[domain.Persona] | str | os.PathLike[str] | None = None,
-    **options: Unpack[BatchOptions],
+    **options: Unpack[keywords.BatchOptions],
 ) -> results.BatchResult:
     """Run (or resume) the simulation study: every condition over the same draws of
     participants, initiator and icebreaker (``playground experiment``). The same call again
@@ -385,7 +230,7 @@ async def experiment_async(
         seed: the seed of the draws (default 1).
         personas: a directory of persona files (default ``personas/``), or personas built in
             code (each enriched with facts borrowed from the others, as the files' are).
-        **options: the engine, server and batch (:class:`BatchOptions`); the study's preset and
+        **options: the engine, server and batch (:class:`~playground.api.options.BatchOptions`); the study's preset and
             per-thought ratings always apply, as for the command.
 
     Returns:
@@ -399,12 +244,12 @@ async def experiment_async(
     """
     from playground.experiments.protocol import build_protocol
 
-    chosen = _named(lambda: runs.check_conditions(conditions, "--conditions"))
+    chosen = keywords.named(lambda: runs.check_conditions(conditions, "--conditions"))
     default = personas_lib.DEFAULT_DIR
     where = default if personas is None else personas
-    batch = _batch_options(options)
-    run_settings = _study_settings(options)
-    protocol = _named(
+    batch = keywords.batch_options(options)
+    run_settings = keywords.study_settings(options)
+    protocol = keywords.named(
         lambda: build_protocol(
             run_settings,
             conditions=chosen,
@@ -442,7 +287,7 @@ async def storm_async(
     judge: bool = True,
     judge_model: str | None = None,
     agent_model: str | None = None,
-    **options: Unpack[BatchOptions],
+    **options: Unpack[keywords.BatchOptions],
 ) -> results.BatchResult:
     """Run (or resume) dyadic STORM runs, a simulated user with a hidden state talking with an
     assistant (``playground storm``): profiles × uncertainties × profile-access modes.
@@ -463,7 +308,7 @@ async def storm_async(
         judge: judge the dialogues (never offline, which has no judge model).
         judge_model: the judge's model (default: ``model``).
         agent_model: the assistant's model (default: ``model``).
-        **options: the engine, server and batch (:class:`BatchOptions`).
+        **options: the engine, server and batch (:class:`~playground.api.options.BatchOptions`).
 
     Returns:
         The batch, dialogue by dialogue.
@@ -486,16 +331,16 @@ async def storm_async(
         users = tuple(profiles)
     if not users:
         raise errors.SettingsError("profiles: give at least one profile")
-    _positive("turns", turns)
+    keywords.positive("turns", turns)
     if not 0 <= user_speak_probability <= 1:
         raise errors.SettingsError(
             f"user_speak_probability: must be 0 to 1 (got {user_speak_probability})"
         )
     if not profile_access:
         raise errors.SettingsError("profile_access: give True, False or both")
-    batch = _batch_options(options)
-    run_settings = _study_settings(options)
-    protocol = _named(
+    batch = keywords.batch_options(options)
+    run_settings = keywords.study_settings(options)
+    protocol = keywords.named(
         lambda: runs.storm_protocol(
             run_settings,
             profiles=users,

@@ -149,7 +149,8 @@ def _signature(obj: Any, *, skip_self: bool = False) -> str:
             star_done = True
         if p.kind is p.VAR_POSITIONAL:
             star_done = True
-        text = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name
+        stars = "*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else ""
+        text = stars + p.name
         if p.annotation is not p.empty:
             text += f": {_annotation(p.annotation)}"
         if p.default is not p.empty:

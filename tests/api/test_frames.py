@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from pydantic import BaseModel
 
 import playground as pg
 from playground import domain
@@ -103,7 +104,7 @@ def test_ratings_marks_and_preferences_are_counted_as_the_export_lists_them(
 
 #: The export row each table's rows are (the tables with data from elsewhere are checked by
 #: ADDED and the docs).
-ROW_OF = {
+ROW_OF: dict[str, type[BaseModel]] = {
     "sessions": export_model.SessionRow,
     "participants": export_model.ParticipantRow,
     "messages": export_model.MessageRow,

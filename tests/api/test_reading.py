@@ -41,7 +41,9 @@ def test_sessions_are_typed_oldest_first_as_playground_sessions_lists_them(built
     assert first.seed == 7
     assert first.condition == "inner-thoughts"
     assert isinstance(first.config, dict)
-    assert first.config["room"]["max_turns"] == 5
+    room = first.config["room"]
+    assert isinstance(room, dict)
+    assert room["max_turns"] == 5
     with pytest.raises(ValueError, match="frozen"):
         first.status = "failed"  # type: ignore[misc]
 
@@ -78,7 +80,9 @@ def test_experiments_by_name_or_id_know_their_sessions(built: Built) -> None:
     assert list(pilot.session_ids) == built.experiment == expected
     assert conditions == {"inner-thoughts", "reactive"}
     assert pilot.config is not None
-    assert pilot.config["protocol"]["conditions"] == ["inner-thoughts", "reactive"]
+    protocol = pilot.config["protocol"]
+    assert isinstance(protocol, dict)
+    assert protocol["conditions"] == ["inner-thoughts", "reactive"]
 
 
 def test_studies_and_rating_plans_are_typed(built: Built) -> None:
@@ -201,7 +205,9 @@ def test_a_repr_leaves_out_the_settings_snapshot_but_the_field_is_there(built: B
     assert "config=" not in repr(session)
     assert "config=" not in repr(pilot)
     assert f"id='{built.simulated}'" in repr(session)
-    assert session.config["room"]["max_turns"] == 5  # still there
+    room = session.config["room"]
+    assert isinstance(room, dict)
+    assert room["max_turns"] == 5  # still there
 
 
 def test_a_path_under_the_home_folder_may_be_written_with_a_tilde(

@@ -19,8 +19,7 @@ from playground.cli.flags import (
     settings_from,
     start_local_embedder,
 )
-from playground.experiments import results as experiment_report
-from playground.experiments import runner as experiment
+from playground.experiments.progress import Progress
 from playground.experiments.protocol import ExperimentProtocol, build_protocol, parse_shard
 from playground.settings import Settings
 from playground.storage import open_database
@@ -112,6 +111,10 @@ def parse_conditions(text: str) -> tuple[domain.Policy, ...]:
 
 def settings_of(args: argparse.Namespace) -> Settings:
     """Raises: SettingsError naming the flag."""
+    # The runner (and through it the room and the engines) loads when a batch runs, not with
+    # the parser: every other command's start-up would pay for it.
+    from playground.experiments import runner as experiment
+
     extra = {
         "preset": experiment.PRESET,
         "evaluation_mode": experiment.EVALUATION_MODE,
@@ -137,6 +140,9 @@ def protocol_of(args: argparse.Namespace, settings: Settings) -> ExperimentProto
 
 
 async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from playground.experiments import results as experiment_report
+    from playground.experiments import runner as experiment
+
     settings = settings_of(args)
     protocol = protocol_of(args, settings)
     shard = parse_shard(args.shard) if args.shard else (0, 1)
@@ -211,7 +217,7 @@ async def batch_database(
         db.close()
 
 
-def tell_outcome(progress: experiment.Progress, err: TextIO, noun: str) -> int:
+def tell_outcome(progress: Progress, err: TextIO, noun: str) -> int:
     """Say how many runs an earlier run had finished (skipped now) and how many failed, with
     the last error; return the number failed. ``noun`` names a run (``conversation``)."""
     skipped = sum(c.skipped for c in progress.conditions.values())
@@ -237,6 +243,8 @@ def exit_code(failed: int, experiment_id: str, err: TextIO, noun: str) -> int:
 
 
 def show(args: argparse.Namespace, out: TextIO) -> int:
+    from playground.experiments import results as experiment_report
+
     db = open_for_reading(args.db)
     try:
         if not args.id:
@@ -325,7 +333,7 @@ class _Bar:
         if self._progress is not None:
             self._progress.stop()
 
-    def update(self, p: experiment.Progress) -> None:
+    def update(self, p: Progress) -> None:
         if self._lines:
             if p.finished != self._printed:
                 self._printed = p.finished

@@ -12,14 +12,15 @@ import csv
 import io
 import json
 import math
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from playground import errors
 from playground.cli.flag_ranges import TURNS, Number
 from playground.cli.flags import add_db_flags
-from playground.geometry.features import FEATURE_NAMES
-from playground.geometry.store import ComputeStats, SessionFeatures
 from playground.geometry.vectors import EMBED_BATCH
+
+if TYPE_CHECKING:
+    from playground.geometry.store import SessionFeatures
 
 #: Texts per embedding call: up to 16 times the default, beyond which one call's padded batch
 #: only costs memory.
@@ -128,6 +129,8 @@ def render_table(rows: list[SessionFeatures], model: str) -> str:
 
 def to_csv(rows: list[SessionFeatures]) -> str:
     """One line per session with every feature (empty where undefined)."""
+    from playground.geometry.features import FEATURE_NAMES
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(
@@ -200,7 +203,7 @@ async def _run(db: Any, ids: list[str], args: argparse.Namespace, out: TextIO, e
     # this command never needs.
     from playground.embedding.cache import CachingEmbedder
     from playground.embedding.minilm import MiniLMEmbedder
-    from playground.geometry.store import compute_many
+    from playground.geometry.store import ComputeStats, compute_many
 
     embedder = CachingEmbedder(MiniLMEmbedder())
     stats = ComputeStats()

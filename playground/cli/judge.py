@@ -13,7 +13,6 @@ from playground import errors
 from playground.cli import signals as interrupts
 from playground.cli.flag_ranges import ROW_ID
 from playground.cli.flags import add_db_flags, add_judge_flags, judge_settings
-from playground.llm import rating
 from playground.settings import Settings
 from playground.workers import run_workers
 
@@ -126,7 +125,10 @@ def _targets(db: sqlite_utils.Database, args: argparse.Namespace) -> tuple[list[
 
 async def run(args: argparse.Namespace, settings: Settings, out: TextIO, err: TextIO) -> int:
     """The command's work (see :func:`cli`)."""
+    # The model client (openai and its HTTP libraries) loads here, not when the command line
+    # builds its parser: commands that never call a model start without it.
     from playground import factory
+    from playground.llm import rating
     from playground.storage.database import open_database
 
     try:

@@ -23,7 +23,6 @@ from playground.cli.flags import (
     settings_from,
     start_local_embedder,
 )
-from playground.room import loops
 from playground.settings import PRESETS, Settings
 from playground.storage import open_database
 
@@ -140,7 +139,9 @@ async def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             personas.load_icebreakers(args.personas)
         )
     embedder = start_local_embedder(settings)  # loading in its thread while the rest starts up
-    from playground import factory  # the engines' imports (openai, torch) only when simulating
+    # the engines' imports (openai, torch) and the room's only when simulating
+    from playground import factory
+    from playground.room import loops
 
     db = open_database(args.db, busy_timeout=args.busy_timeout)
     print(

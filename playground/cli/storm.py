@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import random
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from playground import errors, gc_tuning
 from playground.cli import signals as interrupts
@@ -31,14 +31,15 @@ from playground.cli.flags import (
     start_local_embedder,
 )
 from playground.domain.simulated_user import Difficulty, UserProfile
-from playground.experiments import runner as experiment
 from playground.experiments.protocol import parse_shard
 from playground.settings import Settings
 from playground.storage.database import open_for_reading
-from playground.storm import run as storm_run
-from playground.storm.summary import format_summary, summarise
 
-__all__ = ["add_parser", "format_summary", "main", "run", "summarise"]
+if TYPE_CHECKING:
+    from playground.storm import run as storm_run
+
+# The runner, the room and the engines load in the command's functions, not with the parser:
+# every other command's start-up would pay for them.
 
 #: The offline engine is CPU-bound: more dialogues in flight than cores only add CPU time.
 OFFLINE_CONCURRENCY = 2
@@ -153,6 +154,8 @@ def uncertainties_of(args: argparse.Namespace) -> tuple[int, ...]:
             raise errors.SettingsError(
                 f"{flag}: {p!r} is not an uncertainty level; choose from 0, 40, 60, 80"
             ) from None
+    from playground.storm import run as storm_run
+
     return storm_run.check_uncertainties(values, flag)
 
 
@@ -176,6 +179,8 @@ def access_of(args: argparse.Namespace) -> tuple[bool, ...]:
 
 def assistant_of(args: argparse.Namespace) -> storm_run.AssistantKind:
     """Raises: SettingsError for an unknown kind."""
+    from playground.storm import run as storm_run
+
     kind = str(args.assistant).strip()
     for k in storm_run.ASSISTANTS:
         if k == kind:
@@ -231,6 +236,8 @@ def profiles_of(args: argparse.Namespace, seed: int) -> tuple[UserProfile, ...]:
 
 def settings_of(args: argparse.Namespace) -> Settings:
     """Raises: SettingsError naming the flag."""
+    from playground.experiments import runner as experiment
+
     return settings_from(
         args,
         LLM_FLAGS,
@@ -243,6 +250,8 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 def protocol_of(args: argparse.Namespace, settings: Settings) -> storm_run.StormProtocol:
     """Raises: SettingsError naming the flag; ProfileError for a bad profile file."""
+    from playground.storm import run as storm_run
+
     seed = int(args.seed)
     offline = settings.engine.engine == "offline"
     if offline and (args.agent_model or args.judge_model):
@@ -273,6 +282,9 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from playground.storm import run as storm_run
+    from playground.storm import summary
+
     try:
         settings = settings_of(args)
         protocol = protocol_of(args, settings)
@@ -335,7 +347,7 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     failed = tell_outcome(progress, err, "dialogue")
     rdb = open_for_reading(args.db)
     try:
-        print(format_summary(summarise(rdb, runner.id)), file=out)
+        print(summary.format_summary(summary.summarise(rdb, runner.id)), file=out)
     finally:
         rdb.close()
     print(

@@ -15,6 +15,7 @@ import math
 from typing import TYPE_CHECKING, Any, TextIO
 
 from playground import errors
+from playground.cli import progress as progress_cli
 from playground.cli.flag_ranges import TURNS, Number
 from playground.cli.flags import add_db_flags
 from playground.geometry.vectors import EMBED_BATCH
@@ -74,6 +75,7 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
         help=f"texts per embedding call when many are missing (default {EMBED_BATCH})",
     )
     add_db_flags(p, default_db, busy_timeout)
+    progress_cli.add_flag(p)
 
 
 def _session_ids(db: Any, ids: list[str], experiment: str | None) -> list[str]:
@@ -207,15 +209,17 @@ async def _run(db: Any, ids: list[str], args: argparse.Namespace, out: TextIO, e
 
     embedder = CachingEmbedder(MiniLMEmbedder())
     stats = ComputeStats()
-    rows = await compute_many(
-        db,
-        ids,
-        embedder,
-        recompute=args.recompute,
-        late_k=args.late_k,
-        batch=args.embed_batch,
-        stats=stats,
-    )
+    with progress_cli.ProgressBar(err, enabled=not args.no_progress) as bar:
+        rows = await compute_many(
+            db,
+            ids,
+            embedder,
+            recompute=args.recompute,
+            late_k=args.late_k,
+            batch=args.embed_batch,
+            stats=stats,
+            on_progress=bar.advance,
+        )
     print(
         f"features: {len(rows)} session{'' if len(rows) == 1 else 's'} with {embedder.name}:"
         f" {stats.computed} computed, {len(rows) - stats.computed} already stored,"

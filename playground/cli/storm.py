@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from playground import errors, gc_tuning
+from playground.cli import progress as progress_cli
 from playground.cli import signals as interrupts
 from playground.cli.flag_ranges import (
     BATCH_CONCURRENCY,
@@ -118,7 +119,7 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
     x.add_argument("--http", default="auto", help="auto, aiohttp or httpx (as for `experiment`)")
     add_db_flags(x, default_db, busy_timeout)
     x.add_argument("--name", help="a label for the batch")
-    x.add_argument("--no-progress", action="store_true", help="no progress bar")
+    progress_cli.add_flag(x)
 
 
 # -- reading the flags ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ OUTSIDE_MODULES = {
 #: Names (imported, called or taken as fixtures) that do the same.
 OUTSIDE_NAMES = {
     "run_process": "subprocess",
+    "run_python": "subprocess",
     "create_subprocess_exec": "subprocess",
     "create_subprocess_shell": "subprocess",
     "Popen": "subprocess",

@@ -31,6 +31,7 @@ SIGNS: dict[Kind, tuple[str, ...]] = {
         "subprocess",
         "Popen",
         "run_process",
+        "run_python",
         "multiprocessing",
         "os.fork",
         "tests.support.faults",

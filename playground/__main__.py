@@ -38,6 +38,7 @@ def run() -> None:
         signal.signal(sig, _exit_quietly)
     code: int | str | None
     try:
+        _import_sqlite_utils_without_pandas()
         from playground.cli.main import main
 
         code = main()
@@ -56,6 +57,22 @@ def run() -> None:
     if code == 128 + signal.SIGPIPE:
         _leave_now(code)
     raise SystemExit(code)
+
+
+def _import_sqlite_utils_without_pandas() -> None:
+    """Import sqlite-utils with pandas hidden from it.
+
+    sqlite-utils imports pandas whenever it is installed (about 0.2 s of a command's start), only
+    to map ``pandas.Timestamp`` values to TEXT columns, which the command line never writes; the
+    DataFrame API loads pandas where it is used. In this process only; pandas stays importable.
+    """
+    if "sqlite_utils" in sys.modules or "pandas" in sys.modules:
+        return
+    sys.modules["pandas"] = None  # type: ignore[assignment]  # makes `import pandas` raise
+    try:
+        import sqlite_utils  # noqa: F401
+    finally:
+        del sys.modules["pandas"]
 
 
 def _pipe_closed() -> int:

@@ -20,9 +20,16 @@ from playground.embedding.minilm import MiniLMEmbedder
 from playground.settings import load_settings
 from playground.storage import open_database
 from testbed.llm_server import FakeLLMServer
+from tests.support import tiers
 from tests.support.timed import write_timed_session
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests that start a real model server, a browser, an X server or any other
+    process (tests/support/tiers.py), so that ``./test --quick`` can leave them out."""
+    tiers.mark(items)
 
 
 @pytest.fixture(autouse=True)

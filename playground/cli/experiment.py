@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from playground import domain, personas, runs
+from playground.cli import progress as progress_cli
 from playground.cli.flag_ranges import AGENTS, BATCH_CONCURRENCY, SEED, TURNS, setting
 from playground.cli.flags import (
     LLM_FLAGS,
@@ -15,12 +16,13 @@ from playground.cli.flags import (
     add_llm_flags,
     settings_from,
 )
-from playground.experiments import results as experiment_report
-from playground.experiments import runner as experiment
+from playground.experiments.progress import Progress
 from playground.experiments.protocol import ExperimentProtocol, build_protocol, parse_shard
 from playground.settings import Settings
 from playground.storage.database import open_for_reading
-from playground.terminal_text import unguarded
+
+if TYPE_CHECKING:
+    from playground.experiments import runner as experiment
 
 #: ``experiment``'s flags by the setting each one sets.
 SETTING_FLAGS = {**LLM_FLAGS, "embeddings": "--embeddings"}
@@ -74,7 +76,7 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     )
     add_db_flags(x, default_db, busy_timeout)
     x.add_argument("--name", help="a label for the experiment")
-    x.add_argument("--no-progress", action="store_true", help="no progress bar")
+    progress_cli.add_flag(x)
 
     xs = sub.add_parser("experiments", help="list experiments, or one experiment's summary")
     xs.add_argument("id", nargs="?", help="experiment id, unique prefix or name")
@@ -92,6 +94,10 @@ def parse_conditions(text: str) -> tuple[domain.Policy, ...]:
 
 def settings_of(args: argparse.Namespace) -> Settings:
     """Raises: SettingsError naming the flag."""
+    # The runner (and through it the room and the engines) loads when a batch runs, not with
+    # the parser: every other command's start-up would pay for it.
+    from playground.experiments import runner as experiment
+
     extra = {
         "preset": experiment.PRESET,
         "evaluation_mode": experiment.EVALUATION_MODE,
@@ -117,6 +123,8 @@ def protocol_of(args: argparse.Namespace, settings: Settings) -> ExperimentProto
 
 
 async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from playground.experiments import results as experiment_report
+
     settings = settings_of(args)
     protocol = protocol_of(args, settings)
     shard = parse_shard(args.shard) if args.shard else (0, 1)
@@ -170,7 +178,7 @@ def batch_options(
     )
 
 
-def tell_outcome(progress: experiment.Progress, err: TextIO, noun: str) -> int:
+def tell_outcome(progress: Progress, err: TextIO, noun: str) -> int:
     """Say how many runs an earlier run had finished (skipped now) and how many failed, with
     the last error; return the number failed. ``noun`` names a run (``conversation``)."""
     skipped = sum(c.skipped for c in progress.conditions.values())
@@ -196,6 +204,8 @@ def exit_code(failed: int, experiment_id: str, err: TextIO, noun: str) -> int:
 
 
 def show(args: argparse.Namespace, out: TextIO) -> int:
+    from playground.experiments import results as experiment_report
+
     db = open_for_reading(args.db)
     try:
         if not args.id:
@@ -243,79 +253,26 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         db.close()
 
 
-class _Bar:
-    """A rich progress bar on standard error: conversations per condition, ETA, calls, tokens."""
+class _Bar(progress_cli.ProgressBar):
+    """Conversations per condition, ETA, calls, tokens (a row each on a terminal; in a log, one
+    line per finished conversation)."""
 
-    def __init__(self, err: TextIO, *, enabled: bool) -> None:
-        self.enabled = enabled
-        self._err = unguarded(err)  # the bar's own redrawing codes; its labels are ours
-        self._progress: Any = None
-        self._tasks: dict[str, Any] = {}
-        self._stats: Any = None
-        self._lines = enabled and not _is_terminal(err)  # a log file: one line per conversation
-        self._printed = -1
-
-    def __enter__(self) -> _Bar:
-        if self.enabled and not self._lines:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self._progress = Progress(
-                TextColumn("{task.description:<16}", markup=False),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[extra]}", markup=False),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=Console(file=self._err),
-                refresh_per_second=4,
-            )
-            self._progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-    def update(self, p: experiment.Progress) -> None:
-        if self._lines:
-            if p.finished != self._printed:
-                self._printed = p.finished
+    def update(self, p: Progress) -> None:
+        if self.lines:
+            if p.finished != self._shown.get("all"):
+                self._shown["all"] = p.finished
                 per = ", ".join(
                     f"{c} {x.done + x.failed}/{x.total}" for c, x in p.conditions.items()
                 )
-                print(
+                self.line(
                     f"[{p.finished}/{p.total}] {per}; {p.calls} LLM calls, {p.tokens} tokens,"
-                    f" {p.retries} retries, {p.errors} errors",
-                    file=self._err,
-                    flush=True,
+                    f" {p.retries} retries, {p.errors} errors"
                 )
             return
-        if self._progress is None:
-            return
         for cond, c in p.conditions.items():
-            extra = f"{c.failed} failed" if c.failed else ""
-            if cond not in self._tasks:
-                self._tasks[cond] = self._progress.add_task(cond, total=c.total, extra=extra)
-            self._progress.update(self._tasks[cond], completed=c.done + c.failed, extra=extra)
+            self.bar(cond, c.done + c.failed, c.total, f"{c.failed} failed" if c.failed else "")
         stats = (
             f"{p.calls} LLM calls, {p.tokens} tokens, {p.retries} retries, {p.errors} errors,"
             f" {p.running} running"
         )
-        if self._stats is None:
-            self._stats = self._progress.add_task("all", total=p.total, extra=stats)
-        self._progress.update(self._stats, completed=p.finished, extra=stats)
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
+        self.bar("all", p.finished, p.total, stats)

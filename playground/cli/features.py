@@ -12,14 +12,16 @@ import csv
 import io
 import json
 import math
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from playground import errors
+from playground.cli import progress as progress_cli
 from playground.cli.flag_ranges import TURNS, Number
 from playground.cli.flags import add_db_flags
-from playground.geometry.features import FEATURE_NAMES
-from playground.geometry.store import ComputeStats, SessionFeatures
 from playground.geometry.vectors import EMBED_BATCH
+
+if TYPE_CHECKING:
+    from playground.geometry.store import SessionFeatures
 
 #: Texts per embedding call: up to 16 times the default, beyond which one call's padded batch
 #: only costs memory.
@@ -73,6 +75,7 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
         help=f"texts per embedding call when many are missing (default {EMBED_BATCH})",
     )
     add_db_flags(p, default_db, busy_timeout)
+    progress_cli.add_flag(p)
 
 
 def _session_ids(db: Any, ids: list[str], experiment: str | None) -> list[str]:
@@ -128,6 +131,8 @@ def render_table(rows: list[SessionFeatures], model: str) -> str:
 
 def to_csv(rows: list[SessionFeatures]) -> str:
     """One line per session with every feature (empty where undefined)."""
+    from playground.geometry.features import FEATURE_NAMES
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(
@@ -200,19 +205,21 @@ async def _run(db: Any, ids: list[str], args: argparse.Namespace, out: TextIO, e
     # this command never needs.
     from playground.embedding.cache import CachingEmbedder
     from playground.embedding.minilm import MiniLMEmbedder
-    from playground.geometry.store import compute_many
+    from playground.geometry.store import ComputeStats, compute_many
 
     embedder = CachingEmbedder(MiniLMEmbedder())
     stats = ComputeStats()
-    rows = await compute_many(
-        db,
-        ids,
-        embedder,
-        recompute=args.recompute,
-        late_k=args.late_k,
-        batch=args.embed_batch,
-        stats=stats,
-    )
+    with progress_cli.ProgressBar(err, enabled=not args.no_progress) as bar:
+        rows = await compute_many(
+            db,
+            ids,
+            embedder,
+            recompute=args.recompute,
+            late_k=args.late_k,
+            batch=args.embed_batch,
+            stats=stats,
+            on_progress=bar.advance,
+        )
     print(
         f"features: {len(rows)} session{'' if len(rows) == 1 else 's'} with {embedder.name}:"
         f" {stats.computed} computed, {len(rows) - stats.computed} already stored,"

@@ -10,10 +10,10 @@ from typing import Any, TextIO
 import sqlite_utils
 
 from playground import errors
+from playground.cli import progress as progress_cli
 from playground.cli import signals as interrupts
 from playground.cli.flag_ranges import ROW_ID
 from playground.cli.flags import add_db_flags, add_judge_flags, judge_settings
-from playground.llm import rating
 from playground.settings import Settings
 from playground.workers import run_workers
 
@@ -52,6 +52,7 @@ def add_parsers(sub: Any, default_db: str, busy_timeout: float) -> None:
     )
     p.add_argument("--force", action="store_true", help="judge what is already judged again")
     add_db_flags(p, default_db, busy_timeout)
+    progress_cli.add_flag(p)
 
 
 @dataclass
@@ -126,7 +127,10 @@ def _targets(db: sqlite_utils.Database, args: argparse.Namespace) -> tuple[list[
 
 async def run(args: argparse.Namespace, settings: Settings, out: TextIO, err: TextIO) -> int:
     """The command's work (see :func:`cli`)."""
+    # The model client (openai and its HTTP libraries) loads here, not when the command line
+    # builds its parser: commands that never call a model start without it.
     from playground import factory
+    from playground.llm import rating
     from playground.storage.database import open_database
 
     try:
@@ -164,7 +168,8 @@ async def run(args: argparse.Namespace, settings: Settings, out: TextIO, err: Te
                         file=err,
                     )
             if ids:
-                await _sessions(db, ids, client, args, settings, tally, out)
+                with progress_cli.ProgressBar(err, enabled=not args.no_progress) as bar:
+                    await _sessions(db, ids, client, args, settings, tally, out, bar)
             if plan_id is not None:
                 await _pairs(db, plan_id, client, args, tally, out)
             _summary(tally, client, ids, plan_id, out)
@@ -198,53 +203,62 @@ async def _sessions(
     settings: Settings,
     tally: _Tally,
     out: TextIO,
+    bar: progress_cli.ProgressBar,
 ) -> None:
     from playground.judging import judge
     from playground.judging.prompts import METRICS
 
     rater = judge.judge_rater(client.model)
     queue = iter(enumerate(ids, start=1))
+    finished = 0
+
+    async def judge_one(n: int, sid: str) -> None:
+        head = f"[{n}/{len(ids)}] {sid}"
+        if not args.force and len(judge.judged_metrics(db, sid, rater)) == len(METRICS):
+            tally.skipped += 1
+            print(f"{head}: already judged by {rater} (skipped)", file=out, flush=True)
+            return
+        missed: list[str] = []
+
+        def skip(metric: str, why: str, into: list[str] = missed, sid: str = sid) -> None:
+            into.append(metric)
+            tally.failures.append(f"{sid} {metric}: {why}")
+
+        try:
+            scores = await judge.judge_session(
+                db,
+                sid,
+                client,
+                force=args.force,
+                mode=args.mode,
+                on_skip=skip,
+                method=settings.engine.rating_method,
+                samples=settings.engine.rating_samples,
+            )
+        except errors.LLMError:
+            raise
+        except errors.PlaygroundError as exc:
+            tally.failures.append(f"{sid}: {exc}")
+            print(f"{head}: not judged: {exc}", file=out, flush=True)
+            return
+        tally.sessions += 1
+        tally.metrics += len(scores)
+        counts = _methods(scores)
+        for k, v in counts.items():
+            tally.methods[k] = tally.methods.get(k, 0) + v
+        methods = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+        line = f"{head}: {len(scores)} of {len(METRICS)} metrics ({methods})"
+        if missed:
+            line += f"; not judged: {', '.join(missed)} (unreadable answer; a rerun asks again)"
+        print(line, file=out, flush=True)
 
     async def worker() -> None:
+        nonlocal finished
         for n, sid in queue:
-            head = f"[{n}/{len(ids)}] {sid}"
-            if not args.force and len(judge.judged_metrics(db, sid, rater)) == len(METRICS):
-                tally.skipped += 1
-                print(f"{head}: already judged by {rater} (skipped)", file=out, flush=True)
-                continue
-            missed: list[str] = []
-
-            def skip(metric: str, why: str, into: list[str] = missed, sid: str = sid) -> None:
-                into.append(metric)
-                tally.failures.append(f"{sid} {metric}: {why}")
-
-            try:
-                scores = await judge.judge_session(
-                    db,
-                    sid,
-                    client,
-                    force=args.force,
-                    mode=args.mode,
-                    on_skip=skip,
-                    method=settings.engine.rating_method,
-                    samples=settings.engine.rating_samples,
-                )
-            except errors.LLMError:
-                raise
-            except errors.PlaygroundError as exc:
-                tally.failures.append(f"{sid}: {exc}")
-                print(f"{head}: not judged: {exc}", file=out, flush=True)
-                continue
-            tally.sessions += 1
-            tally.metrics += len(scores)
-            counts = _methods(scores)
-            for k, v in counts.items():
-                tally.methods[k] = tally.methods.get(k, 0) + v
-            methods = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
-            line = f"{head}: {len(scores)} of {len(METRICS)} metrics ({methods})"
-            if missed:
-                line += f"; not judged: {', '.join(missed)} (unreadable answer; a rerun asks again)"
-            print(line, file=out, flush=True)
+            await judge_one(n, sid)
+            finished += 1
+            failed = f"{len(tally.failures)} failures" if tally.failures else ""
+            bar.advance("sessions judged", finished, len(ids), failed)
 
     await run_workers(worker, min(settings.llm.concurrency, len(ids)))
 

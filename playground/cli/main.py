@@ -10,19 +10,16 @@ turns every expected failure into one ``error:`` line.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from playground import errors
-from playground.cli import eval_next_speaker as eval_next_speaker_cli
-from playground.cli import sessions as sessions_cli
 from playground.cli import signals as interrupts
-from playground.cli import simulate as simulate_cli
-from playground.cli import transfer as transfer_cli
 from playground.storage.database import DEFAULT_BUSY_TIMEOUT, DEFAULT_DB
 from playground.terminal_text import for_data, guard
 
@@ -41,43 +38,44 @@ class Parser(argparse.ArgumentParser):
         raise errors.UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Each command module and the function that adds its commands to the parser, in ``--help``'s
+#: order: the commands it adds, and whether the function takes the default database and the
+#: default busy timeout after the subparsers.
+PARSERS: tuple[tuple[tuple[str, ...], str, str, bool, bool], ...] = (
+    (("simulate",), "simulate", "add_parser", True, True),
+    (("sessions", "show"), "sessions", "add_parsers", True, False),
+    (("report",), "report", "add_parser", True, False),
+    (("study-report",), "study_report", "add_parser", True, False),
+    (("export", "import"), "transfer", "add_export_parsers", True, False),
+    (("experiment", "experiments"), "experiment", "add_parsers", True, True),
+    (("features",), "features", "add_parser", True, True),
+    (("judge",), "judge", "add_parsers", True, True),
+    (("storm",), "storm", "add_parser", True, True),
+    (("storm-judge",), "storm_judge", "add_parsers", True, True),
+    (("profiles",), "profiles", "add_parsers", False, False),
+    (("merge",), "transfer", "add_merge_parser", False, True),
+    (("eval-next-speaker",), "eval_next_speaker", "add_parser", False, False),
+    (("serve",), "serve", "add_parser", True, True),
+    (("study",), "study", "add_parsers", True, True),
+    (("rate",), "rate", "add_parsers", True, True),
+)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``playground`` parser: each command's module adds its subcommands, in this order.
 
-    The modules whose imports are heavy (the judge's openai client, the experiment runner) are
-    imported here, not when this module is: ``playground`` with no command opens the GUI first.
+    Args:
+        command: a command name: only its module is imported and only its commands are added
+            (what it parses is the same; a command's start-up then never pays for the other
+            commands' modules). None, or a name no module adds: every command.
     """
-    from playground.cli import experiment as experiment_cli
-    from playground.cli import features as features_cli
-    from playground.cli import judge as judging_cli
-    from playground.cli import profiles as profiles_cli
-    from playground.cli import rate as rate_cli
-    from playground.cli import report as report_cli
-    from playground.cli import serve as serve_cli
-    from playground.cli import storm as storm_cli
-    from playground.cli import storm_judge as judge_cli
-    from playground.cli import study as study_cli
-    from playground.cli import study_report as study_report_cli
-
+    chosen = [e for e in PARSERS if command in e[0]] or PARSERS
     p = Parser(prog="playground", description="Inner Thoughts agents in a shared chat room.")
     sub = p.add_subparsers(dest="command")
-    db, busy = str(DEFAULT_DB), DEFAULT_BUSY_TIMEOUT
-    simulate_cli.add_parser(sub, db, busy)
-    sessions_cli.add_parsers(sub, db)
-    report_cli.add_parser(sub, db)
-    study_report_cli.add_parser(sub, db)
-    transfer_cli.add_export_parsers(sub, db)
-    experiment_cli.add_parsers(sub, db, busy)
-    features_cli.add_parser(sub, db, busy)
-    judging_cli.add_parsers(sub, db, busy)
-    storm_cli.add_parser(sub, db, busy)
-    judge_cli.add_parsers(sub, db, busy)
-    profiles_cli.add_parsers(sub)
-    transfer_cli.add_merge_parser(sub, busy)
-    eval_next_speaker_cli.add_parser(sub)
-    serve_cli.add_parser(sub, db, busy)
-    study_cli.add_parsers(sub, db, busy)
-    rate_cli.add_parsers(sub, db, busy)
+    for _, module, adder, with_db, with_busy in chosen:
+        extra: list[Any] = [str(DEFAULT_DB)] if with_db else []
+        extra += [DEFAULT_BUSY_TIMEOUT] if with_busy else []
+        getattr(importlib.import_module(f"playground.cli.{module}"), adder)(sub, *extra)
     return p
 
 
@@ -113,12 +111,14 @@ def main(
         )
         argv = ["simulate"]
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv[0]).parse_args(argv)
     except errors.UsageError as exc:
         print(f"error: {exc}", file=err)
         return 2
     try:
         if args.command == "simulate":
+            from playground.cli import simulate as simulate_cli
+
             return interrupts.run_interruptible(simulate_cli.simulate(args, out, err), err)
         if args.command == "serve":
             from playground.cli import serve as serve_cli
@@ -136,10 +136,12 @@ def main(
             if args.rate_command == "serve":
                 return interrupts.run_interruptible(rate_cli.serve(args, out, err), err)
             return rate_cli.run(args, out, err)
-        if args.command == "sessions":
+        if args.command in ("sessions", "show"):
+            from playground.cli import sessions as sessions_cli
+
+            if args.command == "show":
+                return sessions_cli.show(args, out)
             return sessions_cli.list_sessions(args, out)
-        if args.command == "show":
-            return sessions_cli.show(args, out)
         if args.command == "report":
             from playground.cli import report as report_cli
 
@@ -160,10 +162,14 @@ def main(
             from playground.cli import storm_judge as judge_cli
 
             return judge_cli.cli(args, out, err)
-        if args.command == "export":
-            return transfer_cli.cli_export(args, for_data(raw_out))
-        if args.command == "import":
-            return transfer_cli.cli_import(args, out)
+        if args.command in ("export", "import", "merge"):
+            from playground.cli import transfer as transfer_cli
+
+            if args.command == "export":
+                return transfer_cli.cli_export(args, for_data(raw_out))
+            if args.command == "import":
+                return transfer_cli.cli_import(args, out, err)
+            return transfer_cli.cli_merge(args, out)
         if args.command == "experiment":
             from playground.cli import experiment as experiment_cli
 
@@ -180,9 +186,9 @@ def main(
             from playground.cli import features as features_cli
 
             return features_cli.cli(args, out, err)
-        if args.command == "merge":
-            return transfer_cli.cli_merge(args, out)
         if args.command == "eval-next-speaker":
+            from playground.cli import eval_next_speaker as eval_next_speaker_cli
+
             return eval_next_speaker_cli.cli(args, out, err)
     except errors.PlaygroundError as exc:
         # The boundary: every expected failure becomes one clear line, never a traceback.

@@ -21,7 +21,6 @@ from playground.cli.flags import (
     settings_from,
     start_local_embedder,
 )
-from playground.room import loops
 from playground.settings import PRESETS, Settings
 from playground.storage import open_database
 
@@ -110,6 +109,7 @@ def serve_settings(args: argparse.Namespace) -> Settings:
 
 async def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from playground import factory
+    from playground.room import loops
     from playground.study.hub import StudyHub
     from playground.study.seats import SeatBook
     from playground.study.server import StudyServer

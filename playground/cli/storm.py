@@ -9,9 +9,10 @@ an unreachable server) is reported in one line, with exit code 2, before anythin
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from playground import errors, runs
+from playground.cli import progress as progress_cli
 from playground.cli import signals as interrupts
 from playground.cli.flag_ranges import (
     BATCH_CONCURRENCY,
@@ -28,14 +29,16 @@ from playground.cli.flags import (
     settings_from,
 )
 from playground.domain.simulated_user import Difficulty, UserProfile
-from playground.experiments import runner as experiment
 from playground.experiments.protocol import parse_shard
 from playground.settings import Settings
 from playground.storage.database import open_for_reading
-from playground.storm import run as storm_run
-from playground.storm.summary import format_summary, summarise
 
-__all__ = ["add_parser", "format_summary", "main", "run", "summarise"]
+if TYPE_CHECKING:
+    from playground.experiments import runner as experiment
+    from playground.storm import run as storm_run
+
+# The runner, the room and the engines load in the command's functions, not with the parser:
+# every other command's start-up would pay for them.
 
 ACCESS_MODES = {"off": (False,), "on": (True,), "both": (False, True)}
 #: Exit code of input that cannot be used (as argparse's own).
@@ -111,7 +114,7 @@ def add_parser(sub: Any, default_db: str, busy_timeout: float) -> None:
     x.add_argument("--http", default="auto", help="auto, aiohttp or httpx (as for `experiment`)")
     add_db_flags(x, default_db, busy_timeout)
     x.add_argument("--name", help="a label for the batch")
-    x.add_argument("--no-progress", action="store_true", help="no progress bar")
+    progress_cli.add_flag(x)
 
 
 # -- reading the flags ---------------------------------------------------------------------------
@@ -147,6 +150,8 @@ def uncertainties_of(args: argparse.Namespace) -> tuple[int, ...]:
             raise errors.SettingsError(
                 f"{flag}: {p!r} is not an uncertainty level; choose from 0, 40, 60, 80"
             ) from None
+    from playground.storm import run as storm_run
+
     return storm_run.check_uncertainties(values, flag)
 
 
@@ -170,6 +175,8 @@ def access_of(args: argparse.Namespace) -> tuple[bool, ...]:
 
 def assistant_of(args: argparse.Namespace) -> storm_run.AssistantKind:
     """Raises: SettingsError for an unknown kind."""
+    from playground.storm import run as storm_run
+
     kind = str(args.assistant).strip()
     for k in storm_run.ASSISTANTS:
         if k == kind:
@@ -206,6 +213,8 @@ def profiles_of(args: argparse.Namespace, seed: int) -> tuple[UserProfile, ...]:
 
 def settings_of(args: argparse.Namespace) -> Settings:
     """Raises: SettingsError naming the flag."""
+    from playground.experiments import runner as experiment
+
     return settings_from(
         args,
         LLM_FLAGS,
@@ -218,6 +227,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 def protocol_of(args: argparse.Namespace, settings: Settings) -> storm_run.StormProtocol:
     """Raises: SettingsError naming the flag; ProfileError for a bad profile file."""
+
     seed = int(args.seed)
     return runs.storm_protocol(
         settings,
@@ -243,6 +253,8 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from playground.storm import summary
+
     try:
         settings = settings_of(args)
         protocol = protocol_of(args, settings)
@@ -284,9 +296,10 @@ async def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     end = await runs.run_storm(settings, protocol, models, batch_options(args, shard, bar, header))
     failed = tell_outcome(end.progress, err, "dialogue")
+
     rdb = open_for_reading(args.db)
     try:
-        print(format_summary(summarise(rdb, end.batch_id)), file=out)
+        print(summary.format_summary(summary.summarise(rdb, end.batch_id)), file=out)
     finally:
         rdb.close()
     print(

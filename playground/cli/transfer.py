@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from playground import errors
+from playground.cli import progress as progress_cli
 from playground.cli.flag_ranges import BUSY_TIMEOUT
+
+if TYPE_CHECKING:
+    from playground.transfer.importer import Outcome
 
 
 def add_export_parsers(sub: Any, default_db: str) -> None:
@@ -34,6 +38,7 @@ def add_export_parsers(sub: Any, default_db: str) -> None:
         help="import a conversation whose id the database has, with other content, as a copy"
         " under a new id (the same conversation is always skipped)",
     )
+    progress_cli.add_flag(imp)
 
 
 def add_merge_parser(sub: Any, busy_timeout: float) -> None:
@@ -90,11 +95,11 @@ def cli_export(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def cli_import(args: argparse.Namespace, out: TextIO) -> int:
+def cli_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``playground import``: read a JSON Lines export into ``--db``. Returns the exit code.
 
     One line per conversation (imported, or skipped because it is already in the database), the
-    warnings, then the counts.
+    warnings, then the counts; the count so far of all the file's conversations on ``err``.
 
     Raises:
         PlaygroundError: bad file or database, or a different conversation under a taken id
@@ -107,22 +112,28 @@ def cli_import(args: argparse.Namespace, out: TextIO) -> int:
     imported = skipped = 0
     try:
         run = Importer(db, as_new=args.as_new)
-        for done in run.import_lines(args.file):
-            if done.imported:
-                imported += 1
-                note = " (renamed: the id was taken)" if done.file_id != done.db_id else ""
-                print(f"imported {done.file_id} as {done.db_id}{note}", file=out, flush=True)
-            else:
-                skipped += 1
-                there = f" as {done.db_id}" if done.db_id != done.file_id else ""
-                line = f"skipped {done.file_id}: already in the database{there}"
-                print(line, file=out, flush=True)
+        with progress_cli.ProgressBar(err, enabled=not args.no_progress) as bar:
+            for done in run.import_lines(args.file):
+                _tell_import(done, out)
+                imported += done.imported
+                skipped += not done.imported
+                bar.advance("conversations", imported + skipped, run.conversations)
         for warning in run.warnings():
             print(f"warning: {warning}", file=out)
         print(f"{imported} imported, {skipped} already in the database", file=out)
     finally:
         db.close()
     return 0
+
+
+def _tell_import(done: Outcome, out: TextIO) -> None:
+    """One line on what became of one conversation of an import."""
+    if done.imported:
+        note = " (renamed: the id was taken)" if done.file_id != done.db_id else ""
+        print(f"imported {done.file_id} as {done.db_id}{note}", file=out, flush=True)
+    else:
+        there = f" as {done.db_id}" if done.db_id != done.file_id else ""
+        print(f"skipped {done.file_id}: already in the database{there}", file=out, flush=True)
 
 
 def cli_merge(args: argparse.Namespace, out: TextIO) -> int:

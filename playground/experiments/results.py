@@ -30,7 +30,7 @@ import sqlite_utils
 from pydantic import BaseModel
 
 from playground import errors
-from playground.experiments import runner
+from playground.experiments.progress import ConditionProgress, Progress
 
 
 class ConditionSummary(BaseModel):
@@ -133,15 +133,15 @@ def stored_config(db: sqlite_utils.Database, experiment_id: str) -> str | None:
     return None if row is None else (row[0] or "")
 
 
-def stored_progress(db: sqlite_utils.Database, experiment_id: str) -> runner.Progress:
+def stored_progress(db: sqlite_utils.Database, experiment_id: str) -> Progress:
     """An experiment's progress as the database holds it (for one that is not running here):
     per condition its planned, finished and failed conversations; LLM calls and tokens of its
     sessions. Retries and errors are only counted while it runs."""
     protocol = json.loads(stored_config(db, experiment_id) or "{}").get("protocol", {})
     total = int(protocol.get("conversations") or 0)
-    progress = runner.Progress(experiment_id)
+    progress = Progress(experiment_id)
     for cond in protocol.get("conditions") or []:
-        progress.conditions[cond] = runner.ConditionProgress(total=total)
+        progress.conditions[cond] = ConditionProgress(total=total)
     # As the runner counts them: a finished run over a session that is gone (deleted from the
     # library) or did not finish is not done; Resume runs it again.
     for cond, status, n in db.execute(
@@ -151,7 +151,7 @@ def stored_progress(db: sqlite_utils.Database, experiment_id: str) -> runner.Pro
         " GROUP BY r.condition, st",
         [experiment_id],
     ).fetchall():
-        c = progress.conditions.setdefault(cond, runner.ConditionProgress(total=total))
+        c = progress.conditions.setdefault(cond, ConditionProgress(total=total))
         if status == "finished":
             c.done += n
         elif status == "failed":

@@ -26,6 +26,7 @@ from playground.geometry import features as feat
 from playground.geometry.vectors import (
     EMBED_BATCH,
     EmbeddedSession,
+    OnProgress,
     chunks,
     embed_missing,
     load_sessions,
@@ -174,6 +175,7 @@ async def compute_many(
     late_k: int = 3,
     batch: int = EMBED_BATCH,
     stats: ComputeStats | None = None,
+    on_progress: OnProgress | None = None,
 ) -> list[SessionFeatures]:
     """The features of many sessions, computing and storing those missing or out of date.
 
@@ -190,6 +192,8 @@ async def compute_many(
         late_k: the number of final turns late volatility looks at.
         batch: texts per embedder call.
         stats: filled with counts and timings when given.
+        on_progress: told after each embedding call (``"texts embedded"``) and each session
+            (``"sessions"``, stored rows reused included) how many are done of how many.
 
     Returns:
         One :class:`SessionFeatures` per session id, in the order given (duplicates once).
@@ -222,12 +226,16 @@ async def compute_many(
         if load is not None:
             await load()
     t_model = time.perf_counter()
-    task_vecs, st.embedded = await embed_missing(db, sessions, embedder, batch=batch)
+    task_vecs, st.embedded = await embed_missing(
+        db, sessions, embedder, batch=batch, on_progress=on_progress
+    )
     t2 = time.perf_counter()
     stored = {} if recompute else _stored(db, ids, model)
     out: list[SessionFeatures] = []
     fresh: list[SessionFeatures] = []
-    for s in sessions:
+    for n, s in enumerate(sessions, start=1):
+        if on_progress is not None:
+            on_progress("sessions", n - 1, len(sessions))
         old = stored.get(s.id)
         if (
             old is not None
@@ -241,6 +249,8 @@ async def compute_many(
         row = _compute(s, model, task_vecs, late_k)
         fresh.append(row)
         out.append(row)
+    if on_progress is not None:
+        on_progress("sessions", len(sessions), len(sessions))
     _save(db, fresh)
     st.sessions, st.messages, st.computed = (
         len(sessions),

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeAlias
 
 import numpy as np
 import sqlite_utils
@@ -105,7 +106,13 @@ def load_sessions(
     return list(by_id.values())
 
 
-async def _embed(embedder: Embedder, texts: list[str], batch: int) -> dict[str, np.ndarray]:
+#: Told how far a long computation got: what (``"texts embedded"``), how many done, of how many.
+OnProgress: TypeAlias = Callable[[str, int, int], None]
+
+
+async def _embed(
+    embedder: Embedder, texts: list[str], batch: int, on_progress: OnProgress | None = None
+) -> dict[str, np.ndarray]:
     """Vectors of the distinct ``texts``, by text, embedded ``batch`` at a time."""
     unique = list(dict.fromkeys(texts))
     out: dict[str, np.ndarray] = {}
@@ -114,6 +121,8 @@ async def _embed(embedder: Embedder, texts: list[str], batch: int) -> dict[str, 
         vecs = await embedder.embed(part)
         for t, v in zip(part, vecs, strict=True):
             out[t] = np.asarray(v, dtype=np.float32)
+        if on_progress is not None:
+            on_progress("texts embedded", len(out), len(unique))
     return out
 
 
@@ -123,6 +132,7 @@ async def embed_missing(
     embedder: Embedder,
     *,
     batch: int = EMBED_BATCH,
+    on_progress: OnProgress | None = None,
 ) -> tuple[dict[str, np.ndarray], int]:
     """Embed every message lacking a valid cached vector (and every STORM task), store the new
     message vectors, and return the task vectors by text and how many texts were embedded.
@@ -134,7 +144,7 @@ async def embed_missing(
     tasks = [s.task for s in sessions if s.task]
     if not missing and not tasks:
         return {}, 0
-    vecs = await _embed(embedder, [m.text for m in missing] + tasks, batch)
+    vecs = await _embed(embedder, [m.text for m in missing] + tasks, batch, on_progress)
     rows: list[VectorRow] = []
     for s in sessions:
         for m in s.messages:

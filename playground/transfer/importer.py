@@ -70,6 +70,11 @@ class Importer:
         self._file_ids: set[str] = set()
         self._pending_children: dict[str, list[str]] = {}
 
+    @property
+    def conversations(self) -> int:
+        """How many conversations the file holds (known once :meth:`import_lines` has begun)."""
+        return len(self._file_ids)
+
     def warnings(self) -> list[str]:
         """Lines worth telling the user once the import is over."""
         out = []

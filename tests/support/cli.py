@@ -16,9 +16,15 @@ REPO = Path(__file__).resolve().parents[2]
 def run_process(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run ``python -m playground *argv`` as its own process, from the repository, with no
     ``OPENAI_*`` variable of the caller's environment."""
+    return run_python("-m", "playground", *argv, timeout=timeout)
+
+
+def run_python(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run ``python *args`` (this interpreter) as its own process, from the repository, with no
+    ``OPENAI_*`` variable of the caller's environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     return subprocess.run(
-        [sys.executable, "-m", "playground", *argv],
+        [sys.executable, *args],
         cwd=REPO,
         env=env,
         capture_output=True,

@@ -312,10 +312,11 @@ def test_the_conversations_before_a_bad_line_are_kept_and_the_bad_one_leaves_no_
     done = playground("import", str(file), "--db", str(db))
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
-    assert done.stderr.strip() == (
+    assert done.stderr.strip().splitlines() == [
+        "[1/2] conversations",  # the progress, then the line at fault
         f"error: {file}: line 2: session.calls: expected an integer, found 'ten';"
-        " the 1 conversation before it was imported and kept"
-    )
+        " the 1 conversation before it was imported and kept",
+    ]
     assert session_ids(db) == [source["a"]]
     with sqlite3.connect(db) as conn:
         assert conn.execute(
@@ -334,7 +335,7 @@ def test_importing_the_same_file_twice_imports_it_once(source, tmp_path):
     before = fingerprint(db)
     again = playground("import", str(source["file"]), "--db", str(db))
     assert again.returncode == 0, again.stderr
-    assert again.stderr == "", again.stderr
+    assert again.stderr == "[1/2] conversations\n[2/2] conversations\n"  # the progress only
     assert again.stdout.splitlines() == [
         f"skipped {source['a']}: already in the database",
         f"skipped {source['b']}: already in the database",

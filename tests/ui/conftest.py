@@ -142,7 +142,10 @@ def _own_qsettings(tmp_path_factory: pytest.TempPathFactory) -> None:
         QSettings.setPath(fmt, QSettings.Scope.SystemScope, str(folder / "system"))
 
 
-async def until(pred: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> None:  # noqa: ASYNC109
+async def until(pred: Callable[[], object], timeout: float = 60.0, what: str = "condition") -> None:  # noqa: ASYNC109
+    """Wait on ``pred``, turning the loop, until it holds. ``timeout`` is a bound for a failure,
+    never a wait: a test costs it only when it fails (60 s: a busy 2-core machine took longer
+    than 20 s for one refresh of the agreement report)."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not pred():

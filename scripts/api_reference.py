@@ -240,14 +240,23 @@ def render() -> str:
     """The whole of docs/api.md."""
     import playground
 
+    lowered = [name.lower() for name in playground.__all__]
+
+    def heading(name: str) -> str:
+        """A section's heading; a function named as a class but for its case (``experiment``
+        beside ``Experiment``) says so, since a heading's anchor ignores case."""
+        clash = lowered.count(name.lower()) > 1 and not inspect.isclass(getattr(playground, name))
+        return f"pg.{name} (function)" if clash else f"pg.{name}"
+
     lines = [HEADER, "| name | what it is |", "|---|---|"]
     for name in playground.__all__:
         obj = getattr(playground, name)
         summary = (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
-        lines.append(f"| [`pg.{name}`](#pg{name.lower()}) | {_text(summary)} |")
+        anchor = re.sub(r"[^a-z0-9 _-]", "", heading(name).lower()).replace(" ", "-")
+        lines.append(f"| [`pg.{name}`](#{anchor}) | {_text(summary)} |")
     for name in playground.__all__:
         obj = getattr(playground, name)
-        lines += ["", f"## pg.{name}", ""]
+        lines += ["", f"## {heading(name)}", ""]
         if inspect.isclass(obj):
             lines += _class(name, obj)
             if name == "Frames":

@@ -46,7 +46,7 @@ export function addMessage(m, live) {
     else openNote(item, m);
   });
   const list = $("messages");
-  const atEnd = !follow.watching || follow.atEnd;
+  const atEnd = !follow.watching || followedEnd(list);
   list.append(item);
   // The list only (a phone's page does not jump), and only when the person was at its end or
   // wrote the message: someone who scrolled up to read stays where they are.
@@ -69,6 +69,13 @@ export { addNote };
 // turns or its keyboard opens, narrower lines wrap), so its last message is never hidden. Only a
 // scroll at an unchanged size is the person's: one read mid-layout would see the list cut short.
 const follow = { watching: false, atEnd: true, height: 0, width: 0 };
+
+// At a message's arrival: the list's end as the person left it, read now when the list has its
+// size (the scroll event that tells it may not have arrived yet on a busy machine).
+function followedEnd(list) {
+  if (list.clientHeight !== follow.height || list.clientWidth !== follow.width) return follow.atEnd;
+  return list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+}
 
 function followEnd(list) {
   if (follow.watching) return;

@@ -159,14 +159,26 @@ export class ConversationView {
       this.addCard(line).text.textContent = line.text;
     }
     this.on.shown(this.cards.length);
-    this.follow = true;
+    this.follow = true; // "Show all" ends on the last message, wherever the rater was
+    this.autoTop = this.list.scrollTop;
     this.finish();
     this.toEnd();
   }
 
+  /** Whether the list follows the typing, as the rater left it: read from the list itself when
+   * it is not where this page last put it (the rater's scroll event may not have arrived yet on
+   * a busy machine). */
+  following() {
+    const l = this.list;
+    if (Math.abs(l.scrollTop - this.autoTop) >= 2) {
+      this.follow = l.scrollHeight - l.scrollTop - l.clientHeight < 24;
+    }
+    return this.follow;
+  }
+
   /** Scroll the list to its last message, if it follows the typing. */
   toEnd() {
-    if (!this.follow) return;
+    if (!this.following()) return;
     this.list.scrollTop = this.list.scrollHeight;
     this.autoTop = this.list.scrollTop;
   }
